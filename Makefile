@@ -1,0 +1,37 @@
+# Two commands do everything on a fresh machine with Python 3.11+:
+#   make demo   installs podsearch in .venv, indexes the bundled sample and serves it on 127.0.0.1:8080
+#   make test   installs podsearch with its test tools (and Chromium when missing) and runs the tests
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+PORT   ?= 8080
+
+.PHONY: demo test install install-test browser lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+
+demo: install
+	$(BIN)/podsearch --data index demo --port $(PORT)
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
+	  (sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null); }
+
+test: install-test browser
+	$(BIN)/python -m pytest -q
+
+lint: install-test
+	$(BIN)/ruff check src tests
+
+clean:
+	rm -rf $(VENV) dist build .pytest_cache

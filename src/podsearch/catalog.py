@@ -1,0 +1,292 @@
+"""The SQLite catalog: the source of truth for shows, episodes, transcripts and fetch state.
+
+The Whoosh index and the similarity model are derived from it and can be rebuilt from it alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS feeds (
+    source TEXT PRIMARY KEY,
+    show_id TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    last_fetch REAL,
+    last_status TEXT,
+    last_error TEXT
+);
+CREATE TABLE IF NOT EXISTS shows (
+    id TEXT PRIMARY KEY,
+    source TEXT,
+    title TEXT NOT NULL,
+    doc TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    id TEXT PRIMARY KEY,
+    show_id TEXT NOT NULL REFERENCES shows(id),
+    title TEXT NOT NULL,
+    published TEXT,
+    doc TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    gone INTEGER NOT NULL DEFAULT 0,
+    added_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episodes_show ON episodes(show_id, published);
+CREATE TABLE IF NOT EXISTS segments (
+    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    start REAL,
+    "end" REAL,
+    speaker TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    PRIMARY KEY (episode_id, seq)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL,
+    finished REAL,
+    summary TEXT
+);
+"""
+
+# Fields of Episode kept in the JSON document column (segments live in their own table).
+_DOC_EXCLUDE = {"segments"}
+
+
+def episode_hash(ep: Episode) -> str:
+    """A digest of everything the index and model see, so that unchanged episodes are skipped."""
+    payload = json.dumps(asdict(ep), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _episode_doc(ep: Episode) -> str:
+    d = asdict(ep)
+    for key in _DOC_EXCLUDE:
+        d.pop(key, None)
+    return json.dumps(d, ensure_ascii=False)
+
+
+def _episode_from_row(row: sqlite3.Row, segments: list[Segment] | None = None) -> Episode:
+    d = json.loads(row["doc"])
+    d["persons"] = [Person(**p) for p in d.get("persons", [])]
+    d["transcript_links"] = [TranscriptLink(**t) for t in d.get("transcript_links", [])]
+    d["chapters"] = [Chapter(**c) for c in d.get("chapters", [])]
+    d["segments"] = segments or []
+    known = Episode.__dataclass_fields__
+    return Episode(**{k: v for k, v in d.items() if k in known})
+
+
+def _show_from_row(row: sqlite3.Row) -> Show:
+    d = json.loads(row["doc"])
+    d["persons"] = [Person(**p) for p in d.get("persons", [])]
+    known = Show.__dataclass_fields__
+    return Show(**{k: v for k, v in d.items() if k in known})
+
+
+class Catalog:
+    """A connection to the catalog file. One per thread; cheap to open."""
+
+    FILENAME = "catalog.sqlite"
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    @classmethod
+    def in_dir(cls, data_dir: Path | str) -> Catalog:
+        return cls(Path(data_dir) / cls.FILENAME)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transactions -------------------------------------------------------------------------
+    def transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    # -- feeds ----------------------------------------------------------------------------------
+    def feed_state(self, source: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM feeds WHERE source = ?", (source,)).fetchone()
+        return dict(row) if row else None
+
+    def set_feed_state(self, source: str, **fields: Any) -> None:
+        self.db.execute("INSERT OR IGNORE INTO feeds (source) VALUES (?)", (source,))
+        for key, value in fields.items():
+            if key not in {"show_id", "etag", "last_modified", "last_fetch", "last_status", "last_error"}:
+                raise ValueError(key)
+            self.db.execute(f"UPDATE feeds SET {key} = ? WHERE source = ?", (value, source))
+
+    def feeds(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM feeds ORDER BY source")]
+
+    # -- shows --------------------------------------------------------------------------------
+    def upsert_show(self, show: Show) -> None:
+        self.db.execute(
+            "INSERT INTO shows (id, source, title, doc) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET source=excluded.source, title=excluded.title, doc=excluded.doc",
+            (show.id, show.source, show.title, json.dumps(asdict(show), ensure_ascii=False)),
+        )
+
+    def show(self, show_id: str) -> Show | None:
+        row = self.db.execute("SELECT * FROM shows WHERE id = ?", (show_id,)).fetchone()
+        return _show_from_row(row) if row else None
+
+    def shows(self) -> list[Show]:
+        return [_show_from_row(r) for r in self.db.execute("SELECT * FROM shows ORDER BY title")]
+
+    def show_id_for_source(self, source: str) -> str | None:
+        row = self.db.execute("SELECT show_id FROM feeds WHERE source = ?", (source,)).fetchone()
+        return row["show_id"] if row and row["show_id"] else None
+
+    def show_id_taken(self, show_id: str, source: str) -> bool:
+        row = self.db.execute("SELECT source FROM shows WHERE id = ?", (show_id,)).fetchone()
+        return bool(row) and row["source"] != source
+
+    # -- episodes -------------------------------------------------------------------------------
+    def episode_owner(self, episode_id: str) -> str | None:
+        row = self.db.execute("SELECT show_id FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return row["show_id"] if row else None
+
+    def upsert_episode(self, ep: Episode) -> str:
+        """Store an episode with its segments. Returns 'new', 'updated' or 'unchanged'."""
+        digest = episode_hash(ep)
+        now = time.time()
+        row = self.db.execute("SELECT content_hash, gone FROM episodes WHERE id = ?", (ep.id,)).fetchone()
+        if row and row["content_hash"] == digest:
+            if row["gone"]:
+                self.db.execute("UPDATE episodes SET gone = 0 WHERE id = ?", (ep.id,))
+            return "unchanged"
+        if row:
+            self.db.execute(
+                "UPDATE episodes SET show_id=?, title=?, published=?, doc=?, content_hash=?, gone=0, updated_at=? "
+                "WHERE id=?",
+                (ep.show_id, ep.title, ep.published, _episode_doc(ep), digest, now, ep.id),
+            )
+            self.db.execute("DELETE FROM segments WHERE episode_id = ?", (ep.id,))
+        else:
+            self.db.execute(
+                "INSERT INTO episodes (id, show_id, title, published, doc, content_hash, gone, added_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                (ep.id, ep.show_id, ep.title, ep.published, _episode_doc(ep), digest, now, now),
+            )
+        self.db.executemany(
+            'INSERT INTO segments (episode_id, seq, start, "end", speaker, text) VALUES (?, ?, ?, ?, ?, ?)',
+            [(ep.id, i, s.start, s.end, s.speaker, s.text) for i, s in enumerate(ep.segments)],
+        )
+        return "updated" if row else "new"
+
+    def mark_gone(self, show_id: str, keep_ids: Iterable[str], prune: bool = False) -> int:
+        """Mark (or with prune, delete) the episodes of a show that are no longer in its feed."""
+        keep = set(keep_ids)
+        ids = [r["id"] for r in self.db.execute("SELECT id FROM episodes WHERE show_id = ?", (show_id,))]
+        gone = [i for i in ids if i not in keep]
+        for episode_id in gone:
+            if prune:
+                self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
+            else:
+                self.db.execute("UPDATE episodes SET gone = 1 WHERE id = ?", (episode_id,))
+        return len(gone)
+
+    def delete_episode(self, episode_id: str) -> None:
+        self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
+
+    def episode(self, episode_id: str, with_segments: bool = True) -> Episode | None:
+        row = self.db.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        if row is None:
+            return None
+        return _episode_from_row(row, self.segments(episode_id) if with_segments else None)
+
+    def segments(self, episode_id: str) -> list[Segment]:
+        rows = self.db.execute(
+            'SELECT start, "end", speaker, text FROM segments WHERE episode_id = ? ORDER BY seq', (episode_id,)
+        )
+        return [Segment(text=r["text"], start=r["start"], end=r["end"], speaker=r["speaker"]) for r in rows]
+
+    def episodes(self, show_id: str | None = None, with_segments: bool = False,
+                 include_gone: bool = True) -> Iterator[Episode]:
+        sql = "SELECT * FROM episodes"
+        where, args = [], []
+        if show_id is not None:
+            where.append("show_id = ?")
+            args.append(show_id)
+        if not include_gone:
+            where.append("gone = 0")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY COALESCE(published, '') DESC, id"
+        for row in self.db.execute(sql, args).fetchall():
+            yield _episode_from_row(row, self.segments(row["id"]) if with_segments else None)
+
+    def hashes(self) -> dict[str, str]:
+        """{episode id: content hash} of every episode: what the index must match."""
+        return {r["id"]: r["content_hash"] for r in self.db.execute("SELECT id, content_hash FROM episodes")}
+
+    def has_transcript(self, episode_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM segments WHERE episode_id = ? LIMIT 1", (episode_id,)).fetchone() is not None
+
+    def counts(self) -> dict[str, int]:
+        one = self.db.execute
+        return {
+            "shows": one("SELECT COUNT(*) FROM shows").fetchone()[0],
+            "episodes": one("SELECT COUNT(*) FROM episodes").fetchone()[0],
+            "episodes_gone": one("SELECT COUNT(*) FROM episodes WHERE gone = 1").fetchone()[0],
+            "with_transcript": one("SELECT COUNT(DISTINCT episode_id) FROM segments").fetchone()[0],
+            "segments": one("SELECT COUNT(*) FROM segments").fetchone()[0],
+            "feeds": one("SELECT COUNT(*) FROM feeds").fetchone()[0],
+        }
+
+    # -- runs -----------------------------------------------------------------------------------
+    def start_run(self) -> int:
+        cur = self.db.execute("INSERT INTO runs (started) VALUES (?)", (time.time(),))
+        return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int, summary: dict[str, Any]) -> None:
+        self.db.execute("UPDATE runs SET finished = ?, summary = ? WHERE id = ?",
+                        (time.time(), json.dumps(summary), run_id))
+
+    def last_run(self) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM runs WHERE finished IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            return None
+        return {"started": row["started"], "finished": row["finished"], **json.loads(row["summary"] or "{}")}
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -1,0 +1,367 @@
+"""The ``podsearch`` command: thin commands over the library."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .config import Config, load_config
+from .errors import PodsearchError, ReindexRunning
+from .progress import Progress
+
+log = logging.getLogger(__name__)
+
+EXIT_FAILED = 1
+EXIT_MISUSE = 2
+
+
+class TerminalProgress(Progress):
+    """A one-line progress display on stderr, only when stderr is a terminal and not --quiet."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.name = ""
+        self.total: int | None = None
+        self.count = 0
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self.name, self.total, self.count = name, total, 0
+        self._draw()
+
+    def advance(self, n: int = 1) -> None:
+        self.count += n
+        if self.count % 10 == 0 or self.count == self.total:
+            self._draw()
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        total = f"/{self.total}" if self.total else ""
+        sys.stderr.write(f"\r\x1b[2K{self.name}: {self.count}{total}")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+class Context:
+    def __init__(self, data: str | None, config_path: str | None, quiet: bool, verbose: int) -> None:
+        self.overrides = {"data": data, "config": config_path}
+        self.quiet = quiet
+        self.verbose = verbose
+        self._config: Config | None = None
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.overrides)
+        return self._config
+
+    def progress(self) -> Progress:
+        return TerminalProgress(enabled=not self.quiet and sys.stderr.isatty())
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+def fail(exc: PodsearchError) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
+Examples:
+  podsearch demo                        index the bundled sample and serve it
+  podsearch --config podsearch.toml reindex
+  podsearch search "sourdough starter"
+""")
+@click.version_option(__version__, prog_name="podsearch")
+@click.option("--data", metavar="DIR", envvar="PODSEARCH_DATA", default=None,
+              help="Data folder: catalog, index and model. [env PODSEARCH_DATA; default: index]")
+@click.option("--config", "config_path", metavar="FILE", envvar="PODSEARCH_CONFIG", default=None,
+              help="TOML config file with feeds = [...]. [env PODSEARCH_CONFIG]")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display, only errors and the summary.")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.pass_context
+def main(ctx: click.Context, data: str | None, config_path: str | None, quiet: bool, verbose: int) -> None:
+    """podsearch: full-text search and "nearby episodes by topic" for podcast episodes.
+
+    It reads podcast feeds and their transcripts into a catalog (SQLite), builds a Whoosh index and a
+    TF-IDF similarity model from it, and serves a search page and a JSON API.
+    """
+    level = logging.WARNING if not verbose else (logging.INFO if verbose == 1 else logging.DEBUG)
+    if quiet:
+        level = logging.ERROR
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    ctx.obj = Context(data, config_path, quiet, verbose)
+
+
+def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    for err in report.errors:
+        click.echo(f"error: {err}", err=True)
+    if not quiet:
+        for warning in report.warnings[:20]:
+            click.echo(f"warning: {warning}", err=True)
+    idx = report.index
+    click.echo(
+        f"{report.feeds} feeds ({report.feeds_unchanged} unchanged, {report.feeds_failed} failed); episodes: "
+        f"{report.new} new, {report.updated} updated, {report.unchanged} unchanged, {report.gone} gone; "
+        f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_failed} failed; index: "
+        f"{idx.get('added', 0)} added, {idx.get('updated', 0)} updated, {idx.get('removed', 0)} removed; "
+        f"model: {report.model}")
+
+
+@main.command()
+@click.option("--full", is_flag=True, help="Rebuild the index and the model from scratch (swapped in atomically).")
+@click.option("--prune", is_flag=True, help="Delete episodes that left their feed (default: keep them, marked).")
+@click.option("--wait", is_flag=True, help="Wait for a running reindex to finish instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_ctx
+def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) -> None:
+    """Fetch every feed, store new and changed episodes, update the index and refit the model.
+
+    Exits 0 when all went well, 1 when some feed or transcript failed, 2 on misuse.
+
+    \b
+    Example:
+      podsearch --config podsearch.toml reindex
+    """
+    from .reindex import reindex as run
+
+    try:
+        config = obj.config
+        if not config.feeds:
+            from .catalog import Catalog
+
+            with Catalog.in_dir(config.data_dir) as cat:
+                registered = [f for f in cat.feeds() if not f["source"].startswith("import:")]
+            if not registered:
+                raise click.UsageError("No feeds: list them in a config file (feeds = [...]) or run "
+                                       "'podsearch add URL_OR_PATH' first.")
+        report = run(config, full=full, prune=prune, wait=wait, progress=obj.progress())
+    except ReindexRunning as exc:
+        raise fail(exc) from None
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    _print_report(report, obj.quiet, as_json)
+    sys.exit(report.exit_code)
+
+
+@main.command()
+@click.argument("source")
+@pass_ctx
+def add(obj: Context, source: str) -> None:
+    """Register a feed (URL or local path); the next reindex reads it.
+
+    \b
+    Example:
+      podsearch add https://example.org/feed.xml && podsearch reindex
+    """
+    from .catalog import Catalog
+
+    if "://" not in source:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise click.BadParameter(f"{source} is neither an http(s) URL nor a file", param_hint="SOURCE")
+        source = str(path.resolve())
+    elif not re.match(r"^https?://", source, re.I):
+        raise click.BadParameter("only http(s) URLs and local paths can be added", param_hint="SOURCE")
+    with Catalog.in_dir(obj.config.data_dir) as cat:
+        cat.set_feed_state(source)
+    click.echo(f"added {source}; run 'podsearch reindex' to read it")
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--full", is_flag=True, help="Rebuild the index from scratch afterwards.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_ctx
+def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
+    """Import episodes from a JSON-lines file (one episode per line; see docs/import.md).
+
+    \b
+    Example:
+      podsearch import episodes.jsonl
+    """
+    from .reindex import import_jsonl
+
+    try:
+        report = import_jsonl(obj.config, file, full=full, progress=obj.progress())
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    _print_report(report, obj.quiet, as_json)
+    sys.exit(report.exit_code)
+
+
+@main.command()
+@click.option("--host", default=None, help="Address to listen on. [env PODSEARCH_HOST; default 127.0.0.1]")
+@click.option("--port", type=int, default=None, help="Port. [env PODSEARCH_PORT; default 8080]")
+@click.option("--threads", type=int, default=None, help="Worker threads. [env PODSEARCH_THREADS; default 4]")
+@pass_ctx
+def serve(obj: Context, host: str | None, port: int | None, threads: int | None) -> None:
+    """Serve the search page and the JSON API with waitress.
+
+    \b
+    Example:
+      podsearch serve --host 0.0.0.0 --port 8080 --threads 8
+    """
+    config = obj.config
+    host = host or config.host
+    port = port if port is not None else config.port
+    threads = threads or config.threads
+    _serve(config, host, port, threads, obj.quiet)
+
+
+def _serve(config: Config, host: str, port: int, threads: int, quiet: bool) -> None:
+    import waitress
+
+    from .web import create_app
+
+    app = create_app(config)
+    if not quiet:
+        click.echo(f"podsearch serving {config.data_dir} on http://{host}:{port}/ (Ctrl-C to stop)", err=True)
+    waitress.serve(app, host=host, port=port, threads=threads, ident="podsearch", _quiet=True)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8080, show_default=True, help="Port.")
+@click.option("--no-serve", is_flag=True, help="Only index the sample; do not start the server.")
+@pass_ctx
+def demo(obj: Context, host: str, port: int, no_serve: bool) -> None:
+    """Index the bundled sample (3 shows, 36 episodes) and serve it.
+
+    \b
+    Example:
+      podsearch demo --port 8080
+    """
+    from .reindex import reindex as run
+    from .sample import sample_feeds
+
+    config = obj.config
+    try:
+        report = run(config, sources=sample_feeds(), progress=obj.progress())
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    _print_report(report, obj.quiet, False)
+    if report.failed:
+        sys.exit(EXIT_FAILED)
+    if not no_serve:
+        _serve(config, host, port, config.threads, obj.quiet)
+
+
+def _library(obj: Context):
+    from .service import Library
+
+    return Library(obj.config.data_dir)
+
+
+def _strip_marks(text: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"</?mark>", "*", text))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--show", "shows", multiple=True, help="Only this show id (repeatable).")
+@click.option("--person", default="", help="Only episodes with this person.")
+@click.option("--sort", type=click.Choice(["relevance", "date", "oldest"]), default="relevance", show_default=True)
+@click.option("--page", type=int, default=1, show_default=True)
+@click.option("--per-page", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the /api/search shape).")
+@pass_ctx
+def search(obj: Context, query: str, shows: tuple[str, ...], person: str, sort: str, page: int, per_page: int,
+           as_json: bool) -> None:
+    """Search the index and print the matching episodes with their best moments.
+
+    \b
+    Example:
+      podsearch search '"sourdough starter" -rye' --per-page 5
+    """
+    from .search_types import SearchRequest
+    from .web.api import search_json
+
+    try:
+        result = _library(obj).search(SearchRequest(q=query, shows=list(shows), person=person, sort=sort,
+                                                    page=page, per_page=per_page))
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(search_json(result), indent=2))
+        return
+    click.echo(f"{result.total} episodes" + (f" (did you mean: {result.suggestion})" if result.suggestion else ""))
+    for n, hit in enumerate(result.hits, (page - 1) * per_page + 1):
+        click.echo(f"\n{n}. {hit.title}  [{hit.show}{', ' + hit.published[:10] if hit.published else ''}]")
+        click.echo(f"   id: {hit.id}")
+        click.echo(f"   {_strip_marks(hit.snippet)[:300]}")
+        for m in hit.moments:
+            at = "" if m.start is None else f"{int(m.start) // 60}:{int(m.start) % 60:02d} "
+            click.echo(f"   - {at}{m.speaker + ': ' if m.speaker else ''}{_strip_marks(m.text)[:200]}")
+
+
+@main.command()
+@click.argument("episode_id")
+@click.option("-k", type=int, default=10, show_default=True, help="How many neighbours (at most 50).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the /similar/<id> shape).")
+@pass_ctx
+def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
+    """Print the episodes nearest in topic to EPISODE_ID, with the terms that make them near.
+
+    \b
+    Example:
+      podsearch similar 'tag:example.org,2024:field-notes/ep-07' -k 5
+    """
+    from .web.api import similar_json
+
+    try:
+        result = _library(obj).similar(episode_id, k)
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(similar_json(result), indent=2))
+        return
+    for item in result.similar:
+        click.echo(f"{item.score:.3f}  {item.title}  [{item.show}]\n       id: {item.id}\n       because of: "
+                   f"{', '.join(item.reasons)}")
+    for item in result.duplicates:
+        click.echo(f"duplicate ({item.score:.3f}): {item.title} [{item.show}] id: {item.id}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@pass_ctx
+def stats(obj: Context, as_json: bool) -> None:
+    """Print counts (shows, episodes, transcripts), index size and the last reindex.
+
+    \b
+    Example:
+      podsearch stats --json
+    """
+    try:
+        figures: dict[str, Any] = _library(obj).stats()
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+        return
+    for key, value in figures.items():
+        click.echo(f"{key}: {value}")
+
+
+def run() -> None:
+    main()
+
+
+__all__ = ["main"]

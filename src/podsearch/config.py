@@ -1,0 +1,127 @@
+"""Every setting once: name, type, default, help and environment variable.
+
+Values come from (highest first): command-line options, ``PODSEARCH_*`` environment variables, the
+TOML config file (``--config`` / ``PODSEARCH_CONFIG``), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: Callable[[Any], Any]
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "PODSEARCH_" + self.name.upper()
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"expected a boolean (1/0, true/false), got {value!r}")
+
+
+def _feeds(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ValueError("expected a list of URLs or paths")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("data", str, "index", "Data folder: catalog (SQLite), Whoosh index and similarity model."),
+    Setting("config", str, "", "TOML config file with `feeds = [...]` and any setting below."),
+    Setting("feeds", _feeds, [], "Feed URLs or local paths to index (a TOML list; comma-separated in the environment)."),
+    Setting("allow_private_hosts", _bool, False,
+            "Let URLs found inside feeds (transcripts, chapters) reach private and loopback addresses."),
+    Setting("host", str, "127.0.0.1", "Address `podsearch serve` listens on."),
+    Setting("port", int, 8080, "Port `podsearch serve` listens on."),
+    Setting("threads", int, 4, "Worker threads of the waitress server."),
+    Setting("fetch_timeout", float, 30.0, "Seconds a single feed or transcript download may take."),
+    Setting("max_feed_bytes", int, 50 * 1024 * 1024, "Largest feed accepted, in bytes."),
+    Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
+    Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
+    Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass
+class Config:
+    values: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.values["data"])
+
+
+def _coerce(setting: Setting, raw: Any, origin: str) -> Any:
+    try:
+        return setting.type(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{origin}: bad value for {setting.name}: {exc}") from None
+
+
+def load_config(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Merge defaults, the TOML file, the environment and explicit overrides (None means not given)."""
+    env = os.environ if environ is None else environ
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    values = {s.name: s.default for s in SETTINGS}
+
+    path_text = overrides.get("config") or env.get("PODSEARCH_CONFIG") or ""
+    path = Path(path_text) if path_text else None
+    if path is not None:
+        try:
+            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"Config file {path} not found.") from None
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"Cannot read config file {path}: {exc}") from None
+        for key, raw in doc.items():
+            setting = _BY_NAME.get(key.replace("-", "_"))
+            if setting is None or setting.name == "config":
+                known = ", ".join(s.name for s in SETTINGS if s.name != "config")
+                raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
+            values[setting.name] = _coerce(setting, raw, str(path))
+        # Local feed paths in the file are relative to the file itself.
+        values["feeds"] = [_relative_to(path.parent, f) for f in values["feeds"]]
+    for setting in SETTINGS:
+        if setting.env in env and setting.name != "config":
+            values[setting.name] = _coerce(setting, env[setting.env], setting.env)
+    for key, raw in overrides.items():
+        values[key] = _coerce(_BY_NAME[key], raw, f"--{key.replace('_', '-')}")
+    values["config"] = str(path) if path else ""
+    return Config(values=values, path=path)
+
+
+def _relative_to(base: Path, source: str) -> str:
+    if "://" in source or Path(source).is_absolute():
+        return source
+    return str((base / source).resolve())

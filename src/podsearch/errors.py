@@ -1,0 +1,47 @@
+"""Domain exceptions. The library raises these; the CLI and the web app turn them into messages."""
+
+from __future__ import annotations
+
+
+class PodsearchError(Exception):
+    """Base class of every error podsearch reports to a person."""
+
+
+class ConfigError(PodsearchError):
+    """A setting or the config file is wrong."""
+
+
+class FetchError(PodsearchError):
+    """An HTTP or file fetch failed (status, timeout, size cap, refused address...)."""
+
+
+class BlockedAddress(FetchError):
+    """A URL found inside a feed points at a private, loopback, link-local or multicast address."""
+
+
+class FeedError(PodsearchError):
+    """A feed could not be read or parsed."""
+
+
+class TranscriptError(PodsearchError):
+    """A transcript could not be fetched or parsed."""
+
+
+class ImportFormatError(PodsearchError):
+    """A JSON-lines import line is malformed."""
+
+
+class QueryError(PodsearchError):
+    """A search query or its parameters are malformed."""
+
+
+class NotFound(PodsearchError):
+    """An episode or show id is unknown."""
+
+
+class IndexMissing(PodsearchError):
+    """No index (or model) has been built yet in the data folder."""
+
+
+class ReindexRunning(PodsearchError):
+    """Another reindex holds the lock."""

@@ -1,0 +1,100 @@
+"""Generation folders swapped in atomically: ``<root>/CURRENT`` names the live folder.
+
+A full rebuild writes a new folder and then replaces CURRENT with ``os.replace`` (atomic on POSIX), so a
+reader always sees either the old or the new generation, and a crash leaves the old one serving.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+class Generations:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.pointer = self.root / "CURRENT"
+
+    def current(self) -> Path | None:
+        try:
+            name = self.pointer.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+        path = self.root / name
+        return path if name and path.is_dir() else None
+
+    def stamp(self) -> tuple[str, float]:
+        """A cheap value that changes whenever a new generation is swapped in."""
+        try:
+            st = self.pointer.stat()
+        except FileNotFoundError:
+            return ("", 0.0)
+        return (self.pointer.read_text(encoding="utf-8").strip(), st.st_mtime)
+
+    def new(self) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
+        name = f"gen-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
+        path = self.root / (name + ".tmp")
+        path.mkdir()
+        return path
+
+    def publish(self, path: Path) -> Path:
+        """Make a finished folder (from :meth:`new`) the live one, then clean up old ones."""
+        final = path.with_name(path.name.removesuffix(".tmp"))
+        os.replace(path, final)
+        _fsync_dir(self.root)
+        tmp = self.pointer.with_suffix(".tmp")
+        tmp.write_text(final.name + "\n", encoding="utf-8")
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.pointer)
+        _fsync_dir(self.root)
+        self.cleanup(keep=2)
+        return final
+
+    def cleanup(self, keep: int = 2) -> None:
+        """Remove abandoned ``.tmp`` folders and all but the newest ``keep`` generations (the live one kept).
+
+        The previous generation is kept so that a server that opened it a moment ago can finish its request.
+        """
+        if not self.root.is_dir():
+            return
+        live = self.current()
+        done = sorted((p for p in self.root.iterdir() if p.is_dir() and not p.name.endswith(".tmp")),
+                      key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in done[keep:]:
+            if old != live:
+                shutil.rmtree(old, ignore_errors=True)
+        for tmp in self.root.glob("*.tmp"):
+            if tmp.is_dir() and not _pid_alive(tmp.name):
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _pid_alive(name: str) -> bool:
+    """Whether the process that made a ``gen-<date>-<time>-<pid>-...`` folder is still running."""
+    try:
+        pid = int(name.split("-")[3])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,525 @@
+"""The Whoosh index: schema, incremental sync from the catalog, full rebuilds, search and suggestions.
+
+Every Whoosh call of podsearch lives here (with ``analysis.py``), so another engine could stand behind the
+same interface. Facts this module respects (measured on whoosh3 3.54 and Whoosh 2.7.4):
+``Searcher.refresh()`` keeps seeing deleted documents, so a fresh searcher is opened per request;
+searchers are not thread-safe, the Index object is; one writer at a time; ``update_document`` twice for
+one id in one writer leaves two copies, so each batch is de-duplicated; a full rebuild goes into a new
+folder swapped in atomically.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as windex
+from whoosh import sorting
+from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, highlight
+from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
+from whoosh.qparser.dateparse import DateParserPlugin
+from whoosh.query import And, DateRange, NumericRange, Or, Prefix, Term
+from whoosh.writing import LockError
+
+from .analysis import plain_analyzer, spoken_english_analyzer
+from .catalog import Catalog
+from .episodes import Episode, Segment
+from .errors import IndexMissing, QueryError, ReindexRunning
+from .generations import Generations
+from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+
+# Field weights (BM25F): title > persons > show > notes > transcript.
+FIELD_BOOSTS = {"title": 4.0, "persons": 2.5, "show": 1.5, "notes": 1.5, "transcript": 1.0}
+SEARCH_FIELDS = list(FIELD_BOOSTS)
+MAX_QUERY_LENGTH = 500
+RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
+
+
+def make_schema() -> Schema:
+    ana = spoken_english_analyzer()
+    return Schema(
+        id=ID(stored=True, unique=True),
+        show_id=ID(stored=True, sortable=True),
+        show=TEXT(analyzer=ana, stored=True, field_boost=FIELD_BOOSTS["show"], phrase=False),
+        title=TEXT(analyzer=ana, stored=True, field_boost=FIELD_BOOSTS["title"]),
+        persons=TEXT(analyzer=ana, stored=True, field_boost=FIELD_BOOSTS["persons"]),
+        person_key=KEYWORD(commas=True, lowercase=True, stored=False),
+        notes=TEXT(analyzer=ana, field_boost=FIELD_BOOSTS["notes"]),
+        transcript=TEXT(analyzer=ana, field_boost=FIELD_BOOSTS["transcript"]),
+        words=TEXT(analyzer=plain_analyzer(), phrase=False),
+        published=DATETIME(stored=True, sortable=True),
+        year=ID(stored=False, sortable=True),
+        duration=NUMERIC(stored=True, sortable=True),
+        language=ID(stored=True, sortable=True),
+        link=STORED,
+        audio_url=STORED,
+        content_hash=STORED,
+    )
+
+
+def _parse_dt(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+
+
+def episode_document(ep: Episode, show_title: str, content_hash: str) -> dict[str, Any]:
+    published = _parse_dt(ep.published)
+    persons = [p.name for p in ep.persons]
+    speakers = sorted({s.speaker for s in ep.segments if s.speaker} - set(persons))
+    doc: dict[str, Any] = {
+        "id": ep.id,
+        "show_id": ep.show_id,
+        "show": show_title,
+        "title": ep.title,
+        "persons": ", ".join(persons),
+        "person_key": ",".join(p.lower().replace(",", " ") for p in persons + speakers),
+        "notes": ep.description_text,
+        "transcript": ep.transcript_text,
+        "words": " ".join([ep.title, show_title, ep.description_text, ep.transcript_text]),
+        "year": published.strftime("%Y") if published else "unknown",
+        "language": (ep.language or "").lower().split("-")[0],
+        "link": ep.link,
+        "audio_url": ep.audio_url,
+        "content_hash": content_hash,
+    }
+    if published:
+        doc["published"] = published
+    if ep.duration is not None:
+        doc["duration"] = int(ep.duration)
+    return doc
+
+
+class SearchIndex:
+    """The live index in ``<data>/index/``; thread-safe (one searcher per call)."""
+
+    def __init__(self, data_dir: Path | str) -> None:
+        self.generations = Generations(Path(data_dir) / "index")
+        self._lock = threading.Lock()
+        self._ix: Any = None
+        self._stamp: tuple[str, float] = ("", 0.0)
+
+    # -- opening --------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        path = self.generations.current()
+        return path is not None and windex.exists_in(str(path))
+
+    def _index(self) -> Any:
+        stamp = self.generations.stamp()
+        with self._lock:
+            if self._ix is None or stamp != self._stamp:
+                path = self.generations.current()
+                if path is None or not windex.exists_in(str(path)):
+                    raise IndexMissing(
+                        f"No index in {self.generations.root.parent}. Run 'podsearch reindex' first.")
+                self._ix = windex.open_dir(str(path))
+                self._stamp = stamp
+            return self._ix
+
+    def generation(self) -> str:
+        return self.generations.stamp()[0]
+
+    def doc_count(self) -> int:
+        return self._index().doc_count()
+
+    def size_bytes(self) -> int:
+        path = self.generations.current()
+        return sum(f.stat().st_size for f in path.iterdir()) if path else 0
+
+    # -- writing --------------------------------------------------------------------------------
+    def sync(self, catalog: Catalog, full: bool = False,
+             progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        """Bring the index in line with the catalog: add new, update changed, delete removed episodes.
+
+        With ``full`` (or when there is no index yet) everything is written into a new generation folder
+        that is then swapped in atomically.
+        """
+        wanted = catalog.hashes()
+        if full or not self.exists():
+            return self._rebuild(catalog, wanted, progress)
+        ix = self._index()
+        with ix.searcher() as s:
+            have = {f["id"]: f.get("content_hash") for f in s.all_stored_fields()}
+        changed = [i for i, h in wanted.items() if have.get(i) != h]
+        removed = [i for i in have if i not in wanted]
+        if not changed and not removed:
+            return {"added": 0, "updated": 0, "removed": 0}
+        try:
+            writer = ix.writer(timeout=5.0)
+        except LockError:
+            raise ReindexRunning("The index is locked by another writer; is another reindex running?") from None
+        try:
+            for episode_id in removed:
+                writer.delete_by_term("id", episode_id)
+            self._write(writer, catalog, changed, wanted, progress, update=True)
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        added = sum(1 for i in changed if i not in have)
+        return {"added": added, "updated": len(changed) - added, "removed": len(removed)}
+
+    def _rebuild(self, catalog: Catalog, wanted: dict[str, str],
+                 progress: Callable[[int], None] | None) -> dict[str, int]:
+        path = self.generations.new()
+        ix = windex.create_in(str(path), make_schema())
+        (path / "SCHEMA_VERSION").write_text(SCHEMA_VERSION)
+        writer = ix.writer(limitmb=256)
+        try:
+            self._write(writer, catalog, list(wanted), wanted, progress, update=False)
+            writer.commit(optimize=True)
+        except BaseException:
+            writer.cancel()
+            raise
+        self.generations.publish(path)
+        return {"added": len(wanted), "updated": 0, "removed": 0, "full": 1}
+
+    @staticmethod
+    def _write(writer: Any, catalog: Catalog, ids: Iterable[str], hashes: dict[str, str],
+               progress: Callable[[int], None] | None, update: bool) -> None:
+        shows = {s.id: s.title for s in catalog.shows()}
+        for episode_id in dict.fromkeys(ids):  # de-duplicated: one update per id per writer
+            ep = catalog.episode(episode_id)
+            if ep is None:
+                continue
+            doc = episode_document(ep, shows.get(ep.show_id, ep.show_id), hashes[episode_id])
+            (writer.update_document if update else writer.add_document)(**doc)
+            if progress:
+                progress(1)
+
+    # -- searching ------------------------------------------------------------------------------
+    def _parser(self, schema: Schema, relaxed: bool) -> MultifieldParser:
+        group = OrGroup.factory(0.9) if relaxed else AndGroup
+        parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=group)
+        parser.add_plugin(PlusMinusPlugin())
+        parser.add_plugin(FieldAliasPlugin({"persons": ["person", "speaker", "guest", "host"],
+                                            "notes": ["notes", "description"], "show": ["podcast"]}))
+        parser.add_plugin(DateParserPlugin(free=False))
+        return parser
+
+    def parse(self, text: str, relaxed: bool = False) -> Any:
+        if len(text) > MAX_QUERY_LENGTH:
+            raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
+        ix = self._index()
+        try:
+            q = self._parser(ix.schema, relaxed).parse(_lenient(text))
+        except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
+            raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
+        return q
+
+    def search(self, catalog: Catalog, req: SearchRequest) -> SearchResult:
+        started = time.perf_counter()
+        _validate(req)
+        ix = self._index()
+        text = req.q.strip()
+        with ix.searcher() as s:
+            query = self.parse(text) if text else None
+            filt = self._filter(req)
+            if query is None:
+                query = filt or _every()
+                filt = None
+            kwargs: dict[str, Any] = {"filter": filt, "terms": True}
+            if req.sort == "date":
+                kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
+            elif req.sort == "oldest":
+                kwargs["sortedby"] = "published"
+            elif not text:
+                kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
+            kwargs["groupedby"] = {
+                "show": sorting.FieldFacet("show_id", maptype=sorting.Count),
+                "year": sorting.FieldFacet("year", maptype=sorting.Count),
+                "person": sorting.FieldFacet("person_key", allow_overlap=True, maptype=sorting.Count),
+            }
+            relaxed = False
+            page = s.search_page(query, req.page, pagelen=req.per_page, **kwargs)
+            if text and page.total < RELAX_BELOW:
+                loose = self.parse(text, relaxed=True)
+                if repr(loose) != repr(query):
+                    page2 = s.search_page(loose, req.page, pagelen=req.per_page, **kwargs)
+                    if page2.total > page.total:
+                        page, query, relaxed = page2, loose, True
+            results = page.results
+            facets = _facets(results, catalog)
+            suggestion = ""
+            if text and (page.total < RELAX_BELOW or relaxed):
+                suggestion = self._suggestion(s, query, text)
+            terms = _query_terms(query)
+            hits = [self._hit(catalog, hit, terms) for hit in page]
+            total = page.total
+        return SearchResult(query=req.q, total=total, page=req.page, per_page=req.per_page, hits=hits,
+                            facets=facets, suggestion=suggestion, relaxed=relaxed,
+                            took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def _filter(self, req: SearchRequest) -> Any:
+        parts = []
+        if req.shows:
+            parts.append(Or([Term("show_id", s) for s in req.shows]))
+        if req.person:
+            parts.append(Term("person_key", req.person.strip().lower()))
+        if req.published_from or req.published_to:
+            start = _date(req.published_from, "published_from")
+            end = _date(req.published_to, "published_to", end=True)
+            parts.append(DateRange("published", start, end))
+        if req.duration_min is not None or req.duration_max is not None:
+            parts.append(NumericRange("duration", req.duration_min, req.duration_max))
+        if req.language:
+            parts.append(Term("language", req.language.lower().split("-")[0]))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else And(parts)
+
+    def _suggestion(self, searcher: Any, query: Any, text: str) -> str:
+        try:
+            corrector = searcher.corrector("words")
+            words = re.findall(r"\w+", text.lower())
+            changed = False
+            out = []
+            for w in words:
+                if len(w) < 3 or searcher.doc_frequency("words", w) > 0:
+                    out.append(w)
+                    continue
+                sugg = corrector.suggest(w, limit=1, maxdist=2)
+                if sugg:
+                    out.append(sugg[0])
+                    changed = True
+                else:
+                    out.append(w)
+            return " ".join(out) if changed else ""
+        except Exception:  # a suggestion is a nicety; never fail the search for it
+            log.exception("spelling suggestion failed for %r", text)
+            return ""
+
+    def _hit(self, catalog: Catalog, hit: Any, terms: dict[str, set[str]]) -> Hit:
+        fields = hit.fields()
+        episode_id = fields["id"]
+        ep = catalog.episode(episode_id, with_segments=False)
+        notes = ep.description_text if ep else ""
+        segments = catalog.segments(episode_id) if (terms.get("transcript")) else []
+        moments = find_moments(segments, terms.get("transcript", set()), chapters=ep.chapters if ep else [])
+        title_terms = terms.get("title", set())
+        title_html = _highlight(fields.get("title", ""), title_terms, whole=True)
+        snippet = ""
+        note_terms = terms.get("notes", set())
+        if notes and note_terms:
+            snippet = _highlight(notes, note_terms)
+        if not snippet and moments:
+            snippet = moments[0].text
+        if not snippet:
+            snippet = html.escape(_shorten(notes or (segments[0].text if segments else ""), 240))
+        published = fields.get("published")
+        return Hit(
+            id=episode_id, title=fields.get("title", ""), show=fields.get("show", ""),
+            show_id=fields.get("show_id", ""),
+            published=published.strftime("%Y-%m-%dT%H:%M:%SZ") if published else None,
+            url=fields.get("link", ""), audio_url=fields.get("audio_url", ""), duration=fields.get("duration"),
+            score=round(float(hit.score or 0.0), 4), snippet=snippet, title_html=title_html, moments=moments,
+        )
+
+    # -- suggestions for typeahead ------------------------------------------------------------
+    def suggest(self, catalog: Catalog, prefix: str, limit: int = 8) -> list[dict[str, str]]:
+        prefix = prefix.strip().lower()
+        if not prefix:
+            return []
+        if len(prefix) > 100:
+            raise QueryError("The prefix is longer than 100 characters.")
+        out: list[dict[str, str]] = []
+        seen: set[str] = set()
+
+        def add(kind: str, text: str, **extra: str) -> None:
+            key = kind + text.lower()
+            if key not in seen and len(out) < limit:
+                seen.add(key)
+                out.append({"kind": kind, "text": text, **extra})
+
+        ix = self._index()
+        last = re.findall(r"\w+", prefix)
+        word = last[-1] if last else prefix
+        with ix.searcher() as s:
+            for show in catalog.shows():
+                if show.title.lower().startswith(prefix) or any(w.startswith(prefix) for w in show.title.lower().split()):
+                    add("show", show.title, id=show.id)
+            for hit in s.search(Prefix("title", word), limit=limit):
+                add("episode", hit["title"], id=hit["id"])
+            persons = sorted(((s.doc_frequency("person_key", t), t.decode() if isinstance(t, bytes) else t)
+                              for t in s.reader().expand_prefix("person_key", prefix)), reverse=True)
+            for _, name in persons[:3]:
+                add("person", name.title())
+            terms = sorted(((s.doc_frequency("words", t), t.decode() if isinstance(t, bytes) else t)
+                            for t in s.reader().expand_prefix("words", word)), reverse=True)
+            for _, term in terms[:limit]:
+                add("term", term)
+        return out
+
+    # -- similar baseline ---------------------------------------------------------------------
+    def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
+        """Whoosh's own ``more_like`` over the transcript (a baseline for the similar model).
+
+        The transcript is not stored in the index, so the caller passes the episode's text.
+        """
+        ix = self._index()
+        with ix.searcher() as s:
+            docnum = s.document_number(id=episode_id)
+            if docnum is None:
+                return []
+            hits = s.more_like(docnum, "transcript", text=text, top=k)
+            return [(h["id"], float(h.score)) for h in hits]
+
+
+def _lenient(text: str) -> str:
+    """Repair what people type: unbalanced quotes and brackets are dropped rather than refused."""
+    if text.count('"') % 2:
+        text = text.replace('"', " ")
+    if text.count("(") != text.count(")"):
+        text = text.replace("(", " ").replace(")", " ")
+    if text.count("[") != text.count("]"):
+        text = text.replace("[", " ").replace("]", " ")
+    return text
+
+
+def _every() -> Any:
+    from whoosh.query import Every
+    return Every()
+
+
+def _date(value: str, name: str, end: bool = False) -> datetime | None:
+    if not value:
+        return None
+    for fmt, pad in (("%Y-%m-%d", None), ("%Y-%m", "month"), ("%Y", "year")):
+        try:
+            dt = datetime.strptime(value, fmt)
+        except ValueError:
+            continue
+        if end:
+            if pad == "year":
+                dt = dt.replace(month=12, day=31)
+            elif pad == "month":
+                nxt = dt.replace(year=dt.year + dt.month // 12, month=dt.month % 12 + 1)
+                dt = datetime.fromordinal(nxt.toordinal() - 1)
+            dt = dt.replace(hour=23, minute=59, second=59)
+        return dt
+    raise QueryError(f"{name} must be a date like 2024-05-01, 2024-05 or 2024, not {value!r}.")
+
+
+def _validate(req: SearchRequest) -> None:
+    if req.page < 1:
+        raise QueryError("page must be 1 or more.")
+    if not 1 <= req.per_page <= 100:
+        raise QueryError("per_page must be between 1 and 100.")
+    if req.page * req.per_page > 10000:
+        raise QueryError("Results past the first 10,000 are not served; narrow the query.")
+    if req.sort not in SORTS:
+        raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {req.sort!r}.")
+    for name in ("duration_min", "duration_max"):
+        value = getattr(req, name)
+        if value is not None and value < 0:
+            raise QueryError(f"{name} must be 0 or more seconds.")
+
+
+def _query_terms(query: Any) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for fieldname, text in query.iter_all_terms(phrases=True):
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        out.setdefault(fieldname, set()).add(str(text))
+    return out
+
+
+def _facets(results: Any, catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
+    names = {s.id: s.title for s in catalog.shows()}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for facet in ("show", "year", "person"):
+        try:
+            groups = results.groups(facet)
+        except KeyError:
+            continue
+        items = sorted(groups.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        rows = []
+        for key, count in items[:20]:
+            if key is None or key == "":
+                continue
+            key = key.decode() if isinstance(key, bytes) else str(key)
+            label = names.get(key, key) if facet == "show" else (key.title() if facet == "person" else key)
+            rows.append({"value": key, "label": label, "count": int(count)})
+        out[facet] = rows
+    return out
+
+
+_ANALYZER = None
+
+
+def _analyzer() -> Any:
+    global _ANALYZER
+    if _ANALYZER is None:
+        _ANALYZER = spoken_english_analyzer()
+    return _ANALYZER
+
+
+class _MarkFormatter(HtmlFormatter):
+    def __init__(self) -> None:
+        super().__init__(tagname="mark", between=" … ")
+
+    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
+        return "<mark>" + html.escape(token.text if replace else text[token.startchar:token.endchar]) + "</mark>"
+
+
+def _highlight(text: str, terms: set[str], whole: bool = False) -> str:
+    if not text:
+        return ""
+    if terms:
+        fragmenter = WholeFragmenter() if whole else ContextFragmenter(maxchars=240, surround=80)
+        out = highlight(text, terms, _analyzer(), fragmenter, _MarkFormatter(), top=2)
+        if out:
+            return out
+    return html.escape(text if whole else _shorten(text, 240))
+
+
+def _shorten(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
+
+
+def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] | None = None,
+                 top: int = 3) -> list[Moment]:
+    """The transcript segments that match the query's terms best, with their times and speakers."""
+    if not segments or not terms:
+        return []
+    analyzer = _analyzer()
+    scored = []
+    for i, seg in enumerate(segments):
+        tokens = [t.text for t in analyzer(seg.text)]
+        if not tokens:
+            continue
+        present = {t for t in tokens if t in terms}
+        if not present:
+            continue
+        hits = sum(1 for t in tokens if t in terms)
+        # Distinct query terms count most; repeats a little; long segments a little less.
+        score = len(present) * 10 + math.log1p(hits) - math.log1p(len(tokens)) * 0.5
+        scored.append((score, i))
+    scored.sort(key=lambda p: (-p[0], p[1]))
+    moments = []
+    for _, i in scored[:top]:
+        seg = segments[i]
+        chapter = ""
+        for ch in chapters or []:
+            if seg.start is not None and ch.start <= seg.start:
+                chapter = ch.title
+        moments.append(Moment(start=seg.start, speaker=seg.speaker,
+                              text=_highlight(seg.text, terms), chapter=chapter))
+    return moments

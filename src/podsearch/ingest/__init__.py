@@ -1,0 +1,1 @@
+"""Ingest: fetch feeds, transcripts and chapters and turn them into episodes."""

@@ -1,0 +1,291 @@
+"""Feed parsing: feedparser for the RSS/Atom fields, the raw XML for the Podcasting 2.0 tags.
+
+feedparser keeps only the last of repeated tags of an unknown namespace (several ``podcast:transcript``
+per item are common), so ``podcast:*`` elements are read from the XML itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urljoin
+
+import feedparser
+from defusedxml import ElementTree as SafeET
+from defusedxml.common import DefusedXmlException
+
+from ..episodes import Episode, Person, Show, TranscriptLink
+from ..errors import FeedError
+from .text import collapse, html_to_text, parse_duration, sanitize_html, struct_to_iso, to_int
+
+log = logging.getLogger(__name__)
+
+PODCAST_NS = "https://podcastindex.org/namespace/1.0"
+# Publishers also use these spellings of the namespace URI.
+PODCAST_NS_ALIASES = {PODCAST_NS, "http://podcastindex.org/namespace/1.0",
+                      "https://github.com/Podcastindex-org/podcast-namespace/blob/main/docs/1.0.md"}
+
+
+@dataclass
+class RawItem:
+    """The Podcasting 2.0 tags of one item, read from the XML."""
+
+    guid: str = ""
+    persons: list[Person] = field(default_factory=list)
+    transcripts: list[TranscriptLink] = field(default_factory=list)
+    chapters_url: str = ""
+    chapters_local: bool = False
+
+
+@dataclass
+class ParsedFeed:
+    show: Show
+    episodes: list[Episode]
+    warnings: list[str] = field(default_factory=list)
+
+
+def slugify(text: str, fallback: str = "show") -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
+    return slug or fallback
+
+
+def _local(tag: str) -> tuple[str, str]:
+    if tag.startswith("{"):
+        ns, _, name = tag[1:].partition("}")
+        return ns, name
+    return "", tag
+
+
+def _person(el: ET.Element) -> Person | None:
+    name = collapse(el.text or "")
+    if not name:
+        return None
+    return Person(name=name, role=(el.get("role") or "").strip().lower(), group=(el.get("group") or "").strip().lower(),
+                  href=(el.get("href") or "").strip(), img=(el.get("img") or "").strip())
+
+
+def resolve_link(base: str, url: str) -> tuple[str, bool]:
+    """Resolve a URL found in a feed against the feed's URL or path.
+
+    Returns (url, local). ``local`` is True only for a relative reference inside a feed read from a local
+    file: the one case where a link may name a local file. Absolute paths and ``file:`` URLs written in a
+    feed stay as written and are refused when fetched.
+    """
+    url = url.strip()
+    base_is_local = "://" not in base
+    has_scheme = bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", url))
+    if base_is_local and not has_scheme and not url.startswith(("/", "\\")):
+        return str((Path(base).resolve().parent / url).resolve()), True
+    if base_is_local:
+        return url, False
+    return urljoin(base, url), False
+
+
+def _read_podcast_tags(el: ET.Element, base: str) -> RawItem:
+    raw = RawItem()
+    for child in el:
+        if not isinstance(child.tag, str):
+            continue
+        ns, name = _local(child.tag)
+        if ns == "" and name == "guid":
+            raw.guid = collapse(child.text or "")
+        if ns not in PODCAST_NS_ALIASES:
+            continue
+        if name == "person":
+            person = _person(child)
+            if person:
+                raw.persons.append(person)
+        elif name == "transcript":
+            url = (child.get("url") or "").strip()
+            if url:
+                resolved, local = resolve_link(base, url)
+                raw.transcripts.append(TranscriptLink(
+                    url=resolved, local=local, type=(child.get("type") or "").strip().lower(),
+                    language=(child.get("language") or "").strip(), rel=(child.get("rel") or "").strip()))
+        elif name == "chapters":
+            url = (child.get("url") or "").strip()
+            if url:
+                raw.chapters_url, raw.chapters_local = resolve_link(base, url)
+    return raw
+
+
+_ITEM_RE = re.compile(rb"<item[\s>].*?</item\s*>", re.S | re.I)
+_TAG_RE = re.compile(rb"<podcast:(transcript|person|chapters)\b([^>]*?)(?:/>|>(.*?)</podcast:\1\s*>)", re.S | re.I)
+_ATTR_RE = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_GUID_RE = re.compile(rb"<guid\b[^>]*>(.*?)</guid\s*>", re.S | re.I)
+
+
+def _regex_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]:
+    """Fallback for XML that is not well-formed: the same tags found with a forgiving scan."""
+    import html as _html
+
+    def scan(chunk: bytes) -> RawItem:
+        raw = RawItem()
+        m = _GUID_RE.search(chunk)
+        if m:
+            raw.guid = collapse(_html.unescape(m.group(1).decode("utf-8", "replace")).replace("<![CDATA[", "").replace("]]>", ""))
+        for tm in _TAG_RE.finditer(chunk):
+            kind = tm.group(1).decode().lower()
+            attrs = {a.group(1).decode().lower(): _html.unescape((a.group(2) or a.group(3) or b"").decode("utf-8", "replace"))
+                     for a in _ATTR_RE.finditer(tm.group(2))}
+            body = collapse(_html.unescape((tm.group(3) or b"").decode("utf-8", "replace")))
+            if kind == "transcript" and attrs.get("url"):
+                resolved, local = resolve_link(base, attrs["url"])
+                raw.transcripts.append(TranscriptLink(url=resolved, local=local,
+                                                      type=attrs.get("type", "").lower(),
+                                                      language=attrs.get("language", ""), rel=attrs.get("rel", "")))
+            elif kind == "person" and body:
+                raw.persons.append(Person(name=body, role=attrs.get("role", "").lower(),
+                                          group=attrs.get("group", "").lower(), href=attrs.get("href", ""),
+                                          img=attrs.get("img", "")))
+            elif kind == "chapters" and attrs.get("url"):
+                raw.chapters_url, raw.chapters_local = resolve_link(base, attrs["url"])
+        return raw
+
+    items = [m for m in _ITEM_RE.finditer(data)]
+    head = data[: items[0].start()] if items else data
+    return scan(head), [scan(m.group(0)) for m in items]
+
+
+def read_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]:
+    """Channel-level and per-item Podcasting 2.0 tags, in document order."""
+    try:
+        root = SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+    except (ET.ParseError, DefusedXmlException, ValueError):
+        return _regex_podcast_tags(data, base)
+    channel = root.find("channel")
+    if channel is None:
+        channel = root
+    items = [el for el in channel.iter() if isinstance(el.tag, str) and _local(el.tag)[1] in {"item", "entry"}]
+    return _read_podcast_tags(channel, base), [_read_podcast_tags(el, base) for el in items]
+
+
+def _entry_guid(entry: feedparser.FeedParserDict) -> str:
+    return collapse(str(entry.get("id") or entry.get("guid") or ""))
+
+
+def _enclosure(entry: feedparser.FeedParserDict) -> tuple[str, str]:
+    for link in entry.get("links", []) or []:
+        if link.get("rel") == "enclosure" and link.get("href"):
+            return link["href"], (link.get("type") or "")
+    for enc in entry.get("enclosures", []) or []:
+        if enc.get("href"):
+            return enc["href"], enc.get("type") or ""
+    return "", ""
+
+
+def episode_id(guid: str, enclosure: str, link: str, title: str, published: str | None) -> str:
+    """The item guid; else the enclosure URL; else the link; else a hash of title and date."""
+    for candidate in (guid, enclosure, link):
+        if candidate and candidate.strip():
+            return candidate.strip()
+    digest = hashlib.sha1(f"{title}\x00{published or ''}".encode()).hexdigest()[:16]
+    return f"sha1:{digest}"
+
+
+def _description(entry: feedparser.FeedParserDict) -> str:
+    contents = entry.get("content") or []
+    html_parts = [c.get("value", "") for c in contents if "html" in (c.get("type") or "")]
+    if html_parts and len(html_parts[0]) > len(entry.get("summary", "") or ""):
+        return html_parts[0]
+    return entry.get("summary", "") or entry.get("subtitle", "") or ""
+
+
+def _categories(d: feedparser.FeedParserDict) -> list[str]:
+    out: list[str] = []
+    for tag in d.get("tags", []) or []:
+        term = collapse(tag.get("term") or "")
+        if term and term not in out:
+            out.append(term)
+    return out
+
+
+def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: str | None = None,
+               content_type: str | None = None) -> ParsedFeed:
+    """Parse feed bytes into a Show and its Episodes. Raises FeedError when nothing usable is there."""
+    base = base_url or source
+    # feedparser flags a missing Content-Type as "not well-formed"; local files have none, so say XML.
+    headers = {"content-location": base, "content-type": content_type or "application/xml"}
+    try:
+        parsed = feedparser.parse(data, response_headers=headers, sanitize_html=False, resolve_relative_uris=False)
+    except Exception as exc:  # feedparser promises not to raise, but guard the ingest loop anyway
+        raise FeedError(f"{source}: feedparser failed: {exc}") from exc
+    feed = parsed.get("feed", {}) or {}
+    entries = parsed.get("entries", []) or []
+    version = parsed.get("version", "")
+    if not entries and not feed.get("title"):
+        reason = str(parsed.get("bozo_exception") or "no RSS or Atom feed found")
+        raise FeedError(f"{source}: not a feed ({reason})")
+    warnings = []
+    if parsed.get("bozo"):
+        warnings.append(f"{source}: feed is not well-formed ({parsed.get('bozo_exception')}); read leniently")
+
+    channel_raw, raw_items = read_podcast_tags(data, base)
+    by_guid = {r.guid: r for r in raw_items if r.guid}
+
+    title = collapse(html_to_text(feed.get("title", ""))) or source
+    language = collapse(feed.get("language", "") or "")
+    image = ""
+    if feed.get("image"):
+        image = feed["image"].get("href", "") or feed["image"].get("url", "") or ""
+    show = Show(
+        id=show_id or slugify(title),
+        title=title,
+        source=source,
+        link=feed.get("link", "") or "",
+        description=html_to_text(feed.get("subtitle", "") or feed.get("summary", "") or ""),
+        language=language,
+        image=image,
+        author=collapse(feed.get("author", "") or feed.get("itunes_author", "") or ""),
+        categories=_categories(feed),
+        persons=channel_raw.persons,
+    )
+
+    episodes: list[Episode] = []
+    seen: set[str] = set()
+    for position, entry in enumerate(entries):
+        guid = _entry_guid(entry)
+        raw = by_guid.get(guid) if guid else None
+        if raw is None:
+            raw = raw_items[position] if position < len(raw_items) and len(raw_items) == len(entries) else RawItem()
+        enclosure, enclosure_type = _enclosure(entry)
+        link = entry.get("link", "") or ""
+        ep_title = collapse(html_to_text(entry.get("title", "") or ""))
+        published = struct_to_iso(entry.get("published_parsed") or entry.get("updated_parsed"))
+        eid = episode_id(guid, enclosure, link, ep_title, published)
+        if eid in seen:
+            warnings.append(f"{source}: duplicate episode id {eid!r}; kept the first")
+            continue
+        seen.add(eid)
+        description = _description(entry)
+        ep_image = ""
+        if entry.get("image"):
+            ep_image = entry["image"].get("href", "") if hasattr(entry["image"], "get") else ""
+        episodes.append(Episode(
+            id=eid,
+            show_id=show.id,
+            title=ep_title or "(untitled)",
+            link=link,
+            description_html=sanitize_html(description),
+            description_text=html_to_text(description),
+            published=published,
+            duration=parse_duration(entry.get("itunes_duration")),
+            audio_url=urljoin(base, enclosure) if enclosure else "",
+            audio_type=enclosure_type,
+            image=ep_image or image,
+            season=to_int(entry.get("itunes_season")),
+            number=to_int(entry.get("itunes_episode")),
+            language=language,
+            categories=_categories(entry),
+            persons=raw.persons or list(channel_raw.persons),
+            transcript_links=raw.transcripts,
+            chapters_url=raw.chapters_url,
+            chapters_local=raw.chapters_local,
+        ))
+    if not episodes and version == "":
+        raise FeedError(f"{source}: not a feed (no items and no known format)")
+    return ParsedFeed(show=show, episodes=episodes, warnings=warnings)

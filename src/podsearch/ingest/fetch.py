@@ -1,0 +1,734 @@
+"""Bounded, SSRF-aware HTTP(S) and local-file fetching for feeds, transcripts and chapters.
+
+Every fetch is bounded in time (connect, per-read and a wall-clock total that also covers a
+body dripped one byte at a time) and in size (``max_bytes`` caps the raw *and* the decoded body,
+so a gzip bomb stops at the cap without being inflated).
+
+URLs found inside feeds are untrusted (``trusted=False``): only http/https are allowed and,
+unless ``FetchLimits.allow_private`` is set, every address the host resolves to must be global.
+The check is repeated on every redirect hop, and the connection itself verifies the address it
+actually connected to, so a DNS answer that changes between the check and the connect
+(DNS rebinding) is refused too.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+import mimetypes
+import os
+import socket
+import stat
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from email.utils import formatdate, parsedate_to_datetime
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any, Self
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from podsearch import __version__
+from podsearch.errors import BlockedAddress, FetchError
+
+log = logging.getLogger(__name__)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+MAX_RETRY_AFTER = 10.0
+ALLOW_PRIVATE_HINT = "set PODSEARCH_ALLOW_PRIVATE_HOSTS=1 to allow"
+DEFAULT_USER_AGENT = f"podsearch/{__version__} (+https://github.com/podsearch/podsearch-server)"
+
+_CHUNK = 64 * 1024
+
+_SHARED_ADDRESS_SPACE = ipaddress.IPv4Network("100.64.0.0/10")
+_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
+_RFC1918 = (
+    ipaddress.IPv4Network("10.0.0.0/8"),
+    ipaddress.IPv4Network("172.16.0.0/12"),
+    ipaddress.IPv4Network("192.168.0.0/16"),
+)
+_UNIQUE_LOCAL = ipaddress.IPv6Network("fc00::/7")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+@dataclass
+class FetchLimits:
+    """Bounds for one fetch. Times are seconds; ``total_timeout`` is wall clock for the whole
+    fetch (retries, redirects and a slow-drip body included)."""
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    total_timeout: float = 60.0
+    max_bytes: int = 50 * 1024 * 1024
+    max_redirects: int = 5
+    retries: int = 2
+    backoff: float = 0.5
+    user_agent: str = DEFAULT_USER_AGENT
+    allow_private: bool = False
+
+
+@dataclass
+class FetchResult:
+    """What a fetch produced. ``url`` is the final URL after redirects (the source as given for
+    local files). ``status`` is the HTTP status (200 or 304 for local files)."""
+
+    url: str
+    status: int
+    content: bytes
+    content_type: str | None = None
+    charset: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False
+
+
+# --------------------------------------------------------------------------------------------
+# Address checks
+
+
+def is_public_ip(ip: IPAddress) -> tuple[bool, str]:
+    """Return ``(True, "global")`` for a globally routable unicast address, else
+    ``(False, reason)`` with a short reason such as ``"loopback"`` or ``"private"``."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.scope_id:
+            ip = ipaddress.IPv6Address(str(ip).split("%", 1)[0])
+        embedded: tuple[str, ipaddress.IPv4Address | None] = ("", None)
+        if ip.ipv4_mapped is not None:
+            embedded = ("IPv4-mapped", ip.ipv4_mapped)
+        elif ip.sixtofour is not None:
+            embedded = ("6to4", ip.sixtofour)
+        elif ip in _NAT64:
+            embedded = ("NAT64", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        label, inner = embedded
+        if inner is not None:
+            ok, why = is_public_ip(inner)
+            if not ok:
+                return False, f"{label} {why}"
+            return True, "global"
+    if ip.is_unspecified:
+        return False, "unspecified"
+    if ip.is_loopback:
+        return False, "loopback"
+    if ip.is_link_local:
+        return False, "link-local"
+    if ip.is_multicast:
+        return False, "multicast"
+    if isinstance(ip, ipaddress.IPv4Address):
+        if ip in _SHARED_ADDRESS_SPACE:
+            return False, "shared address space (carrier-grade NAT)"
+        if ip in _THIS_NETWORK:
+            return False, "this-network"
+        if any(ip in net for net in _RFC1918):
+            return False, "private"
+    else:
+        if ip.is_site_local:
+            return False, "site-local"
+        if ip in _UNIQUE_LOCAL:
+            return False, "unique-local (private)"
+    if ip.is_reserved:
+        return False, "reserved"
+    if ip.is_private:
+        return False, "private or special-purpose"
+    if not ip.is_global:
+        return False, "not globally routable"
+    return True, "global"
+
+
+def _blocked_message(target: str, address: str, reason: str) -> str:
+    return f"refused {target}: resolves to {address} ({reason}); {ALLOW_PRIVATE_HINT}"
+
+
+def _resolve(host: str, port: int) -> list[str]:
+    """All addresses ``host`` resolves to (a seam for tests)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    seen: dict[str, None] = {}
+    for _family, _type, _proto, _canon, sockaddr in infos:
+        seen.setdefault(str(sockaddr[0]).split("%", 1)[0], None)
+    return list(seen)
+
+
+def _parse_ip(text: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+
+
+def check_address(host_or_ip: str, *, url: str | None = None, port: int = 443) -> None:
+    """Raise ``BlockedAddress`` unless ``host_or_ip`` (an IP literal, checked without any lookup,
+    or a host name, resolved with ``socket.getaddrinfo``) has only global addresses.
+
+    ``url`` only makes the message name the URL instead of the host."""
+    target = url or host_or_ip
+    host = host_or_ip.strip().strip("[]")
+    if not host:
+        raise BlockedAddress(f"refused {target}: no host")
+    literal = _parse_ip(host)
+    if literal is not None:
+        addresses: list[str] = [str(literal)]
+    else:
+        try:
+            addresses = _resolve(host, port)
+        except (OSError, UnicodeError) as e:
+            raise FetchError(f"cannot resolve {host} for {target}: {e}") from e
+        if not addresses:
+            raise FetchError(f"cannot resolve {host} for {target}: no addresses")
+    for address in addresses:
+        ip = _parse_ip(address)
+        if ip is None:
+            raise BlockedAddress(f"refused {target}: unparseable address {address!r}")
+        ok, reason = is_public_ip(ip)
+        if not ok:
+            raise BlockedAddress(_blocked_message(target, address, reason))
+
+
+def _check_scheme(url: str) -> str:
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise BlockedAddress(f"refused {url}: scheme not allowed ({scheme or 'none'!r}); only http and https")
+    return scheme
+
+
+# --------------------------------------------------------------------------------------------
+# Connection guard: verify the peer actually connected to (defeats DNS rebinding).
+
+
+class _PeerBlocked(BlockedAddress):
+    def __init__(self, address: str, reason: str) -> None:
+        super().__init__(f"connected to {address} ({reason})")
+        self.address = address
+        self.reason = reason
+
+
+def _guard_socket(sock: socket.socket) -> socket.socket:
+    try:
+        address = str(sock.getpeername()[0])
+    except OSError:
+        return sock
+    ip = _parse_ip(address)
+    ok, reason = is_public_ip(ip) if ip is not None else (False, "unparseable")
+    if not ok:
+        sock.close()
+        raise _PeerBlocked(address, reason)
+    return sock
+
+
+class _GuardedHTTPConnection(HTTPConnection):
+    def _new_conn(self) -> socket.socket:
+        return _guard_socket(super()._new_conn())
+
+
+class _GuardedHTTPSConnection(HTTPSConnection):
+    def _new_conn(self) -> socket.socket:
+        return _guard_socket(super()._new_conn())
+
+
+class _GuardedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _GuardedHTTPConnection
+
+
+class _GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _GuardedHTTPSConnection
+
+
+# --------------------------------------------------------------------------------------------
+# Bounded content decoding
+
+
+class _BoundedDecoder:
+    """gzip/deflate decoder that never produces more than the caller's remaining room (+1)."""
+
+    def __init__(self, encoding: str, url: str) -> None:
+        self.encoding = encoding
+        self.url = url
+        self._gzip = encoding == "gzip"
+        self._first = True
+        self._done = False
+        self._obj = self._new()
+
+    def _new(self, raw: bool = False) -> Any:
+        if self._gzip:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        return zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
+
+    def decode(self, data: bytes, room: int) -> bytes:
+        """Decode ``data``; returns at most ``room + 1`` bytes (more than ``room`` means too big)."""
+        out = bytearray()
+        while data and not self._done:
+            try:
+                out += self._obj.decompress(data, room + 1 - len(out))
+            except zlib.error as e:
+                if self._first and not self._gzip:
+                    # Some servers send raw deflate without the zlib wrapper.
+                    self._first = False
+                    self._obj = self._new(raw=True)
+                    continue
+                raise FetchError(f"cannot decode {self.encoding} body from {self.url}: {e}") from e
+            self._first = False
+            if len(out) > room:
+                return bytes(out)
+            if self._obj.unconsumed_tail:
+                data = self._obj.unconsumed_tail
+                continue
+            if self._obj.eof:
+                rest = self._obj.unused_data
+                if self._gzip and rest[:2] == b"\x1f\x8b":
+                    self._obj = self._new()  # next gzip member
+                    data = rest
+                    continue
+                self._done = True  # ignore trailing garbage, like browsers do
+            break
+        return bytes(out)
+
+    def flush(self, room: int) -> bytes:
+        if self._done:
+            return b""
+        try:
+            return self._obj.flush(room + 1)
+        except zlib.error as e:
+            raise FetchError(f"cannot decode {self.encoding} body from {self.url}: {e}") from e
+
+
+def _make_decoder(content_encoding: str | None, url: str) -> _BoundedDecoder | None:
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if not codings:
+        return None
+    if len(codings) > 1:
+        raise FetchError(f"unsupported Content-Encoding {content_encoding!r} from {url}")
+    coding = codings[0]
+    if coding in ("gzip", "x-gzip"):
+        return _BoundedDecoder("gzip", url)
+    if coding == "deflate":
+        return _BoundedDecoder("deflate", url)
+    log.warning("ignoring unknown Content-Encoding %r from %s", content_encoding, url)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _split_content_type(value: str | None) -> tuple[str | None, str | None]:
+    if not value:
+        return None, None
+    mime, _, params = value.partition(";")
+    charset = None
+    for param in params.split(";"):
+        key, _, val = param.partition("=")
+        if key.strip().lower() == "charset" and val.strip():
+            charset = val.strip().strip("\"'").lower()
+    return (mime.strip().lower() or None), charset
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait per a Retry-After header (delta-seconds or HTTP-date), capped at 10 s."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    if math.isnan(seconds):
+        return None
+    return max(0.0, min(seconds, MAX_RETRY_AFTER))
+
+
+def _socket_of(resp: Any) -> socket.socket | None:
+    conn = getattr(resp, "connection", None)
+    sock = getattr(conn, "sock", None)
+    return sock if hasattr(sock, "settimeout") else None
+
+
+class _Transient(Exception):
+    """A failure worth retrying (connection error, timeout)."""
+
+
+@dataclass
+class _Exchange:
+    status: int
+    reason: str
+    headers: Any
+    body: bytes
+
+
+# --------------------------------------------------------------------------------------------
+# Fetcher
+
+
+class Fetcher:
+    """Thread-safe HTTP(S) fetcher. Share one per process/reindex; close it when done.
+
+    ``max_per_host`` bounds concurrent requests to one host across all threads."""
+
+    def __init__(self, limits: FetchLimits | None = None, *, max_per_host: int = 2) -> None:
+        if max_per_host < 1:
+            raise ValueError("max_per_host must be at least 1")
+        self.limits = limits or FetchLimits()
+        self.max_per_host = max_per_host
+        pool_kw: dict[str, Any] = {"num_pools": 32, "maxsize": max_per_host, "retries": False}
+        # Plain pool: trusted (operator-configured) URLs, or everything when allow_private.
+        self._pool = urllib3.PoolManager(**pool_kw)
+        # Guarded pool: untrusted URLs; each new connection re-checks the peer address.
+        self._guarded = urllib3.PoolManager(**pool_kw)
+        self._guarded.pool_classes_by_scheme = {
+            "http": _GuardedHTTPConnectionPool,
+            "https": _GuardedHTTPSConnectionPool,
+        }
+        self._host_slots: dict[str, threading.BoundedSemaphore] = {}
+        self._slots_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._pool.clear()
+        self._guarded.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def fetch(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        trusted: bool = False,
+    ) -> FetchResult:
+        """GET ``url`` and return its body, following redirects by hand.
+
+        ``trusted=True`` for feed URLs the operator configured (no address check);
+        ``trusted=False`` for URLs found inside feeds. Raises ``BlockedAddress`` for a refused
+        scheme or address, ``FetchError`` for anything else that goes wrong."""
+        limits = self.limits
+        deadline = time.monotonic() + limits.total_timeout
+        check_addresses = not trusted and not limits.allow_private
+        pool = self._guarded if check_addresses else self._pool
+        headers = {
+            "User-Agent": limits.user_agent,
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate",
+        }
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+
+        current = urldefrag(url.strip())[0]
+        for hop in range(limits.max_redirects + 1):
+            host = self._check_url(current, check_addresses)
+            ex = self._exchange(current, host, headers, deadline, pool)
+            if ex.status in REDIRECT_STATUSES:
+                location = ex.headers.get("Location")
+                if not location:
+                    raise FetchError(f"HTTP {ex.status} redirect without Location for {current}")
+                target = urldefrag(urljoin(current, location.strip()))[0]
+                log.debug("redirect %d of %s: %s -> %s", hop + 1, url, current, target)
+                current = target
+                continue
+            content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
+            new_etag = ex.headers.get("ETag")
+            new_lm = ex.headers.get("Last-Modified")
+            if ex.status == 304:
+                return FetchResult(
+                    url=current,
+                    status=304,
+                    content=b"",
+                    content_type=content_type,
+                    charset=charset,
+                    etag=new_etag or etag,
+                    last_modified=new_lm or last_modified,
+                    not_modified=True,
+                )
+            if 200 <= ex.status < 300:
+                return FetchResult(
+                    url=current,
+                    status=ex.status,
+                    content=ex.body,
+                    content_type=content_type,
+                    charset=charset,
+                    etag=new_etag,
+                    last_modified=new_lm,
+                )
+            status_text = f"{ex.status} {ex.reason}".strip()
+            raise FetchError(f"HTTP {status_text} for {current}")
+        raise FetchError(f"too many redirects (more than {limits.max_redirects}) fetching {url}")
+
+    def fetch_any(
+        self,
+        source: str | os.PathLike[str],
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> FetchResult:
+        """Fetch an operator-configured feed source: an http(s) URL (trusted), a ``file://`` URL
+        or a local path. Other URL schemes are refused."""
+        if isinstance(source, os.PathLike):
+            return _local_result(str(source), Path(source), self.limits.max_bytes, last_modified)
+        text = source.strip()
+        scheme = urlsplit(text).scheme.lower()
+        if scheme in ALLOWED_SCHEMES:
+            return self.fetch(text, etag=etag, last_modified=last_modified, trusted=True)
+        if scheme == "file":
+            return _local_result(text, _file_url_to_path(text), self.limits.max_bytes, last_modified)
+        if "://" in text:
+            raise BlockedAddress(
+                f"refused {text}: scheme not allowed ({scheme!r}); use http, https, file or a path"
+            )
+        return _local_result(text, Path(text), self.limits.max_bytes, last_modified)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _check_url(self, url: str, check_addresses: bool) -> str:
+        scheme = _check_scheme(url)
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+            port = parts.port or (443 if scheme == "https" else 80)
+        except ValueError as e:
+            raise FetchError(f"invalid URL {url}: {e}") from e
+        if not host:
+            raise FetchError(f"invalid URL {url}: no host")
+        if check_addresses:
+            check_address(host, url=url, port=port)
+        return host
+
+    @contextmanager
+    def _host_slot(self, host: str, deadline: float, url: str) -> Iterator[None]:
+        with self._slots_lock:
+            slot = self._host_slots.get(host)
+            if slot is None:
+                slot = self._host_slots[host] = threading.BoundedSemaphore(self.max_per_host)
+        if not slot.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise self._too_slow(url)
+        try:
+            yield
+        finally:
+            slot.release()
+
+    def _too_slow(self, url: str) -> FetchError:
+        return FetchError(f"fetching {url} took longer than {self.limits.total_timeout:g} s")
+
+    def _too_large(self, url: str) -> FetchError:
+        return FetchError(f"response from {url} is larger than {self.limits.max_bytes} bytes")
+
+    def _exchange(
+        self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any
+    ) -> _Exchange:
+        """One hop, with retries on 5xx/429, connection errors and timeouts."""
+        limits = self.limits
+        attempts = max(0, limits.retries) + 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            ex: _Exchange | None = None
+            try:
+                with self._host_slot(host, deadline, url):
+                    ex = self._attempt(url, headers, deadline, pool)
+            except _Transient as e:
+                if last:
+                    raise FetchError(str(e)) from e.__cause__
+                why = str(e)
+                delay = limits.backoff * (2**attempt)
+            else:
+                if last or ex.status not in RETRY_STATUSES:
+                    return ex
+                why = f"HTTP {ex.status}"
+                retry_after = _retry_after(ex.headers.get("Retry-After"))
+                delay = retry_after if retry_after is not None else limits.backoff * (2**attempt)
+            if time.monotonic() + delay >= deadline:
+                log.info("not retrying %s (%s): would pass the total timeout", url, why)
+                if ex is not None:
+                    return ex
+                raise FetchError(why)
+            log.info("retrying %s in %.2f s (%s), attempt %d of %d", url, delay, why, attempt + 2, attempts)
+            time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _attempt(self, url: str, headers: dict[str, str], deadline: float, pool: Any) -> _Exchange:
+        limits = self.limits
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._too_slow(url)
+        timeout = urllib3.Timeout(
+            connect=min(limits.connect_timeout, remaining),
+            read=min(limits.read_timeout, remaining),
+        )
+        try:
+            resp = pool.urlopen(
+                "GET",
+                url,
+                headers=headers,
+                redirect=False,
+                retries=False,
+                preload_content=False,
+                decode_content=False,
+                timeout=timeout,
+            )
+        except _PeerBlocked as e:
+            raise BlockedAddress(_blocked_message(url, e.address, e.reason)) from e
+        except urllib3.exceptions.LocationValueError as e:
+            raise FetchError(f"invalid URL {url}: {e}") from e
+        except urllib3.exceptions.SSLError as e:
+            raise FetchError(f"TLS error fetching {url}: {e}") from e
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            if time.monotonic() >= deadline - 0.01:
+                raise self._too_slow(url) from e
+            kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
+            raise _Transient(f"fetching {url} {kind}: {e}") from e
+
+        complete = False
+        try:
+            status = int(resp.status)
+            reason = resp.reason or _reason_phrase(status)
+            body = b""
+            if 200 <= status < 300:
+                body = self._read_body(resp, url, deadline)
+                complete = True
+            elif status == 304:
+                complete = True
+            return _Exchange(status, reason, resp.headers, body)
+        finally:
+            if not complete:
+                resp.close()  # unread or half-read body: do not reuse this connection
+            resp.release_conn()
+
+    def _read_body(self, resp: Any, url: str, deadline: float) -> bytes:
+        limits = self.limits
+        max_bytes = limits.max_bytes
+        decoder = _make_decoder(resp.headers.get("Content-Encoding"), url)
+        raw_cap = max_bytes if decoder is None else max_bytes + max_bytes // 100 + 1024
+        length = resp.headers.get("Content-Length")
+        if length and length.strip().isdigit() and int(length) > raw_cap:
+            raise self._too_large(url)
+        sock = _socket_of(resp)
+        out = bytearray()
+        raw_total = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._too_slow(url)
+            if sock is not None:
+                with suppress(OSError):
+                    sock.settimeout(min(limits.read_timeout, remaining))
+            try:
+                chunk = resp.read1(_CHUNK, decode_content=False)
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                if time.monotonic() >= deadline - 0.01:
+                    raise self._too_slow(url) from e
+                kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
+                raise _Transient(f"reading {url} {kind}: {e}") from e
+            if not chunk:
+                break
+            raw_total += len(chunk)
+            if raw_total > raw_cap:
+                raise self._too_large(url)
+            if decoder is not None:
+                chunk = decoder.decode(chunk, max_bytes - len(out))
+            out += chunk
+            if len(out) > max_bytes:
+                raise self._too_large(url)
+        if decoder is not None:
+            out += decoder.flush(max_bytes - len(out))
+            if len(out) > max_bytes:
+                raise self._too_large(url)
+        return bytes(out)
+
+
+def _reason_phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Local files
+
+
+def read_local(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """Read a regular local file of at most ``max_bytes`` bytes (operator-configured feeds)."""
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except OSError as e:
+        raise FetchError(f"cannot read {p}: {e.strerror or e}") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise FetchError(f"cannot read {p}: not a regular file")
+    if st.st_size > max_bytes:
+        raise FetchError(f"{p} is larger than {max_bytes} bytes")
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as e:
+        raise FetchError(f"cannot read {p}: {e.strerror or e}") from e
+    if len(data) > max_bytes:
+        raise FetchError(f"{p} is larger than {max_bytes} bytes")
+    return data
+
+
+def _file_url_to_path(url: str) -> Path:
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise FetchError(f"cannot read {url}: file URLs must name a local path")
+    return Path(unquote(parts.path))
+
+
+def _local_result(source: str, path: Path, max_bytes: int, last_modified: str | None) -> FetchResult:
+    p = path.expanduser()
+    try:
+        mtime: str | None = formatdate(p.stat().st_mtime, usegmt=True)
+    except OSError:
+        mtime = None  # read_local reports the error
+    content_type = mimetypes.guess_type(p.name)[0]
+    if last_modified and mtime and last_modified == mtime and p.is_file():
+        return FetchResult(
+            url=source,
+            status=304,
+            content=b"",
+            content_type=content_type,
+            last_modified=mtime,
+            not_modified=True,
+        )
+    content = read_local(p, max_bytes)
+    return FetchResult(
+        url=source, status=200, content=content, content_type=content_type, last_modified=mtime
+    )
+
+
+def fetch_any(
+    source: str | os.PathLike[str],
+    fetcher: Fetcher | None = None,
+    *,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    limits: FetchLimits | None = None,
+) -> FetchResult:
+    """Fetch a feed source the operator configured: http(s) URL (trusted), ``file://`` URL or path.
+
+    Uses ``fetcher`` when given, else a short-lived ``Fetcher(limits)``."""
+    if fetcher is not None:
+        return fetcher.fetch_any(source, etag=etag, last_modified=last_modified)
+    with Fetcher(limits) as own:
+        return own.fetch_any(source, etag=etag, last_modified=last_modified)

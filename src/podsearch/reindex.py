@@ -1,0 +1,320 @@
+"""The pipeline: feeds into the catalog, then the Whoosh index and the similarity model.
+
+The CLI (and a scheduler) call :func:`reindex`; :func:`import_jsonl` is the same for JSON-lines exports.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .catalog import Catalog
+from .config import Config
+from .episodes import Chapter, Episode
+from .errors import FetchError, PodsearchError, TranscriptError
+from .generations import Generations
+from .index import SearchIndex
+from .ingest.feeds import parse_feed, slugify
+from .ingest.fetch import Fetcher, FetchLimits, read_local
+from .ingest.jsonl import read_jsonl
+from .ingest.transcripts import parse_transcript, pick_order
+from .lock import ReindexLock
+from .progress import Progress
+from .similar import ModelParams, SimilarModel, catalog_digest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Report:
+    feeds: int = 0
+    feeds_unchanged: int = 0
+    feeds_failed: int = 0
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    gone: int = 0
+    transcripts_fetched: int = 0
+    transcripts_failed: int = 0
+    index: dict[str, int] = field(default_factory=dict)
+    model: str = ""
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.feeds_failed or self.transcripts_failed or self.errors)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "failed": self.failed}
+
+
+def data_paths(data_dir: Path) -> dict[str, Path]:
+    return {"catalog": data_dir / Catalog.FILENAME, "index": data_dir / "index", "model": data_dir / "model"}
+
+
+def all_sources(config: Config, catalog: Catalog) -> list[str]:
+    """Feeds from the config, then feeds registered with ``podsearch add``, without repeats."""
+    sources = list(config.feeds)
+    for row in catalog.feeds():
+        if row["source"] not in sources and not row["source"].startswith("import:"):
+            sources.append(row["source"])
+    return sources
+
+
+def _is_url(source: str) -> bool:
+    return urlsplit(source).scheme.lower() in {"http", "https"}
+
+
+class _Ingest:
+    """One reindex's ingest of feeds into the catalog."""
+
+    def __init__(self, config: Config, catalog: Catalog, report: Report, progress: Progress,
+                 prune: bool = False) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.report = report
+        self.progress = progress
+        self.prune = prune
+        timeout = float(config.fetch_timeout)
+        base = dict(connect_timeout=min(10.0, timeout), read_timeout=timeout, total_timeout=timeout * 2,
+                    allow_private=bool(config.allow_private_hosts))
+        self.feed_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_feed_bytes), **base))
+        self.item_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_transcript_bytes), **base))
+
+    def close(self) -> None:
+        self.feed_fetcher.close()
+        self.item_fetcher.close()
+
+    def run(self, sources: list[str]) -> None:
+        self.progress.phase("feeds", len(sources))
+        for source in sources:
+            self.report.feeds += 1
+            try:
+                self.feed(source)
+            except PodsearchError as exc:
+                self.report.feeds_failed += 1
+                self.report.errors.append(f"feed {source}: {exc}")
+                log.warning("feed %s failed: %s", source, exc)
+                self.catalog.set_feed_state(source, last_fetch=time.time(), last_status="failed", last_error=str(exc))
+            self.progress.advance()
+
+    def _show_id(self, source: str, title: str) -> str:
+        known = self.catalog.show_id_for_source(source)
+        if known:
+            return known
+        candidate = slugify(title)
+        n = 2
+        while self.catalog.show_id_taken(candidate, source):
+            candidate = f"{slugify(title)}-{n}"
+            n += 1
+        return candidate
+
+    def feed(self, source: str) -> None:
+        state = self.catalog.feed_state(source) or {}
+        result = self.feed_fetcher.fetch_any(source, etag=state.get("etag"),
+                                             last_modified=state.get("last_modified"))
+        if result.not_modified and state.get("show_id") and state.get("last_status") == "ok":
+            self.report.feeds_unchanged += 1
+            count = sum(1 for _ in self.catalog.episodes(state["show_id"]))
+            self.report.unchanged += count
+            self.catalog.set_feed_state(source, last_fetch=time.time())
+            return
+        if result.not_modified:  # the last run failed after fetching: read it again in full
+            result = self.feed_fetcher.fetch_any(source)
+        base = result.url if _is_url(result.url) else str(Path(source).expanduser())
+        probe = parse_feed(result.content, source, base_url=base, content_type=result.content_type)
+        show_id = self._show_id(source, probe.show.title)
+        parsed = parse_feed(result.content, source, base_url=base, show_id=show_id,
+                            content_type=result.content_type) if show_id != probe.show.id else probe
+        self.report.warnings.extend(parsed.warnings)
+        episodes = self._qualify_ids(parsed.episodes, show_id)
+        self._attach_transcripts(source, episodes)
+        with self.catalog.transaction():
+            self.catalog.upsert_show(parsed.show)
+            for ep in episodes:
+                outcome = self.catalog.upsert_episode(ep)
+                setattr(self.report, outcome, getattr(self.report, outcome) + 1)
+            self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
+            self.catalog.set_feed_state(source, show_id=show_id, etag=result.etag, last_modified=result.last_modified,
+                                        last_fetch=time.time(), last_status="ok", last_error=None)
+
+    def _qualify_ids(self, episodes: list[Episode], show_id: str) -> list[Episode]:
+        """An id already owned by another show (one guid in two feeds) is qualified with this show's id."""
+        for ep in episodes:
+            owner = self.catalog.episode_owner(ep.id)
+            if owner is not None and owner != show_id:
+                ep.id = f"{show_id}/{ep.id}"
+        return episodes
+
+    def _attach_transcripts(self, source: str, episodes: list[Episode]) -> None:
+        todo = []
+        for ep in episodes:
+            old = self.catalog.episode(ep.id)
+            if old is not None and old.transcript_links == ep.transcript_links and old.chapters_url == ep.chapters_url:
+                ep.segments, ep.transcript_source, ep.chapters = old.segments, old.transcript_source, old.chapters
+                if old.segments or not ep.transcript_links:
+                    continue
+            if ep.transcript_links or ep.chapters_url:
+                todo.append(ep)
+        if not todo:
+            return
+        self.progress.phase(f"transcripts of {source}", len(todo))
+        with ThreadPoolExecutor(max_workers=max(1, int(self.config.fetch_workers))) as pool:
+            for ep, problems in zip(todo, pool.map(self._fetch_episode_extras, todo)):
+                for problem in problems:
+                    self.report.errors.append(f"feed {source}: episode {ep.id!r}: {problem}")
+                self.progress.advance()
+
+    def _get(self, url: str, local: bool) -> tuple[bytes, str]:
+        if local:
+            return read_local(url, int(self.config.max_transcript_bytes)), ""
+        result = self.item_fetcher.fetch(url, trusted=False)
+        return result.content, result.content_type or ""
+
+    def _fetch_episode_extras(self, ep: Episode) -> list[str]:
+        problems: list[str] = []
+        if ep.transcript_links:
+            tried = []
+            for link in pick_order(ep.transcript_links):
+                try:
+                    data, served_type = self._get(link.url, link.local)
+                    ep.segments = parse_transcript(data, link.type or served_type, url=link.url)
+                    ep.transcript_source = link.url
+                    self.report.transcripts_fetched += 1
+                    break
+                except (FetchError, TranscriptError) as exc:
+                    tried.append(str(exc))
+            else:
+                self.report.transcripts_failed += 1
+                problems.append("no transcript could be read: " + "; ".join(tried))
+        if ep.chapters_url:
+            try:
+                data, _ = self._get(ep.chapters_url, ep.chapters_local)
+                ep.chapters = parse_chapters(data)
+            except (FetchError, PodsearchError, ValueError) as exc:
+                problems.append(f"chapters {ep.chapters_url}: {exc}")
+        return problems
+
+
+def parse_chapters(data: bytes) -> list[Chapter]:
+    """The Podcasting 2.0 JSON chapters format: {"chapters": [{"startTime", "title", ...}]}."""
+    try:
+        doc = json.loads(data.decode("utf-8-sig", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"chapters are not JSON ({exc.msg})") from None
+    out = []
+    for ch in (doc.get("chapters") if isinstance(doc, dict) else None) or []:
+        if not isinstance(ch, dict) or ch.get("toc") is False:
+            continue
+        try:
+            start = float(ch.get("startTime", 0))
+        except (TypeError, ValueError):
+            continue
+        end = ch.get("endTime")
+        try:
+            end = float(end) if end is not None else None
+        except (TypeError, ValueError):
+            end = None
+        out.append(Chapter(start=start, end=end, title=str(ch.get("title") or ""), url=str(ch.get("url") or ""),
+                           img=str(ch.get("img") or "")))
+    out.sort(key=lambda c: c.start)
+    return out
+
+
+def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: Progress,
+                    full: bool = False, params: ModelParams | None = None) -> None:
+    """Bring the index and the similarity model in line with the catalog."""
+    started = time.perf_counter()
+    index = SearchIndex(data_dir)
+    total = len(catalog.hashes())
+    progress.phase("index", total)
+    report.index = index.sync(catalog, full=full, progress=progress.advance)
+    report.seconds["index"] = round(time.perf_counter() - started, 3)
+    started = time.perf_counter()
+    generations = Generations(data_dir / "model")
+    params = params or ModelParams()
+    saved = SimilarModel.saved_params(generations) or {}
+    digest = catalog_digest(catalog)
+    wanted = {**params.to_dict(), "digest": digest}
+    if not full and saved == wanted:
+        report.model = "unchanged"
+    elif total == 0:
+        report.model = "empty catalog"
+    else:
+        progress.phase("similarity model", None)
+        SimilarModel.fit(catalog, params).save(generations)
+        report.model = "refitted"
+    report.seconds["model"] = round(time.perf_counter() - started, 3)
+
+
+def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bool = False,
+            progress: Progress | None = None, sources: list[str] | None = None) -> Report:
+    """Fetch every feed into the catalog, then update the index and refit the model."""
+    progress = progress or Progress()
+    data_dir = config.data_dir
+    report = Report()
+    with ReindexLock(data_dir, wait=wait):
+        catalog = Catalog.in_dir(data_dir)
+        run_id = catalog.start_run()
+        try:
+            started = time.perf_counter()
+            ingest = _Ingest(config, catalog, report, progress, prune=prune)
+            try:
+                ingest.run(sources if sources is not None else all_sources(config, catalog))
+            finally:
+                ingest.close()
+            report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+            rebuild_derived(data_dir, catalog, report, progress, full=full)
+            catalog.finish_run(run_id, report.to_dict())
+        finally:
+            progress.done()
+            catalog.close()
+    return report
+
+
+def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: bool = False,
+                 progress: Progress | None = None) -> Report:
+    """Import a JSON-lines export into the catalog, then update the index and the model."""
+    progress = progress or Progress()
+    report = Report()
+    data_dir = config.data_dir
+    if not Path(path).is_file():
+        raise PodsearchError(f"{path}: no such file")
+    with ReindexLock(data_dir, wait=wait):
+        catalog = Catalog.in_dir(data_dir)
+        run_id = catalog.start_run()
+        try:
+            started = time.perf_counter()
+            progress.phase(f"import {path}", None)
+            shows_seen: set[str] = set()
+            with catalog.transaction():
+                for item in read_jsonl(path):
+                    if isinstance(item, PodsearchError):
+                        report.errors.append(str(item))
+                        continue
+                    if item.show.id not in shows_seen:
+                        catalog.upsert_show(item.show)
+                        shows_seen.add(item.show.id)
+                    outcome = catalog.upsert_episode(item.episode)
+                    setattr(report, outcome, getattr(report, outcome) + 1)
+                    progress.advance()
+            report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+            rebuild_derived(data_dir, catalog, report, progress, full=full)
+            catalog.finish_run(run_id, report.to_dict())
+        finally:
+            progress.done()
+            catalog.close()
+    return report
+

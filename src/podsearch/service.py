@@ -1,0 +1,202 @@
+"""The library's front door for the CLI and the web app: one object over the catalog, index and model.
+
+It opens things lazily (no work at import or construction time) and reopens the index and the model
+when a reindex has swapped in a new generation.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .catalog import Catalog
+from .episodes import Episode, Segment, Show
+from .errors import IndexMissing, NotFound, QueryError
+from .generations import Generations
+from .index import SearchIndex
+from .search_types import SearchRequest, SearchResult
+from .similar import Neighbour, SimilarModel
+
+MAX_K = 50
+
+
+@dataclass
+class SimilarItem:
+    id: str
+    title: str
+    show: str
+    show_id: str
+    published: str | None
+    url: str
+    score: float
+    reasons: list[str]
+    duplicate: bool = False
+
+
+@dataclass
+class SimilarResult:
+    id: str | None
+    similar: list[SimilarItem]
+    duplicates: list[SimilarItem] = field(default_factory=list)
+    t: float | None = None
+
+
+class Library:
+    def __init__(self, data_dir: Path | str) -> None:
+        self.data_dir = Path(data_dir)
+        self.index = SearchIndex(self.data_dir)
+        self.model_generations = Generations(self.data_dir / "model")
+        self._local = threading.local()
+        self._model: SimilarModel | None = None
+        self._model_stamp: tuple[str, float] = ("", 0.0)
+        self._model_lock = threading.Lock()
+
+    # -- resources ------------------------------------------------------------------------------
+    @property
+    def catalog(self) -> Catalog:
+        """A catalog connection for this thread (SQLite connections stay in their thread)."""
+        cat = getattr(self._local, "catalog", None)
+        if cat is None:
+            path = self.data_dir / Catalog.FILENAME
+            if not path.exists():
+                raise IndexMissing(f"No catalog in {self.data_dir}. Run 'podsearch reindex' first.")
+            cat = self._local.catalog = Catalog(path)
+        return cat
+
+    def close(self) -> None:
+        cat = getattr(self._local, "catalog", None)
+        if cat is not None:
+            cat.close()
+            self._local.catalog = None
+
+    def model(self) -> SimilarModel:
+        stamp = self.model_generations.stamp()
+        with self._model_lock:
+            if self._model is None or stamp != self._model_stamp:
+                self._model = SimilarModel.load(self.model_generations)
+                self._model_stamp = stamp
+            return self._model
+
+    # -- queries ----------------------------------------------------------------------------------
+    def search(self, req: SearchRequest) -> SearchResult:
+        return self.index.search(self.catalog, req)
+
+    def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
+        return self.index.suggest(self.catalog, prefix, limit)
+
+    def episode(self, episode_id: str) -> Episode:
+        ep = self.catalog.episode(episode_id)
+        if ep is None:
+            raise NotFound(f"No episode with id {episode_id!r}.")
+        return ep
+
+    def show(self, show_id: str) -> Show:
+        show = self.catalog.show(show_id)
+        if show is None:
+            raise NotFound(f"No show with id {show_id!r}.")
+        return show
+
+    def shows(self) -> list[Show]:
+        return self.catalog.shows()
+
+    def episodes_of(self, show_id: str, limit: int = 500) -> list[Episode]:
+        self.show(show_id)
+        out = []
+        for ep in self.catalog.episodes(show_id):
+            out.append(ep)
+            if len(out) >= limit:
+                break
+        return out
+
+    def recent(self, limit: int = 10) -> list[Episode]:
+        out = []
+        for ep in self.catalog.episodes(include_gone=False):
+            out.append(ep)
+            if len(out) >= limit:
+                break
+        return out
+
+    def similar(self, episode_id: str, k: int = 10, *, t: float | None = None, same_show: bool = True,
+                shows: list[str] | None = None, exclude_shows: list[str] | None = None,
+                min_score: float = 0.0) -> SimilarResult:
+        if not 1 <= k <= MAX_K:
+            raise QueryError(f"k must be between 1 and {MAX_K}.")
+        if not 0.0 <= min_score <= 1.0:
+            raise QueryError("min_score must be between 0 and 1.")
+        model = self.model()
+        if episode_id not in model.position:
+            self.episode(episode_id)  # NotFound for unknown ids
+            raise IndexMissing("This episode is newer than the similarity model; run 'podsearch reindex'.")
+        opts = dict(same_show=same_show, shows=shows, exclude_shows=exclude_shows, min_score=min_score)
+        duplicates: list[Neighbour] = []
+        if t is not None:
+            if t < 0:
+                raise QueryError("t must be 0 or more seconds.")
+            text = segments_around(self.catalog.segments(episode_id), t)
+            if not text.strip():
+                raise QueryError(f"The episode has no transcript around {t:g} s.")
+            picked = model.similar_to_text(text, k, exclude=episode_id, **opts)
+        else:
+            picked, duplicates = model.similar(episode_id, k, **opts)
+        return SimilarResult(id=episode_id, similar=self._items(picked), duplicates=self._items(duplicates), t=t)
+
+    def similar_to_text(self, text: str, k: int = 10, **opts: Any) -> SimilarResult:
+        if not text.strip():
+            raise QueryError("text is empty.")
+        if len(text) > 20000:
+            raise QueryError("text is longer than 20,000 characters.")
+        if not 1 <= k <= MAX_K:
+            raise QueryError(f"k must be between 1 and {MAX_K}.")
+        picked = self.model().similar_to_text(text, k, **opts)
+        return SimilarResult(id=None, similar=self._items(picked))
+
+    def _items(self, neighbours: list[Neighbour]) -> list[SimilarItem]:
+        names = {s.id: s.title for s in self.catalog.shows()}
+        out = []
+        for n in neighbours:
+            ep = self.catalog.episode(n.id, with_segments=False)
+            if ep is None:
+                continue
+            out.append(SimilarItem(id=ep.id, title=ep.title, show=names.get(ep.show_id, ep.show_id),
+                                   show_id=ep.show_id, published=ep.published, url=ep.link, score=n.score,
+                                   reasons=n.reasons, duplicate=n.duplicate))
+        return out
+
+    # -- operations -------------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        counts = self.catalog.counts()
+        last = self.catalog.last_run()
+        out: dict[str, Any] = dict(counts)
+        out["data"] = str(self.data_dir)
+        out["index_generation"] = self.index.generation()
+        out["index_documents"] = self.index.doc_count() if self.index.exists() else 0
+        out["index_bytes"] = self.index.size_bytes() if self.index.exists() else 0
+        if last:
+            out["last_reindex"] = {
+                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last["finished"])),
+                "age_seconds": round(time.time() - last["finished"], 1),
+                "failed": last.get("failed", False),
+                "errors": last.get("errors", [])[:20],
+            }
+        else:
+            out["last_reindex"] = None
+        return out
+
+    def ready(self) -> dict[str, Any]:
+        """What /readyz reports; raises IndexMissing when not ready."""
+        docs = self.index.doc_count()
+        self.model()
+        last = self.catalog.last_run()
+        return {"status": "ready", "index_generation": self.index.generation(), "episodes": docs,
+                "pid": os.getpid(),
+                "last_reindex_age_seconds": round(time.time() - last["finished"], 1) if last else None}
+
+
+def segments_around(segments: list[Segment], t: float, window: float = 120.0) -> str:
+    """The text of the two minutes around second ``t`` (for "similar to this moment")."""
+    lo, hi = t - window / 2, t + window / 2
+    return " ".join(s.text for s in segments if s.start is not None and lo <= s.start <= hi)

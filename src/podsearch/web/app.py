@@ -1,0 +1,80 @@
+"""The app factory."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, g
+
+from ..config import Config, load_config
+from ..service import Library
+
+log = logging.getLogger(__name__)
+
+
+def template_folder() -> str:
+    """Templates ship inside the wheel (podsearch/templates); in a checkout they are at the top level."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "templates"
+    if packaged.is_dir():
+        return str(packaged)
+    return str(here.parent.parent / "templates")
+
+
+def create_app(config: Config | None = None, test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the app. ``config`` defaults to the environment (``PODSEARCH_*``) and config file."""
+    config = config or load_config()
+    app = Flask("podsearch", template_folder=template_folder(), static_folder=None)
+    app.config.update(
+        PODSEARCH=config,
+        JSON_SORT_KEYS=False,
+        MAX_CONTENT_LENGTH=64 * 1024,
+    )
+    if test_config:
+        app.config.update(test_config)
+    app.extensions["podsearch"] = Library(config.data_dir)
+
+    from . import api, errors, views
+
+    app.register_blueprint(views.bp)
+    app.register_blueprint(api.bp)
+    errors.register(app)
+    app.add_template_filter(clock)
+    app.add_template_filter(date)
+
+    @app.teardown_appcontext
+    def _close(_exc: BaseException | None) -> None:
+        # Searchers are opened and closed inside each call; nothing per-request stays open.
+        g.pop("podsearch_request", None)
+
+    return app
+
+
+def clock(seconds: float | int | None) -> str:
+    """Seconds as H:MM:SS or M:SS."""
+    if seconds is None:
+        return ""
+    total = int(seconds)
+    h, rest = divmod(total, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def date(value: str | None) -> str:
+    """An ISO timestamp as '1 May 2024'."""
+    if not value:
+        return ""
+    try:
+        dt = datetime.strptime(value[:10], "%Y-%m-%d")
+    except ValueError:
+        return value
+    return f"{dt.day} {dt.strftime('%b %Y')}"
+
+
+def library() -> Library:
+    from flask import current_app
+
+    return current_app.extensions["podsearch"]
