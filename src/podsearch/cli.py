@@ -360,8 +360,15 @@ def stats(obj: Context, as_json: bool) -> None:
         click.echo(f"{key}: {value}")
 
 
-def run() -> None:
-    main()
+@main.group("eval")
+def eval_() -> None:
+    """Measure ranking quality: search against TREC judgments, similar against labelled pairs and tags.
+
+    \b
+    Examples:
+      podsearch eval search --docs docs.jsonl --queries queries.tsv --qrels qrels.tsv --json
+      podsearch eval similar --pairs related_pairs.dev.tsv --tags btc_tags.dev.tsv --json
+    """
 
 
 __all__ = ["main"]

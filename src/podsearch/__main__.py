@@ -1,0 +1,5 @@
+"""``python -m podsearch`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,138 @@
+"""Shared fixtures: the corpus, a data folder with the sample indexed, the app, a client, a CLI runner,
+and a real ``podsearch serve`` (waitress) on a free port of 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def require_corpus() -> Path:
+    """The shared corpus, or a skip (a failure in CI, where PODSEARCH_REQUIRE_CORPUS=1)."""
+    if CORPUS.is_dir():
+        return CORPUS
+    message = f"shared corpus not found at {CORPUS}"
+    if os.environ.get("PODSEARCH_REQUIRE_CORPUS") == "1":
+        pytest.fail(message + " (PODSEARCH_REQUIRE_CORPUS=1)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    return require_corpus()
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's own settings."""
+    for key in list(os.environ):
+        if key.startswith("PODSEARCH_") and key != "PODSEARCH_REQUIRE_CORPUS":
+            monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(scope="session")
+def sample_data_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample indexed once per session (through the real CLI); copy it before writing."""
+    from click.testing import CliRunner
+
+    from podsearch.cli import main
+
+    data = tmp_path_factory.mktemp("sample") / "data"
+    result = CliRunner().invoke(main, ["--data", str(data), "-q", "demo", "--no-serve"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return data
+
+
+@pytest.fixture
+def sample_data(sample_data_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the indexed sample for one test."""
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_template, data)
+    return data
+
+
+@pytest.fixture
+def app(sample_data: Path):
+    from podsearch.config import load_config
+    from podsearch.web import create_app
+
+    return create_app(load_config({"data": str(sample_data)}, environ={}), {"TESTING": True})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner():
+    from click.testing import CliRunner
+
+    return CliRunner()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str, proc: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+class LiveServer:
+    def __init__(self, proc: subprocess.Popen, base: str, data: Path) -> None:
+        self.proc, self.base, self.data = proc, base, data
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+def start_server(data: Path, *extra: str, env: dict[str, str] | None = None) -> LiveServer:
+    port = free_port()
+    cmd = [sys.executable, "-m", "podsearch", "--data", str(data), "serve", "--host", "127.0.0.1",
+           "--port", str(port), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(base + "/healthz", proc)
+    except Exception:
+        proc.kill()
+        raise
+    return LiveServer(proc, base, data)
+
+
+@pytest.fixture
+def live_server(sample_data: Path) -> Iterator[LiveServer]:
+    """``podsearch serve`` (waitress) in a subprocess on a free port, serving a copy of the sample."""
+    server = start_server(sample_data)
+    yield server
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
