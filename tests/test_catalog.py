@@ -1,0 +1,48 @@
+"""The SQLite catalog: idempotent upserts, gone marking, round trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from podsearch.catalog import Catalog
+from podsearch.episodes import Episode, Person, Segment, Show
+
+
+def _episode(i: int, text: str = "hello") -> Episode:
+    return Episode(id=f"ep/{i}?x=1", show_id="s", title=f"Episode {i}", persons=[Person("Ana", role="host")],
+                   segments=[Segment(text=text, start=1.5, end=3.0, speaker="Ana")])
+
+
+def test_upsert_is_idempotent_and_detects_changes(tmp_path: Path):
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="Show"))
+        assert cat.upsert_episode(_episode(1)) == "new"
+        assert cat.upsert_episode(_episode(1)) == "unchanged"
+        assert cat.upsert_episode(_episode(1, "changed")) == "updated"
+        ep = cat.episode("ep/1?x=1")
+        assert ep is not None and ep.segments == [Segment(text="changed", start=1.5, end=3.0, speaker="Ana")]
+        assert ep.persons == [Person("Ana", role="host")]
+
+
+def test_gone_episodes_are_kept_and_marked_unless_pruned(tmp_path: Path):
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="Show"))
+        for i in range(3):
+            cat.upsert_episode(_episode(i))
+        assert cat.mark_gone("s", ["ep/0?x=1", "ep/1?x=1"]) == 1
+        assert cat.counts()["episodes"] == 3 and cat.counts()["episodes_gone"] == 1
+        assert cat.mark_gone("s", ["ep/0?x=1"], prune=True) == 2
+        assert cat.counts()["episodes"] == 1
+        assert cat.counts()["segments"] == 1  # segments of deleted episodes go with them
+
+
+def test_transaction_rolls_back_on_error(tmp_path: Path):
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="Show"))
+        try:
+            with cat.transaction():
+                cat.upsert_episode(_episode(1))
+                raise RuntimeError("crash mid-feed")
+        except RuntimeError:
+            pass
+        assert cat.episode("ep/1?x=1") is None

@@ -1,0 +1,139 @@
+"""The real CLI: every command documented with an example, demo, search, similar, stats, reindex, add."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from podsearch.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    for name, cmd in group.commands.items():
+        yield prefix + (name,), cmd
+        if isinstance(cmd, click.Group):
+            yield from _commands(cmd, prefix + (name,))
+
+
+def test_help_of_every_command_says_what_and_gives_an_example(runner):
+    result = runner.invoke(main, ["--help"])
+    assert result.exit_code == 0 and "Example" in result.output
+    readme = (ROOT / "README.md").read_text() + (ROOT / "docs" / "cli.md").read_text()
+    for path, _cmd in _commands(main):
+        out = runner.invoke(main, [*path, "--help"])
+        assert out.exit_code == 0, path
+        assert "Example" in out.output, f"'podsearch {' '.join(path)} --help' has no example"
+        assert f"podsearch {' '.join(path)}" in readme or f"`{' '.join(path)}`" in readme, \
+            f"command {' '.join(path)} is not documented in README.md or docs/cli.md"
+
+
+def test_console_script_and_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "podsearch", "--version"], capture_output=True, text=True, check=True)
+    assert "podsearch" in out.stdout
+
+
+def test_search_json_finds_the_sample_topic(runner, sample_data: Path):
+    result = runner.invoke(main, ["--data", str(sample_data), "search", "waggle dance", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["total"] >= 1
+    top = data["hits"][0]
+    assert top["id"] == "tag:example.org,2024:field-notes/ep-01"
+    assert "<mark>" in top["snippet"]
+    assert top["moments"] and top["moments"][0]["start"] is not None
+
+
+def test_search_prints_hits_for_people(runner, sample_data: Path):
+    result = runner.invoke(main, ["--data", str(sample_data), "search", "sourdough"])
+    assert result.exit_code == 0
+    assert "Sourdough" in result.output or "sourdough" in result.output
+    assert "id: " in result.output
+
+
+def test_similar_json_ranks_by_topic_and_never_returns_itself(runner, sample_data: Path):
+    bees = "tag:example.org,2024:field-notes/ep-01"
+    result = runner.invoke(main, ["--data", str(sample_data), "similar", bees, "-k", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    ids = [s["id"] for s in data["similar"]]
+    assert bees not in ids and len(ids) == 3
+    # The honey episode (The Long Table) and the swarm-robotics episode (Signal Path) are about bees too.
+    assert {"https://example.org/signal-path/episodes/1?v=1"} & set(ids)
+    assert all(s["reasons"] for s in data["similar"])
+    scores = [s["score"] for s in data["similar"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_similar_unknown_id_is_a_clear_error(runner, sample_data: Path):
+    result = runner.invoke(main, ["--data", str(sample_data), "similar", "nope"])
+    assert result.exit_code == 1
+    assert "No episode with id 'nope'" in result.output
+
+
+def test_stats_json(runner, sample_data: Path):
+    result = runner.invoke(main, ["--data", str(sample_data), "stats", "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["episodes"] == 36 and data["shows"] == 3
+    assert data["with_transcript"] == 36
+    assert data["last_reindex"]["failed"] is False
+
+
+def test_commands_on_an_empty_data_folder_say_what_to_do(runner, tmp_path: Path):
+    result = runner.invoke(main, ["--data", str(tmp_path / "empty"), "search", "bees"])
+    assert result.exit_code == 1
+    assert "Run 'podsearch reindex' first" in result.output
+
+
+def test_reindex_without_feeds_is_misuse(runner, tmp_path: Path):
+    result = runner.invoke(main, ["--data", str(tmp_path / "d"), "reindex"])
+    assert result.exit_code == 2
+    assert "No feeds" in result.output
+
+
+def test_add_then_reindex_then_unchanged(runner, tmp_path: Path):
+    from podsearch.sample import sample_feeds
+
+    data = str(tmp_path / "d")
+    feed = sample_feeds()[0]
+    assert runner.invoke(main, ["--data", data, "add", feed]).exit_code == 0
+    first = runner.invoke(main, ["--data", data, "-q", "reindex", "--json"])
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.output)
+    assert report["new"] == 12 and report["failed"] is False
+    second = json.loads(runner.invoke(main, ["--data", data, "-q", "reindex", "--json"]).output)
+    assert second["new"] == 0 and second["updated"] == 0 and second["unchanged"] == 12
+    assert second["index"] == {"added": 0, "updated": 0, "removed": 0}
+    assert second["model"] == "unchanged"
+
+
+def test_add_refuses_what_is_not_a_feed_source(runner, tmp_path: Path):
+    result = runner.invoke(main, ["--data", str(tmp_path / "d"), "add", "ftp://example.org/feed"])
+    assert result.exit_code == 2
+    result = runner.invoke(main, ["--data", str(tmp_path / "d"), "add", str(tmp_path / "missing.xml")])
+    assert result.exit_code == 2
+
+
+def test_reindex_with_a_config_file_and_a_broken_feed_exits_1(runner, tmp_path: Path):
+    from podsearch.sample import sample_feeds
+
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(b"this is not a feed at all")
+    cfg = tmp_path / "podsearch.toml"
+    cfg.write_text("feeds = [%s]\n" % ", ".join(f'"{p}"' for p in [sample_feeds()[1], str(broken)]))
+    result = runner.invoke(main, ["--data", str(tmp_path / "d"), "--config", str(cfg), "-q", "reindex"])
+    assert result.exit_code == 1
+    assert "broken.xml" in result.output and "not a feed" in result.output
+    assert "12 new" in result.output  # the good feed went in all the same
+
+
+@pytest.mark.parametrize("args", [["reindex", "--bogus"], ["search"], ["similar"]])
+def test_misuse_exits_2(runner, args):
+    assert runner.invoke(main, args).exit_code == 2

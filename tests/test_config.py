@@ -1,0 +1,63 @@
+"""Settings: one declaration each, layered defaults < file < environment < options, and all documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from podsearch.config import SETTINGS, load_config
+from podsearch.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_defaults_need_no_config():
+    config = load_config(environ={})
+    assert config.data == "index"
+    assert config.feeds == []
+    assert config.port == 8080 and config.host == "127.0.0.1"
+    assert config.allow_private_hosts is False
+
+
+def test_file_then_environment_then_options(tmp_path: Path):
+    cfg = tmp_path / "podsearch.toml"
+    cfg.write_text('feeds = ["https://example.org/feed.xml", "local/feed.xml"]\nport = 9000\nthreads = 2\n')
+    config = load_config(environ={"PODSEARCH_CONFIG": str(cfg), "PODSEARCH_PORT": "9100"})
+    assert config.feeds[0] == "https://example.org/feed.xml"
+    # Relative paths in the file are relative to the file, not to the working directory.
+    assert config.feeds[1] == str((tmp_path / "local/feed.xml").resolve())
+    assert config.port == 9100  # the environment beats the file
+    assert config.threads == 2
+    assert load_config({"data": "/x", "config": str(cfg)}, environ={"PODSEARCH_DATA": "/y"}).data == "/x"
+
+
+def test_allow_private_hosts_from_environment():
+    assert load_config(environ={"PODSEARCH_ALLOW_PRIVATE_HOSTS": "1"}).allow_private_hosts is True
+    with pytest.raises(ConfigError, match="PODSEARCH_ALLOW_PRIVATE_HOSTS"):
+        load_config(environ={"PODSEARCH_ALLOW_PRIVATE_HOSTS": "maybe"})
+
+
+@pytest.mark.parametrize("text, message", [
+    ("feeds = 3\n", "bad value for feeds"),
+    ("colour = 'red'\n", "unknown setting 'colour'"),
+    ("feeds = [\n", "Cannot read config file"),
+])
+def test_bad_config_files_name_the_problem(tmp_path: Path, text: str, message: str):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config({"config": str(cfg)}, environ={})
+
+
+def test_missing_config_file():
+    with pytest.raises(ConfigError, match="not found"):
+        load_config({"config": "/nonexistent/podsearch.toml"}, environ={})
+
+
+def test_every_setting_is_documented():
+    docs = (ROOT / "docs" / "configuration.md").read_text()
+    for setting in SETTINGS:
+        assert f"`{setting.name}`" in docs, f"setting {setting.name} missing from docs/configuration.md"
+        assert setting.env in docs, f"{setting.env} missing from docs/configuration.md"
+        assert setting.help
