@@ -208,30 +208,37 @@ def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
 @click.option("--host", default=None, help="Address to listen on. [env PODSEARCH_HOST; default 127.0.0.1]")
 @click.option("--port", type=int, default=None, help="Port. [env PODSEARCH_PORT; default 8080]")
 @click.option("--threads", type=int, default=None, help="Worker threads. [env PODSEARCH_THREADS; default 4]")
+@click.option("--url-prefix", default=None, metavar="PATH",
+              help="Serve under this path behind a reverse proxy, e.g. /podsearch. [env PODSEARCH_URL_PREFIX]")
+@click.option("--trusted-proxy", default=None, metavar="ADDR",
+              help="Believe X-Forwarded-* headers from this proxy address ('*': any). [env PODSEARCH_TRUSTED_PROXY]")
+@click.option("--reindex-every", default=None, metavar="DURATION",
+              help="Reindex from inside the server this often: 30m, 1h, 1d. [env PODSEARCH_REINDEX_EVERY]")
+@click.option("--access-log/--no-access-log", default=None, help="One log line per request on stderr. [default: on]")
 @pass_ctx
-def serve(obj: Context, host: str | None, port: int | None, threads: int | None) -> None:
-    """Serve the search page and the JSON API with waitress.
+def serve(obj: Context, host: str | None, port: int | None, threads: int | None, url_prefix: str | None,
+          trusted_proxy: str | None, reindex_every: str | None, access_log: bool | None) -> None:
+    """Serve the search page and the JSON API with waitress; SIGTERM stops it after requests in flight.
 
     \b
     Example:
-      podsearch serve --host 0.0.0.0 --port 8080 --threads 8
+      podsearch serve --host 0.0.0.0 --port 8080 --threads 8 --url-prefix /podsearch --reindex-every 1h
     """
-    config = obj.config
-    host = host or config.host
-    port = port if port is not None else config.port
-    threads = threads or config.threads
-    _serve(config, host, port, threads, obj.quiet)
+    _serve(obj.config, obj.quiet, host=host, port=port, threads=threads, url_prefix=url_prefix,
+           trusted_proxy=trusted_proxy, reindex_every=reindex_every, access_log=access_log)
 
 
-def _serve(config: Config, host: str, port: int, threads: int, quiet: bool) -> None:
-    import waitress
-
+def _serve(config: Config, quiet: bool, access_log: bool | None = None, **options: Any) -> None:
+    from .server import ServeOptions, configure_access_log, serve
     from .web import create_app
 
+    try:
+        opts = ServeOptions.from_config(config, **options)
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    configure_access_log(access_log if access_log is not None else config.access_log and not quiet)
     app = create_app(config)
-    if not quiet:
-        click.echo(f"podsearch serving {config.data_dir} on http://{host}:{port}/ (Ctrl-C to stop)", err=True)
-    waitress.serve(app, host=host, port=port, threads=threads, ident="podsearch", _quiet=True)
+    sys.exit(serve(app, opts, config, announce=None if quiet else lambda line: click.echo(line, err=True)))
 
 
 @main.command()
@@ -258,7 +265,7 @@ def demo(obj: Context, host: str, port: int, no_serve: bool) -> None:
     if report.failed:
         sys.exit(EXIT_FAILED)
     if not no_serve:
-        _serve(config, host, port, config.threads, obj.quiet)
+        _serve(config, obj.quiet, host=host, port=port)
 
 
 def _library(obj: Context):

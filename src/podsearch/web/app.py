@@ -28,20 +28,25 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     """Build the app. ``config`` defaults to the environment (``PODSEARCH_*``) and config file."""
     config = config or load_config()
     app = Flask("podsearch", template_folder=template_folder(), static_folder=None)
-    app.config.update(
-        PODSEARCH=config,
-        JSON_SORT_KEYS=False,
-        MAX_CONTENT_LENGTH=64 * 1024,
-    )
+    app.config.update(PODSEARCH=config, JSON_SORT_KEYS=False)
     if test_config:
         app.config.update(test_config)
     app.extensions["podsearch"] = Library(config.data_dir)
 
-    from . import api, errors, views
+    from . import api, caching, errors, limits, views
+    from .accesslog import AccessLog
 
     app.register_blueprint(views.bp)
-    app.register_blueprint(api.bp)
+    from .embed import bp as embed_bp  # the widget and /opensearch.xml
+    app.register_blueprint(embed_bp)
+    app.register_blueprint(api.bp, url_prefix="/api/v1")
+    app.register_blueprint(api.bp, url_prefix="/api", name="api_unversioned")
+    app.register_blueprint(api.site)
+    app.register_blueprint(api.ops)
+    limits.register(app)  # first: refuse before any other work
+    caching.register(app, library)
     errors.register(app)
+    app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
     app.add_template_filter(clock)
     app.add_template_filter(date)
 

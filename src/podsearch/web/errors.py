@@ -13,6 +13,10 @@ log = logging.getLogger(__name__)
 
 STATUS = {QueryError: (400, "bad_query"), NotFound: (404, "not_found"), IndexMissing: (503, "not_ready"),
           ReindexRunning: (503, "busy")}
+# Error codes of HTTP-level refusals; the OpenAPI document lists the same ones.
+HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
+              429: "rate_limited"}
+PASSED_HEADERS = ("Retry-After", "Allow")
 
 
 def wants_json() -> bool:
@@ -21,10 +25,10 @@ def wants_json() -> bool:
             or request.accept_mimetypes.best == "application/json")
 
 
-def _answer(status: int, code: str, message: str):
+def _answer(status: int, code: str, message: str, headers: dict[str, str] | None = None):
     if wants_json():
-        return jsonify({"error": {"code": code, "message": message}}), status
-    return render_template("error.html", status=status, code=code, message=message), status
+        return jsonify({"error": {"code": code, "message": message}}), status, headers or {}
+    return render_template("error.html", status=status, code=code, message=message), status, headers or {}
 
 
 def register(app: Flask) -> None:
@@ -37,8 +41,10 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
-        code = (exc.name or "error").lower().replace(" ", "_")
-        return _answer(exc.code or 500, code, exc.description or exc.name)
+        status = exc.code or 500
+        code = HTTP_CODES.get(status) or (exc.name or "error").lower().replace(" ", "_")
+        headers = {k: v for k, v in exc.get_headers() if k in PASSED_HEADERS}
+        return _answer(status, code, exc.description or exc.name, headers)
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

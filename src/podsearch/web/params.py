@@ -7,6 +7,13 @@ from flask import Request
 from ..errors import QueryError
 from ..search_types import SearchRequest
 
+# Limits of what one request may ask for; the OpenAPI document (openapi.py) states the same numbers.
+MAX_QUERY_CHARS = 500
+MAX_PREFIX_CHARS = 100
+MAX_TEXT_CHARS = 20000
+MAX_PER_PAGE = 100
+MAX_DEPTH = 1000  # page * per_page: deep pages cost a full ranking and are never what a person wants
+
 
 def _int(request: Request, name: str, default: int | None, lo: int | None = None, hi: int | None = None) -> int | None:
     raw = request.args.get(name, "").strip()
@@ -52,15 +59,32 @@ def _list(request: Request, name: str) -> list[str]:
     return out
 
 
+def _text(request: Request, name: str, limit: int) -> str:
+    value = request.args.get(name, "")
+    if len(value) > limit:
+        raise QueryError(f"{name} is {len(value)} characters long; the limit is {limit}.")
+    return value
+
+
+def page_window(request: Request, default_per_page: int = 10) -> tuple[int, int]:
+    """``page`` and ``per_page``, refusing pages past the first MAX_DEPTH results."""
+    per_page = _int(request, "per_page", default_per_page, 1, MAX_PER_PAGE) or default_per_page
+    page = _int(request, "page", 1, 1, MAX_DEPTH) or 1
+    if page * per_page > MAX_DEPTH:
+        raise QueryError(f"Results past the first {MAX_DEPTH:,} are not served; narrow the query.")
+    return page, per_page
+
+
 def search_request(request: Request, default_per_page: int = 10) -> SearchRequest:
     minutes_min = _int(request, "duration_min", None, 0, 100000)
     minutes_max = _int(request, "duration_max", None, 0, 100000)
+    page, per_page = page_window(request, default_per_page)
     return SearchRequest(
-        q=request.args.get("q", ""),
-        page=_int(request, "page", 1, 1, 1000) or 1,
-        per_page=_int(request, "per_page", default_per_page, 1, 100) or default_per_page,
+        q=_text(request, "q", MAX_QUERY_CHARS),
+        page=page,
+        per_page=per_page,
         shows=_list(request, "show"),
-        person=request.args.get("person", "").strip(),
+        person=_text(request, "person", MAX_PREFIX_CHARS).strip(),
         published_from=request.args.get("from", "").strip(),
         published_to=request.args.get("to", "").strip(),
         duration_min=minutes_min * 60 if minutes_min is not None else None,
@@ -68,6 +92,10 @@ def search_request(request: Request, default_per_page: int = 10) -> SearchReques
         language=request.args.get("language", "").strip(),
         sort=request.args.get("sort", "relevance").strip() or "relevance",
     )
+
+
+def suggest_prefix(request: Request) -> str:
+    return _text(request, "q", MAX_PREFIX_CHARS)
 
 
 def similar_options(request: Request) -> dict:

@@ -1,0 +1,221 @@
+"""Running the app under waitress: proxy settings, a graceful stop on SIGTERM, and scheduled reindexing.
+
+``podsearch serve`` calls :func:`serve`. On SIGTERM (or SIGINT) the server stops accepting connections,
+lets the requests it already has finish (up to ``shutdown_timeout`` seconds), closes idle keep-alive
+connections and returns, so the process exits 0. A :class:`ReindexScheduler` thread runs
+:func:`podsearch.reindex.reindex` every ``reindex_every``; the reindex lock guarantees that it never
+overlaps another reindex (its own or a ``podsearch reindex`` from cron), and the generation swap means
+searches keep being answered from the old index until the new one is in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Config
+from .errors import ConfigError, PodsearchError, ReindexRunning
+
+log = logging.getLogger(__name__)
+
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float | None:
+    """``"90"``, ``"45s"``, ``"30m"``, ``"1h"``, ``"1d"``, ``"1h30m"`` to seconds; empty or ``0`` to None (never)."""
+    text = (text or "").strip().lower()
+    if text in {"", "0", "off", "never"}:
+        return None
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhd]?)", text)
+    if not parts or re.sub(r"(\d+(?:\.\d+)?)\s*([smhd]?)", "", text).strip():
+        raise ConfigError(f"Cannot read the duration {text!r}; write it like 90s, 30m, 1h or 1d.")
+    seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    if seconds < 1:
+        raise ConfigError(f"The duration {text!r} is shorter than a second.")
+    return seconds
+
+
+@dataclass
+class ServeOptions:
+    host: str
+    port: int
+    threads: int = 4
+    url_prefix: str = ""
+    trusted_proxy: str = ""
+    trusted_proxy_headers: str = ""
+    reindex_every: float | None = None
+    shutdown_timeout: float = 30.0
+    max_body_bytes: int = 64 * 1024
+
+    @classmethod
+    def from_config(cls, config: Config, **overrides: Any) -> ServeOptions:
+        given = {k: v for k, v in overrides.items() if v is not None}
+        every = given.pop("reindex_every", config.reindex_every)
+        return cls(host=given.get("host", config.host), port=given.get("port", config.port),
+                   threads=given.get("threads", config.threads),
+                   url_prefix=given.get("url_prefix", config.url_prefix),
+                   trusted_proxy=given.get("trusted_proxy", config.trusted_proxy),
+                   trusted_proxy_headers=given.get("trusted_proxy_headers", config.trusted_proxy_headers),
+                   reindex_every=parse_duration(every) if isinstance(every, str) else every,
+                   shutdown_timeout=given.get("shutdown_timeout", config.shutdown_timeout),
+                   max_body_bytes=config.max_body_bytes)
+
+
+class ReindexScheduler(threading.Thread):
+    """Runs a reindex every ``interval`` seconds (the first one ``interval`` after start)."""
+
+    def __init__(self, config: Config, interval: float) -> None:
+        super().__init__(name="podsearch-reindex", daemon=True)
+        self.config, self.interval = config, interval
+        self._halt = threading.Event()
+        self._running = threading.Event()
+        self.runs = 0
+        self.last_outcome = ""
+        self.last_finished: float | None = None
+
+    def status(self) -> dict[str, Any]:
+        return {"every_seconds": self.interval, "running": self._running.is_set(), "runs": self.runs,
+                "last_outcome": self.last_outcome or None,
+                "last_finished_age_seconds": None if self.last_finished is None
+                else round(time.time() - self.last_finished, 1)}
+
+    def stop(self, timeout: float) -> None:
+        """No further runs; wait up to ``timeout`` for a run in progress (it is atomic if cut short)."""
+        self._halt.set()
+        if self._running.is_set():
+            log.info("waiting up to %.0f s for the running reindex to finish", timeout)
+        self.join(timeout)
+        if self.is_alive():
+            log.warning("the scheduled reindex is still running; stopping without waiting for it "
+                        "(the live index is untouched until a reindex completes)")
+
+    def run(self) -> None:
+        while not self._halt.wait(self.interval):
+            self.run_once()
+
+    def run_once(self) -> None:
+        from .reindex import reindex
+
+        self._running.set()
+        started = time.perf_counter()
+        try:
+            report = reindex(self.config, wait=False)
+        except ReindexRunning as exc:
+            self.last_outcome = "skipped: another reindex is running"
+            log.warning("scheduled reindex skipped: %s", exc)
+        except PodsearchError as exc:
+            self.last_outcome = f"failed: {exc}"
+            log.error("scheduled reindex failed: %s", exc)
+        except Exception as exc:  # the scheduler must outlive a bad run; the cause is logged
+            self.last_outcome = f"failed: {exc}"
+            log.exception("scheduled reindex crashed")
+        else:
+            self.last_outcome = "failed feeds or transcripts" if report.failed else "ok"
+            log.info("scheduled reindex done in %.1f s: %s new, %s updated, %s gone; index %s; model %s%s",
+                     time.perf_counter() - started, report.new, report.updated, report.gone, report.index,
+                     report.model, f"; {len(report.errors)} errors" if report.errors else "")
+        finally:
+            self.runs += 1
+            self.last_finished = time.time()
+            self._running.clear()
+
+
+class GracefulServer:
+    """A waitress server whose main loop can be asked to stop, and which then drains before returning."""
+
+    def __init__(self, app: Any, options: ServeOptions) -> None:
+        from waitress.server import create_server
+
+        kwargs: dict[str, Any] = dict(host=options.host, port=options.port, threads=options.threads,
+                                      ident="podsearch", url_prefix=options.url_prefix.rstrip("/"),
+                                      max_request_body_size=options.max_body_bytes, clear_untrusted_proxy_headers=True)
+        if options.trusted_proxy:
+            kwargs.update(trusted_proxy=options.trusted_proxy,
+                          trusted_proxy_headers=options.trusted_proxy_headers.split())
+        self.server = create_server(app, **kwargs)
+        self.options = options
+        self._stopping = threading.Event()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.effective_port)
+
+    def request_stop(self, *_args: Any) -> None:
+        """Signal-safe: only sets a flag; the loop notices within a fraction of a second."""
+        self._stopping.set()
+
+    def run(self) -> None:
+        from waitress import wasyncore
+
+        server = self.server
+        while not self._stopping.is_set():
+            wasyncore.loop(timeout=0.2, map=server._map, use_poll=True, count=1)
+        log.info("stopping: no new connections; letting requests in flight finish")
+        wasyncore.dispatcher.close(server)  # the listening socket only; the trigger stays for the workers
+        deadline = time.monotonic() + self.options.shutdown_timeout
+        while time.monotonic() < deadline and self._busy():
+            wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
+        if self._busy():
+            log.warning("shutdown timeout (%.0f s) reached with requests still running", self.options.shutdown_timeout)
+        server.task_dispatcher.shutdown(cancel_pending=True, timeout=1)
+        wasyncore.close_all(server._map)
+
+    def _busy(self) -> bool:
+        """Whether any connection has a request in progress or unsent output; idle ones are closed."""
+        busy = False
+        for channel in list(self.server.active_channels.values()):
+            if channel.requests or channel.total_outbufs_len or channel.request is not None:
+                busy = True
+            elif not channel.will_close:
+                channel.will_close = True  # an idle keep-alive connection: close it now
+                busy = True  # until the loop has actually closed it
+        return busy
+
+
+def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[str], None] | None = None) -> int:
+    """Serve until SIGTERM/SIGINT; returns the exit status (0 after a clean stop).
+
+    ``announce`` is called once with the address served, when the socket is listening.
+    """
+    scheduler = ReindexScheduler(config, options.reindex_every) if options.reindex_every else None
+    if scheduler is not None:
+        app.extensions["podsearch_scheduler"] = scheduler
+    server = GracefulServer(app, options)
+    previous = {sig: signal.signal(sig, server.request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    if announce:
+        prefix = options.url_prefix.rstrip("/")
+        extra = f"; reindexing every {options.reindex_every:g} s" if scheduler else ""
+        announce(f"podsearch serving {config.data_dir} on http://{options.host}:{server.port}{prefix}/{extra} "
+                 "(Ctrl-C to stop)")
+    if scheduler is not None:
+        scheduler.start()
+    try:
+        server.run()
+    finally:
+        if scheduler is not None:
+            scheduler.stop(options.shutdown_timeout)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    log.info("stopped")
+    return 0
+
+
+def configure_access_log(enabled: bool) -> None:
+    """Access lines go to stderr on their own handler, whatever level the rest of the logging is at."""
+    access = logging.getLogger("podsearch.access")
+    access.propagate = False
+    access.handlers.clear()
+    if enabled:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        access.addHandler(handler)
+        access.setLevel(logging.INFO)
+    else:
+        access.setLevel(logging.CRITICAL + 1)

@@ -1,0 +1,88 @@
+"""Conditional GET for the JSON API.
+
+The answer to a GET depends only on the request and on the data it reads, so its validator is known
+before any work is done: a weak ETag made of the data version (index generation, model generation,
+last finished reindex, podsearch version) and the request path with its query. A matching
+``If-None-Match`` (or an ``If-Modified-Since`` not older than the data) gets 304 straight away.
+The ETag is weak because two equal answers may differ in bytes (``took_ms``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from email.utils import formatdate
+from typing import Any, TypeVar
+
+from flask import Flask, Response, current_app, g, request
+
+from .. import __version__
+from ..errors import PodsearchError
+from ..service import Library
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cacheable(view: F) -> F:
+    """Mark a view whose GET answers may be cached and revalidated with ETag / Last-Modified."""
+    view._podsearch_cacheable = True  # type: ignore[attr-defined]
+    return view
+
+
+def data_version(lib: Library) -> tuple[str, float]:
+    """A short token that changes whenever the served data may have changed, and when that was."""
+    index_stamp = lib.index.generations.stamp()
+    model_stamp = lib.model_generations.stamp()
+    try:
+        last = lib.catalog.last_run()
+    except PodsearchError:
+        last = None
+    finished = float(last["finished"]) if last else 0.0
+    token = f"{__version__}|{index_stamp}|{model_stamp}|{finished}"
+    return hashlib.sha256(token.encode()).hexdigest()[:20], max(index_stamp[1], model_stamp[1], finished)
+
+
+def request_etag(version: str) -> str:
+    target = request.full_path if request.query_string else request.path
+    return hashlib.sha256(f"{version}|{target}".encode()).hexdigest()[:24]
+
+
+def _is_cacheable() -> bool:
+    if request.method not in {"GET", "HEAD"} or request.endpoint is None:
+        return False
+    view = current_app.view_functions.get(request.endpoint)
+    return bool(getattr(view, "_podsearch_cacheable", False))
+
+
+def register(app: Flask, library: Callable[[], Library]) -> None:
+    max_age = int(app.config["PODSEARCH"].cache_max_age)
+
+    @app.before_request
+    def _conditional() -> Response | None:
+        if not _is_cacheable():
+            return None
+        version, modified = data_version(library())
+        g.podsearch_etag, g.podsearch_modified = request_etag(version), modified
+        not_modified = (request.if_none_match.contains_weak(g.podsearch_etag) if request.if_none_match
+                        else bool(request.if_modified_since and modified
+                                  and int(modified) <= request.if_modified_since.timestamp()))
+        if not_modified:
+            response = Response(status=304)
+            _validators(response, max_age)
+            return response
+        return None
+
+    @app.after_request
+    def _headers(response: Response) -> Response:
+        if "podsearch_etag" in g and response.status_code == 200:
+            _validators(response, max_age)
+        elif response.status_code != 304 and response.mimetype == "application/json":
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
+
+def _validators(response: Response, max_age: int) -> None:
+    response.set_etag(g.podsearch_etag, weak=True)
+    if g.podsearch_modified:
+        response.headers["Last-Modified"] = formatdate(g.podsearch_modified, usegmt=True)
+    response.headers["Cache-Control"] = f"public, max-age={max_age}" if max_age > 0 else "no-cache"
