@@ -23,7 +23,7 @@ from .index import SearchIndex
 from .ingest.feeds import parse_feed, slugify
 from .ingest.fetch import Fetcher, FetchLimits, read_local
 from .ingest.jsonl import read_jsonl
-from .ingest.transcripts import parse_transcript, pick_order
+from .ingest.transcripts import decode_bytes, parse_transcript, pick_order
 from .lock import ReindexLock
 from .progress import Progress
 from .similar import ModelParams, SimilarModel, catalog_digest
@@ -42,6 +42,7 @@ class Report:
     gone: int = 0
     transcripts_fetched: int = 0
     transcripts_failed: int = 0
+    transcripts_empty: int = 0  # served but blank: a warning, not a failure (the publisher's file is empty)
     index: dict[str, int] = field(default_factory=dict)
     model: str = ""
     errors: list[str] = field(default_factory=list)
@@ -159,22 +160,33 @@ class _Ingest:
         return episodes
 
     def _attach_transcripts(self, source: str, episodes: list[Episode]) -> None:
-        todo = []
+        """Fetch what each episode still needs: its transcript and its JSON chapters.
+
+        An episode whose links did not change keeps what the catalog already holds, so an unchanged
+        episode in a changed feed costs no request; what is still missing (a failure last time) is tried again.
+        """
+        todo: list[tuple[Episode, bool, bool]] = []
         for ep in episodes:
             old = self.catalog.episode(ep.id)
-            if old is not None and old.transcript_links == ep.transcript_links and old.chapters_url == ep.chapters_url:
-                ep.segments, ep.transcript_source, ep.chapters = old.segments, old.transcript_source, old.chapters
-                if old.segments or not ep.transcript_links:
-                    continue
-            if ep.transcript_links or ep.chapters_url:
-                todo.append(ep)
+            same = old is not None and old.transcript_links == ep.transcript_links
+            if same:
+                ep.segments, ep.transcript_source = old.segments, old.transcript_source
+            if same and ep.chapters_url and old.chapters_url == ep.chapters_url:
+                ep.chapters = old.chapters
+            need_transcript = bool(ep.transcript_links) and not ep.segments
+            need_chapters = bool(ep.chapters_url) and not ep.chapters
+            if need_transcript or need_chapters:
+                todo.append((ep, need_transcript, need_chapters))
         if not todo:
             return
         self.progress.phase(f"transcripts of {source}", len(todo))
         with ThreadPoolExecutor(max_workers=max(1, int(self.config.fetch_workers))) as pool:
-            for ep, problems in zip(todo, pool.map(self._fetch_episode_extras, todo)):
-                for problem in problems:
-                    self.report.errors.append(f"feed {source}: episode {ep.id!r}: {problem}")
+            for (ep, _, _), extras in zip(todo, pool.map(lambda job: self._fetch_episode_extras(*job), todo)):
+                if extras.transcript:
+                    name = f"transcripts_{extras.transcript}"
+                    setattr(self.report, name, getattr(self.report, name) + 1)
+                self.report.errors.extend(f"feed {source}: episode {ep.id!r}: {p}" for p in extras.problems)
+                self.report.warnings.extend(f"feed {source}: episode {ep.id!r}: {w}" for w in extras.warnings)
                 self.progress.advance()
 
     def _get(self, url: str, local: bool) -> tuple[bytes, str]:
@@ -183,29 +195,46 @@ class _Ingest:
         result = self.item_fetcher.fetch(url, trusted=False)
         return result.content, result.content_type or ""
 
-    def _fetch_episode_extras(self, ep: Episode) -> list[str]:
-        problems: list[str] = []
-        if ep.transcript_links:
-            tried = []
+    def _fetch_episode_extras(self, ep: Episode, need_transcript: bool, need_chapters: bool) -> _Extras:
+        """Runs in a worker thread: sets ep.segments / ep.chapters, and says how it went (counted by the caller)."""
+        extras = _Extras()
+        if need_transcript:
+            tried: list[str] = []
+            empty: list[str] = []
             for link in pick_order(ep.transcript_links):
                 try:
                     data, served_type = self._get(link.url, link.local)
+                    if not decode_bytes(data).strip():
+                        empty.append(link.url)
+                        continue
                     ep.segments = parse_transcript(data, link.type or served_type, url=link.url)
                     ep.transcript_source = link.url
-                    self.report.transcripts_fetched += 1
+                    extras.transcript = "fetched"
                     break
                 except (FetchError, TranscriptError) as exc:
                     tried.append(str(exc))
             else:
-                self.report.transcripts_failed += 1
-                problems.append("no transcript could be read: " + "; ".join(tried))
-        if ep.chapters_url:
+                if tried:
+                    extras.transcript = "failed"
+                    extras.problems.append("no transcript could be read: " + "; ".join(tried + [
+                        f"empty transcript ({url})" for url in empty]))
+                else:
+                    extras.transcript = "empty"
+                    extras.warnings.append("the transcript is empty (" + ", ".join(empty) + "); episode kept without one")
+        if need_chapters:
             try:
                 data, _ = self._get(ep.chapters_url, ep.chapters_local)
                 ep.chapters = parse_chapters(data)
-            except (FetchError, PodsearchError, ValueError) as exc:
-                problems.append(f"chapters {ep.chapters_url}: {exc}")
-        return problems
+            except (PodsearchError, ValueError) as exc:
+                extras.problems.append(f"chapters {ep.chapters_url}: {exc}")
+        return extras
+
+
+@dataclass
+class _Extras:
+    transcript: str = ""  # "fetched", "failed", "empty" or "" (nothing asked)
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def parse_chapters(data: bytes) -> list[Chapter]:
@@ -259,6 +288,24 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     report.seconds["model"] = round(time.perf_counter() - started, 3)
 
 
+def ingest(config: Config, catalog: Catalog, sources: list[str] | None = None, *, prune: bool = False,
+           progress: Progress | None = None, report: Report | None = None) -> Report:
+    """Read feeds (default: every known source) and their transcripts into ``catalog``; nothing else.
+
+    The index and the model are left alone (:func:`reindex` brings them in line afterwards).
+    """
+    progress = progress or Progress()
+    report = report or Report()
+    started = time.perf_counter()
+    worker = _Ingest(config, catalog, report, progress, prune=prune)
+    try:
+        worker.run(sources if sources is not None else all_sources(config, catalog))
+    finally:
+        worker.close()
+    report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+    return report
+
+
 def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bool = False,
             progress: Progress | None = None, sources: list[str] | None = None) -> Report:
     """Fetch every feed into the catalog, then update the index and refit the model."""
@@ -269,13 +316,7 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
         catalog = Catalog.in_dir(data_dir)
         run_id = catalog.start_run()
         try:
-            started = time.perf_counter()
-            ingest = _Ingest(config, catalog, report, progress, prune=prune)
-            try:
-                ingest.run(sources if sources is not None else all_sources(config, catalog))
-            finally:
-                ingest.close()
-            report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+            ingest(config, catalog, sources, prune=prune, progress=progress, report=report)
             rebuild_derived(data_dir, catalog, report, progress, full=full)
             catalog.finish_run(run_id, report.to_dict())
         finally:

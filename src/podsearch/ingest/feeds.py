@@ -12,15 +12,16 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import feedparser
 from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
-from ..episodes import Episode, Person, Show, TranscriptLink
+from ..episodes import Chapter, Episode, Person, Show, TranscriptLink
 from ..errors import FeedError
 from .text import collapse, html_to_text, parse_duration, sanitize_html, struct_to_iso, to_int
+from .transcripts import parse_time
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,7 @@ PODCAST_NS = "https://podcastindex.org/namespace/1.0"
 # Publishers also use these spellings of the namespace URI.
 PODCAST_NS_ALIASES = {PODCAST_NS, "http://podcastindex.org/namespace/1.0",
                       "https://github.com/Podcastindex-org/podcast-namespace/blob/main/docs/1.0.md"}
+PSC_NS = "http://podlove.org/simple-chapters"
 
 
 @dataclass
@@ -39,6 +41,7 @@ class RawItem:
     transcripts: list[TranscriptLink] = field(default_factory=list)
     chapters_url: str = ""
     chapters_local: bool = False
+    chapters: list[Chapter] = field(default_factory=list)  # inline Podlove Simple Chapters
 
 
 @dataclass
@@ -85,6 +88,21 @@ def resolve_link(base: str, url: str) -> tuple[str, bool]:
     return urljoin(base, url), False
 
 
+def _psc_chapters(el: ET.Element) -> list[Chapter]:
+    """Podlove Simple Chapters (``<psc:chapters><psc:chapter start=... title=.../>``), sorted by start."""
+    out = []
+    for ch in el:
+        if not isinstance(ch.tag, str) or _local(ch.tag) != (PSC_NS, "chapter"):
+            continue
+        start = parse_time(ch.get("start"))
+        if start is None:
+            continue
+        out.append(Chapter(start=start, title=collapse(ch.get("title") or ""), url=(ch.get("href") or "").strip(),
+                           img=(ch.get("image") or "").strip()))
+    out.sort(key=lambda c: c.start)
+    return out
+
+
 def _read_podcast_tags(el: ET.Element, base: str) -> RawItem:
     raw = RawItem()
     for child in el:
@@ -93,6 +111,8 @@ def _read_podcast_tags(el: ET.Element, base: str) -> RawItem:
         ns, name = _local(child.tag)
         if ns == "" and name == "guid":
             raw.guid = collapse(child.text or "")
+        if ns == PSC_NS and name == "chapters":
+            raw.chapters = _psc_chapters(child)
         if ns not in PODCAST_NS_ALIASES:
             continue
         if name == "person":
@@ -155,7 +175,8 @@ def read_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]:
     """Channel-level and per-item Podcasting 2.0 tags, in document order."""
     try:
         root = SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except (ET.ParseError, DefusedXmlException, ValueError):
+    except (ET.ParseError, DefusedXmlException, ValueError, LookupError, RecursionError):
+        # not well-formed, an unknown encoding ("bogus"), or absurdly deep: scan it forgivingly instead
         return _regex_podcast_tags(data, base)
     channel = root.find("channel")
     if channel is None:
@@ -169,13 +190,37 @@ def _entry_guid(entry: feedparser.FeedParserDict) -> str:
 
 
 def _enclosure(entry: feedparser.FeedParserDict) -> tuple[str, str]:
+    """The first enclosure; else the first Media RSS ``media:content`` (some feeds carry only that)."""
     for link in entry.get("links", []) or []:
-        if link.get("rel") == "enclosure" and link.get("href"):
-            return link["href"], (link.get("type") or "")
+        if link.get("rel") == "enclosure" and (link.get("href") or "").strip():
+            return link["href"].strip(), (link.get("type") or "")
     for enc in entry.get("enclosures", []) or []:
-        if enc.get("href"):
-            return enc["href"], enc.get("type") or ""
+        if (enc.get("href") or "").strip():
+            return enc["href"].strip(), enc.get("type") or ""
+    for media in entry.get("media_content", []) or []:
+        if (media.get("url") or "").strip():
+            return media["url"].strip(), media.get("type") or ""
     return "", ""
+
+
+def _absolute(base: str, url: str) -> str:
+    """A link from the feed made absolute against the feed's URL (links in a local feed stay as written)."""
+    url = (url or "").strip()
+    if not url or "://" not in base:
+        return url
+    try:
+        return urljoin(base, url)
+    except ValueError:
+        return url
+
+
+def _title_from_url(url: str) -> str:
+    """'https://x/y/episode-12.mp3' -> 'episode-12' (a title for items that have none, as podcastparser does)."""
+    try:
+        name = urlsplit(url).path.rstrip("/").rpartition("/")[2]
+    except ValueError:
+        return ""
+    return name.rpartition(".")[0] or name
 
 
 def episode_id(guid: str, enclosure: str, link: str, title: str, published: str | None) -> str:
@@ -209,7 +254,9 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
     """Parse feed bytes into a Show and its Episodes. Raises FeedError when nothing usable is there."""
     base = base_url or source
     # feedparser flags a missing Content-Type as "not well-formed"; local files have none, so say XML.
-    headers = {"content-location": base, "content-type": content_type or "application/xml"}
+    # No Content-Location: feedparser would resolve relative guids and Atom ids against the feed URL, and an
+    # id must not change when a feed moves. Links, enclosures and images are made absolute below instead.
+    headers = {"content-type": content_type or "application/xml"}
     try:
         parsed = feedparser.parse(data, response_headers=headers, sanitize_html=False, resolve_relative_uris=False)
     except Exception as exc:  # feedparser promises not to raise, but guard the ingest loop anyway
@@ -217,26 +264,31 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
     feed = parsed.get("feed", {}) or {}
     entries = parsed.get("entries", []) or []
     version = parsed.get("version", "")
-    if not entries and not feed.get("title"):
+    if not entries and not feed.get("title") and not version:
         reason = str(parsed.get("bozo_exception") or "no RSS or Atom feed found")
         raise FeedError(f"{source}: not a feed ({reason})")
     warnings = []
     if parsed.get("bozo"):
         warnings.append(f"{source}: feed is not well-formed ({parsed.get('bozo_exception')}); read leniently")
+    if not entries:
+        warnings.append(f"{source}: the feed has no episodes")
 
     channel_raw, raw_items = read_podcast_tags(data, base)
-    by_guid = {r.guid: r for r in raw_items if r.guid}
+    by_guid: dict[str, RawItem] = {}
+    for r in raw_items:
+        if r.guid:
+            by_guid.setdefault(r.guid, r)  # the first item of a repeated guid, like the episodes below
 
     title = collapse(html_to_text(feed.get("title", ""))) or source
     language = collapse(feed.get("language", "") or "")
     image = ""
     if feed.get("image"):
-        image = feed["image"].get("href", "") or feed["image"].get("url", "") or ""
+        image = _absolute(base, feed["image"].get("href", "") or feed["image"].get("url", "") or "")
     show = Show(
         id=show_id or slugify(title),
         title=title,
         source=source,
-        link=feed.get("link", "") or "",
+        link=_absolute(base, feed.get("link", "") or ""),
         description=html_to_text(feed.get("subtitle", "") or feed.get("summary", "") or ""),
         language=language,
         image=image,
@@ -253,8 +305,9 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
         if raw is None:
             raw = raw_items[position] if position < len(raw_items) and len(raw_items) == len(entries) else RawItem()
         enclosure, enclosure_type = _enclosure(entry)
-        link = entry.get("link", "") or ""
-        ep_title = collapse(html_to_text(entry.get("title", "") or ""))
+        enclosure = _absolute(base, enclosure)
+        link = _absolute(base, entry.get("link", "") or "")
+        ep_title = collapse(html_to_text(entry.get("title", "") or "")) or _title_from_url(enclosure)
         published = struct_to_iso(entry.get("published_parsed") or entry.get("updated_parsed"))
         eid = episode_id(guid, enclosure, link, ep_title, published)
         if eid in seen:
@@ -264,7 +317,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
         description = _description(entry)
         ep_image = ""
         if entry.get("image"):
-            ep_image = entry["image"].get("href", "") if hasattr(entry["image"], "get") else ""
+            ep_image = _absolute(base, entry["image"].get("href", "")) if hasattr(entry["image"], "get") else ""
         episodes.append(Episode(
             id=eid,
             show_id=show.id,
@@ -274,7 +327,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             description_text=html_to_text(description),
             published=published,
             duration=parse_duration(entry.get("itunes_duration")),
-            audio_url=urljoin(base, enclosure) if enclosure else "",
+            audio_url=enclosure,
             audio_type=enclosure_type,
             image=ep_image or image,
             season=to_int(entry.get("itunes_season")),
@@ -285,6 +338,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             transcript_links=raw.transcripts,
             chapters_url=raw.chapters_url,
             chapters_local=raw.chapters_local,
+            chapters=list(raw.chapters),
         ))
     if not episodes and version == "":
         raise FeedError(f"{source}: not a feed (no items and no known format)")

@@ -1,0 +1,229 @@
+"""Ingest over real HTTP (tests/feedserver.py on 127.0.0.1): identity across runs, conditional requests,
+fallback between transcript formats, chapters, the loopback guard, and the exit status of `podsearch reindex`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from feedserver import FeedServer, serve
+
+from podsearch.catalog import Catalog
+from podsearch.cli import main
+from podsearch.config import load_config
+from podsearch.reindex import ingest
+
+VTT = """WEBVTT
+
+00:00:01.000 --> 00:00:04.000
+<v Ana Host>Welcome to episode {n}: {topic}.
+
+00:00:04.500 --> 00:00:09.000
+<v Bo Guest>Herons wait very still in shallow water.
+"""
+TOPICS = {1: "grey herons hunting frogs at dawn", 2: "egrets nesting in tall reed beds", 3: "bitterns booming across the marsh",
+          4: "storks migrating south over the Alps"}
+
+
+def item(n: int, extra: str = "", title: str | None = None) -> str:
+    return f"""<item><title>{title or f"Episode {n}"}</title><guid isPermaLink="false">ep-{n}</guid>
+  <pubDate>Mon, 0{n} Jan 2024 10:00:00 GMT</pubDate>
+  <podcast:transcript url="t/ep-{n}.vtt" type="text/vtt"/>{extra}</item>"""
+
+
+def feed(items: list[str], title: str = "Heron Hour") -> bytes:
+    return (f"""<?xml version="1.0"?><rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0">
+<channel><title>{title}</title><link>https://example.org/</link>
+<podcast:person role="host">Ana Host</podcast:person>
+{"".join(items)}</channel></rss>""").encode()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    root = tmp_path / "www"
+    (root / "t").mkdir(parents=True)
+    for n in range(1, 5):
+        (root / "t" / f"ep-{n}.vtt").write_text(VTT.format(n=n, topic=TOPICS[n]), encoding="utf-8")
+    (root / "t" / "broken.json").write_text("{not json", encoding="utf-8")
+    (root / "t" / "blank.txt").write_text("\n\n", encoding="utf-8")
+    (root / "ch.json").write_text(json.dumps({"version": "1.2.0", "chapters": [
+        {"startTime": 60, "title": "Wading"}, {"startTime": 0, "title": "Intro"}, {"startTime": 5, "title": "x", "toc": False}]}))
+    (root / "feed.xml").write_bytes(feed([
+        item(1, '<podcast:transcript url="t/broken.json" type="application/json"/>'
+                '<podcast:chapters url="ch.json" type="application/json+chapters"/>'),
+        item(2), item(3)]))
+    return root
+
+
+@pytest.fixture
+def server(site: Path):
+    with serve(site) as srv:
+        yield srv
+
+
+def config(tmp_path: Path, **settings):
+    return load_config({"data": str(tmp_path / "data"), **settings}, environ={})
+
+
+def run(cfg, sources: list[str], **kw):
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        return ingest(cfg, cat, sources, **kw)
+
+
+def dump(data_dir: Path) -> dict:
+    """Everything the catalog holds about shows, episodes and segments (not fetch times)."""
+    with Catalog.in_dir(data_dir) as cat:
+        q = cat.db.execute
+        return {
+            "shows": [tuple(r) for r in q("SELECT * FROM shows ORDER BY id")],
+            "episodes": [tuple(r) for r in q("SELECT * FROM episodes ORDER BY id")],
+            "segments": [tuple(r) for r in q("SELECT * FROM segments ORDER BY episode_id, seq")],
+        }
+
+
+def test_fields_transcripts_and_chapters_over_http(tmp_path, server):
+    cfg = config(tmp_path, allow_private_hosts=True)
+    report = run(cfg, [server.url("feed.xml")])
+    assert (report.new, report.transcripts_fetched, report.transcripts_failed, report.errors) == (3, 3, 0, [])
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        ep = cat.episode("ep-1")
+    # JSON is richer than VTT but broken, so the VTT was taken instead.
+    assert ep.transcript_source == server.url("t/ep-1.vtt")
+    assert [(s.start, s.end, s.speaker) for s in ep.segments] == [(1.0, 4.0, "Ana Host"), (4.5, 9.0, "Bo Guest")]
+    assert [(c.start, c.title) for c in ep.chapters] == [(0, "Intro"), (60, "Wading")]
+    assert [p.name for p in ep.persons] == ["Ana Host"]
+
+
+def test_identity_across_runs(tmp_path, server, site):
+    cfg = config(tmp_path, allow_private_hosts=True)
+    url = server.url("feed.xml")
+    assert run(cfg, [url]).new == 3
+    before = dump(cfg.data_dir)
+
+    # Unchanged: one conditional request answered 304, nothing else, nothing changes.
+    server.clear_log()
+    report = run(cfg, [url])
+    assert [(r.path, r.status, r.conditional) for r in server.log()] == [("/feed.xml", 304, True)]
+    assert (report.feeds_unchanged, report.unchanged, report.new, report.updated, report.gone) == (1, 3, 0, 0, 0)
+    assert not report.failed and dump(cfg.data_dir) == before
+
+    # The same bytes again from a server without validators: read in full, still nothing changes.
+    server.conditional = False
+    server.clear_log()
+    report = run(cfg, [url])
+    assert [r.path for r in server.log()] == ["/feed.xml"]  # transcripts and chapters are not fetched again
+    assert (report.unchanged, report.new, report.updated) == (3, 0, 0) and dump(cfg.data_dir) == before
+    server.conditional = True
+
+    # Episode 2 retitled, episode 3 left the feed, episode 4 is new.
+    server.files["/feed.xml"] = feed([item(1, '<podcast:transcript url="t/broken.json" type="application/json"/>'
+                                              '<podcast:chapters url="ch.json" type="application/json+chapters"/>'),
+                                      item(2, title="Episode 2 (remastered)"), item(4)])
+    report = run(cfg, [url])
+    assert (report.new, report.updated, report.unchanged, report.gone) == (1, 1, 1, 1)
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert cat.episode("ep-2").title == "Episode 2 (remastered)"
+        kept = cat.db.execute("SELECT gone FROM episodes WHERE id = 'ep-3'").fetchone()
+        assert kept["gone"] == 1 and cat.episode("ep-3").segments  # kept, marked, transcript intact
+    # Episode 3 comes back: no longer gone. Then it leaves again with --prune: deleted.
+    server.files.pop("/feed.xml")
+    run(cfg, [url])
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert cat.db.execute("SELECT gone FROM episodes WHERE id = 'ep-3'").fetchone()["gone"] == 0
+    server.files["/feed.xml"] = feed([item(1), item(2)])
+    assert run(cfg, [url], prune=True).gone == 2  # ep-3, and ep-4 that left when the old feed came back
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert cat.episode("ep-3") is None and cat.episode("ep-4") is None and cat.episode("ep-1") is not None
+
+
+def test_loopback_transcript_refused_by_default(tmp_path, server):
+    cfg = config(tmp_path)  # default settings: URLs inside feeds may not reach private or loopback addresses
+    report = run(cfg, [server.url("feed.xml")])
+    assert report.feeds_failed == 0 and report.new == 3  # the operator's feed URL is trusted
+    assert report.transcripts_failed == 3 and report.failed and report.exit_code == 1
+    assert report.errors and all("loopback" in e and "refused" in e for e in report.errors)
+    assert "t/ep-2.vtt" in next(e for e in report.errors if "'ep-2'" in e)
+    assert not [r for r in server.log() if r.path.startswith("/t/")]  # not a single request was sent
+
+
+def test_file_links_and_blank_transcripts(tmp_path, server, site):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("Speaker: do not read me\n", encoding="utf-8")
+    server.files["/feed.xml"] = feed([
+        item(1).replace('url="t/ep-1.vtt" type="text/vtt"', f'url="{secret.as_uri()}" type="text/plain"'),
+        item(2).replace('url="t/ep-2.vtt" type="text/vtt"', 'url="t/blank.txt" type="text/plain"')])
+    cfg = config(tmp_path, allow_private_hosts=True)
+    report = run(cfg, [server.url("feed.xml")])
+    assert report.new == 2 and report.transcripts_failed == 1 and report.transcripts_empty == 1
+    assert any("scheme not allowed" in e and "'ep-1'" in e for e in report.errors)
+    assert any("transcript is empty" in w and "'ep-2'" in w for w in report.warnings)
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert not cat.episode("ep-1").segments and not cat.episode("ep-2").segments
+
+
+def test_one_bad_feed_does_not_stop_the_others(tmp_path, server, site):
+    (site / "other.xml").write_bytes(feed([item(4)], title="Other Show"))
+    (site / "page.html").write_text("<html><body>not a feed</body></html>")
+    cfg = config(tmp_path, allow_private_hosts=True)
+    report = run(cfg, [server.url("missing.xml"), server.url("page.html"), server.url("feed.xml"), server.url("other.xml")])
+    assert (report.feeds, report.feeds_failed, report.new) == (4, 2, 4)
+    assert any("missing.xml" in e and "404" in e for e in report.errors)
+    assert any("page.html" in e and "not a feed" in e for e in report.errors)
+
+
+def test_feedparser_robustness_sample_over_http(tmp_path, corpus):
+    folder = corpus / "robustness" / "feedparser"
+    files = sorted(p for p in folder.rglob("*.xml"))[::25]
+    cfg = config(tmp_path, allow_private_hosts=True, fetch_timeout=5)
+    with serve(folder) as srv:
+        sources = [srv.url(p) for p in files]
+        report = run(cfg, sources)
+    assert report.feeds == len(files) > 80 and report.seconds["ingest"] < 60
+    # Every feed either went in (with episodes, or reported as having none) or was reported with a reason.
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        went_in = with_episodes = 0
+        for source in sources:
+            state = cat.feed_state(source)
+            if state["last_status"] == "failed":
+                assert state["last_error"] and any(e.startswith(f"feed {source}: ") for e in report.errors)
+                continue
+            went_in += 1
+            if any(True for _ in cat.episodes(state["show_id"])):
+                with_episodes += 1
+            else:
+                assert any(w == f"{source}: the feed has no episodes" for w in report.warnings), source
+    assert went_in + report.feeds_failed == report.feeds and with_episodes > 30
+
+
+def _toml(path: Path, feeds: list[str], **settings) -> Path:
+    lines = ["feeds = [" + ", ".join(json.dumps(f) for f in feeds) + "]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_reindex_exit_codes(tmp_path, runner, server):
+    data = str(tmp_path / "data")
+    empty = runner.invoke(main, ["--data", data, "reindex"])
+    assert empty.exit_code == 2 and "No feeds" in empty.output
+
+    good = _toml(tmp_path / "good.toml", [server.url("feed.xml")], allow_private_hosts=True)
+    ok = runner.invoke(main, ["--data", data, "--config", str(good), "-q", "reindex"])
+    assert ok.exit_code == 0, ok.output
+    assert "3 new" in ok.output
+
+    bad = _toml(tmp_path / "bad.toml", [server.url("feed.xml"), server.url("gone.xml")], allow_private_hosts=True)
+    failed = runner.invoke(main, ["--data", data, "--config", str(bad), "-q", "reindex"])
+    assert failed.exit_code == 1
+    assert "gone.xml" in failed.output and "404" in failed.output and "3 unchanged" in failed.output
+
+
+def test_add_then_reindex(tmp_path, runner, server: FeedServer):
+    data = str(tmp_path / "data")
+    added = runner.invoke(main, ["--data", data, "add", server.url("feed.xml")])
+    assert added.exit_code == 0, added.output
+    result = runner.invoke(main, ["--data", data, "-q", "reindex", "--json"], env={"PODSEARCH_ALLOW_PRIVATE_HOSTS": "1"})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["new"] == 3 and summary["transcripts_fetched"] == 3
