@@ -2,13 +2,88 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from typing import Any
 
-from ..errors import IndexMissing, PodsearchError
+from flask import Blueprint, render_template, request, url_for
+
+from ..episodes import Segment
+from ..errors import IndexMissing, PodsearchError, QueryError
+from ..search_types import SearchRequest, SearchResult
 from .app import library
-from .params import search_request, seconds
+from .params import MAX_DEPTH, page_window, search_request, seconds
 
 bp = Blueprint("views", __name__)
+
+# The query-string names of the search page that describe what is asked (``page`` is not among them:
+# changing anything else starts again at page 1).
+SEARCH_ARGS = ("q", "show", "person", "from", "to", "duration_min", "duration_max", "language", "sort", "per_page")
+SORT_LABELS = {"relevance": "Best match", "date": "Newest first", "oldest": "Oldest first"}
+NEARBY_K = 8
+
+
+def search_url(**changes: Any) -> str:
+    """The search page for the current request with some parameters changed (None removes one)."""
+    args: dict[str, Any] = {k: request.args.getlist(k) for k in SEARCH_ARGS if request.args.get(k, "").strip()}
+    for key, value in changes.items():
+        key = {"from_": "from"}.get(key, key)
+        if value is None or value == "":
+            args.pop(key, None)
+        else:
+            args[key] = value
+    return url_for("views.search", **args)
+
+
+def active_filters(req: SearchRequest, shows: dict[str, str]) -> list[tuple[str, str]]:
+    """(label, URL without that filter) for each filter in use."""
+    out = [(f"Show: {shows.get(s, s)}", search_url(show=[x for x in req.shows if x != s] or None)) for s in req.shows]
+    if req.person:
+        out.append((f"Person: {req.person.title()}", search_url(person=None)))
+    if req.published_from or req.published_to:
+        span = req.published_from if req.published_from == req.published_to else \
+            f"{req.published_from or '…'} – {req.published_to or '…'}"
+        out.append((f"Published: {span}", search_url(from_=None, to=None)))
+    if req.duration_min is not None or req.duration_max is not None:
+        out.append(("Duration", search_url(duration_min=None, duration_max=None)))
+    if req.language:
+        out.append((f"Language: {req.language}", search_url(language=None)))
+    return out
+
+
+def facet_links(result: SearchResult, req: SearchRequest) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The facets as (heading, rows) with each row's link and whether it is the filter in use."""
+    titles = {"show": "Show", "year": "Year", "person": "People"}
+    out = []
+    for name, title in titles.items():
+        rows = []
+        for row in result.facets.get(name, [])[:10]:
+            value = row["value"]
+            if name == "show":
+                current = value in req.shows
+                href = search_url(show=None if current else value)
+            elif name == "year":
+                if value == "unknown":
+                    continue
+                current = req.published_from == value and req.published_to == value
+                href = search_url(from_=None, to=None) if current else search_url(from_=value, to=value)
+            else:
+                current = req.person.lower() == value.lower()
+                href = search_url(person=None if current else value)
+            rows.append({"label": row["label"], "count": row["count"], "href": href, "current": current})
+        if rows:
+            out.append((title, rows))
+    return out
+
+
+def page_numbers(page: int, pages: int, per_page: int) -> list[int | None]:
+    """Page numbers to link around the current one; None marks a gap."""
+    last = min(pages, max(1, MAX_DEPTH // per_page))
+    wanted = sorted({1, last, *range(max(1, page - 2), min(last, page + 2) + 1)})
+    out: list[int | None] = []
+    for n in wanted:
+        if out and n - (out[-1] or 0) > 1:
+            out.append(None)
+        out.append(n)
+    return out
 
 
 @bp.get("/")
@@ -18,36 +93,72 @@ def home():
         shows, recent = lib.shows(), lib.recent(8)
     except IndexMissing:
         shows, recent = [], []
-    return render_template("home.html", shows=shows, recent=recent)
+    names = {s.id: s.title for s in shows}
+    return render_template("home.html", shows=shows, recent=recent, names=names)
 
 
 @bp.get("/search")
 def search():
-    req = search_request(request)
-    if not req.q.strip() and not req.shows and not req.person:
-        return render_template("search.html", req=req, result=None, shows={})
+    try:
+        req = search_request(request)
+    except QueryError as exc:
+        req = SearchRequest(q=request.args.get("q", "")[:500])
+        return render_template("search.html", req=req, result=None, error=str(exc), **_search_context(req, {})), 400
     lib = library()
-    result = lib.search(req)
+    if not req.q.strip() and not req.shows and not req.person and not req.published_from and not req.published_to:
+        shows = lib.shows()
+        return render_template("search.html", req=req, result=None, all_shows=shows,
+                               **_search_context(req, {s.id: s.title for s in shows}))
+    try:
+        result = lib.search(req)
+    except QueryError as exc:
+        return render_template("search.html", req=req, result=None, error=str(exc), **_search_context(req, {})), 400
     shows = {s.id: s.title for s in lib.shows()}
-    return render_template("search.html", req=req, result=result, shows=shows)
+    return render_template("search.html", req=req, result=result, facets=facet_links(result, req),
+                           pages=page_numbers(result.page, result.pages, result.per_page), **_search_context(req, shows))
+
+
+def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]:
+    return {"filters": active_filters(req, shows), "search_url": search_url, "sorts": SORT_LABELS,
+            "shows": shows}
+
+
+def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict[str, Any]], int]:
+    """Each segment with a stable anchor (``t754``: its start second) and the index of the one playing at ``t``."""
+    rows, seen, current = [], set(), -1
+    for i, seg in enumerate(segments):
+        anchor = f"t{int(seg.start)}" if seg.start is not None else f"p{i + 1}"
+        if anchor in seen:
+            anchor = f"{anchor}-{i + 1}"
+        seen.add(anchor)
+        if t is not None and seg.start is not None and seg.start <= t:
+            current = i
+        rows.append({"seg": seg, "anchor": anchor})
+    return rows, current
 
 
 @bp.get("/episodes/<path:episode_id>")
 def episode(episode_id: str):
     lib = library()
+    t = seconds(request)
     ep = lib.episode(episode_id)
     show = lib.show(ep.show_id)
     try:
-        nearby = lib.similar(episode_id, 10).similar
+        nearby = lib.similar(episode_id, NEARBY_K).similar
         nearby_error = ""
     except PodsearchError as exc:
         nearby, nearby_error = [], str(exc)
-    return render_template("episode.html", ep=ep, show=show, nearby=nearby, nearby_error=nearby_error,
-                           t=seconds(request))
+    rows, current = transcript_rows(ep.segments, t)
+    return render_template("episode.html", ep=ep, show=show, nearby=nearby, nearby_error=nearby_error, t=t,
+                           rows=rows, current=current)
 
 
 @bp.get("/shows/<show_id>")
 def show(show_id: str):
     lib = library()
+    page, per_page = page_window(request, default_per_page=50)
     show = lib.show(show_id)
-    return render_template("show.html", show=show, episodes=lib.episodes_of(show_id))
+    episodes = lib.episodes_of(show_id, limit=page * per_page + 1)
+    chunk = episodes[(page - 1) * per_page:page * per_page]
+    return render_template("show.html", show=show, episodes=chunk, page=page,
+                           has_more=len(episodes) > page * per_page)

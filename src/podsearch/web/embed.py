@@ -1,0 +1,70 @@
+"""What a publisher's own site can use: the "Nearby episodes" widget (a small page for an iframe, and the
+script that places it) and the OpenSearch description that lets browsers add podsearch as a search engine.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, jsonify, render_template, request
+
+from ..errors import IndexMissing, QueryError
+from .app import library
+from .params import similar_options, suggest_prefix
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("embed", __name__)
+
+SCRIPT_MAX_AGE = 3600
+
+
+def _public(url: str) -> bool:
+    return urlsplit(url).scheme.lower() in {"http", "https"}
+
+
+@bp.get("/embed/similar/<path:episode_id>")
+def similar(episode_id: str):
+    """The nearby episodes of one episode as a small page for an iframe.
+
+    Links open in the top window: on the publisher's own episode page when the feed gives one
+    (``link=site``, the default), else on podsearch's (``link=podsearch``).
+    """
+    opts = similar_options(request)
+    mode = request.args.get("link", "site")
+    if mode not in {"site", "podsearch"}:
+        raise QueryError("link must be site or podsearch.")
+    lib = library()
+    ep = lib.episode(episode_id)
+    try:
+        items, note = lib.similar(episode_id, **opts).similar, ""
+    except IndexMissing as exc:
+        items, note = [], str(exc)
+    return render_template("embed_similar.html", ep=ep, items=items, note=note, mode=mode, public=_public)
+
+
+@bp.get("/embed.js")
+def script():
+    body = render_template("embed.js")
+    response = Response(body, mimetype="text/javascript")
+    response.headers["Cache-Control"] = f"public, max-age={SCRIPT_MAX_AGE}"
+    return response
+
+
+@bp.get("/opensearch.xml")
+def opensearch():
+    body = render_template("opensearch.xml")
+    response = Response(body, mimetype="application/opensearchdescription+xml")
+    response.headers["Cache-Control"] = f"public, max-age={SCRIPT_MAX_AGE}"
+    return response
+
+
+@bp.get("/opensearch/suggest")
+def opensearch_suggest():
+    """Suggestions in the OpenSearch format browsers read: ``["prefix", ["completion", ...]]``."""
+    q = suggest_prefix(request)
+    texts = [s["text"] for s in library().suggest(q)] if q.strip() else []
+    response = jsonify([q, texts])
+    response.mimetype = "application/x-suggestions+json"
+    return response
