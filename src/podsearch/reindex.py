@@ -325,6 +325,31 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
     return report
 
 
+def import_lines(catalog: Catalog, path: Path | str, *, progress: Progress | None = None,
+                 report: Report | None = None) -> Report:
+    """Store the episodes of a JSON-lines export in ``catalog``; a bad line is reported and the rest go in."""
+    progress = progress or Progress()
+    report = report or Report()
+    if not Path(path).is_file():
+        raise PodsearchError(f"{path}: no such file")
+    started = time.perf_counter()
+    progress.phase(f"import {path}", None)
+    shows_seen: set[str] = set()
+    with catalog.transaction():
+        for item in read_jsonl(path):
+            if isinstance(item, PodsearchError):
+                report.errors.append(str(item))
+                continue
+            if item.show.id not in shows_seen:
+                catalog.upsert_show(item.show)
+                shows_seen.add(item.show.id)
+            outcome = catalog.upsert_episode(item.episode)
+            setattr(report, outcome, getattr(report, outcome) + 1)
+            progress.advance()
+    report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+    return report
+
+
 def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: bool = False,
                  progress: Progress | None = None) -> Report:
     """Import a JSON-lines export into the catalog, then update the index and the model."""
@@ -337,25 +362,10 @@ def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: 
         catalog = Catalog.in_dir(data_dir)
         run_id = catalog.start_run()
         try:
-            started = time.perf_counter()
-            progress.phase(f"import {path}", None)
-            shows_seen: set[str] = set()
-            with catalog.transaction():
-                for item in read_jsonl(path):
-                    if isinstance(item, PodsearchError):
-                        report.errors.append(str(item))
-                        continue
-                    if item.show.id not in shows_seen:
-                        catalog.upsert_show(item.show)
-                        shows_seen.add(item.show.id)
-                    outcome = catalog.upsert_episode(item.episode)
-                    setattr(report, outcome, getattr(report, outcome) + 1)
-                    progress.advance()
-            report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+            import_lines(catalog, path, progress=progress, report=report)
             rebuild_derived(data_dir, catalog, report, progress, full=full)
             catalog.finish_run(run_id, report.to_dict())
         finally:
             progress.done()
             catalog.close()
     return report
-

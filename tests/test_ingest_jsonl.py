@@ -1,0 +1,83 @@
+"""JSON-lines import (docs/ingest.md): good lines go in, a bad line is reported and does not stop the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from podsearch.catalog import Catalog
+from podsearch.cli import main
+from podsearch.errors import PodsearchError
+from podsearch.reindex import import_lines
+
+GOOD = [
+    {"id": "ep-1", "show": "Kitchen Radio", "title": "Sourdough starters", "description": "<p>Flour <b>and</b> water</p>",
+     "published": "2024-05-01", "duration": "1:02:03", "audio_url": "https://example.org/1.mp3",
+     "link": "https://example.org/1", "transcript": "Ana: Feed the starter daily.\n\nBo: Keep it warm."},
+    {"id": "ep-2", "show": "Kitchen Radio", "title": "Knife skills", "published": "2024-05-08T10:00:00+02:00",
+     "duration": 95, "persons": ["Ana", {"name": "Bo", "role": "guest"}],
+     "segments": [{"start": 0, "end": 4.5, "speaker": "Ana", "text": "Hold the knife like this."},
+                  {"start": 4.5, "speaker": "Bo", "text": "Like a pencil?"}, {"start": 9, "text": "  "}]},
+]
+BAD = [
+    "{not json",
+    json.dumps({"show": "Kitchen Radio", "title": "no id"}),
+    json.dumps({"id": "ep-9", "title": "bad date", "published": "last Tuesday"}),
+    json.dumps({"id": "ep-10", "title": "bad segment", "segments": [{"start": "soon", "text": "x"}]}),
+    json.dumps(["a", "list"]),
+]
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_good_lines_go_in_and_bad_lines_are_reported(tmp_path):
+    lines = [json.dumps(GOOD[0]), BAD[0], BAD[1], "", BAD[2], BAD[3], BAD[4], json.dumps(GOOD[1])]
+    export = write(tmp_path / "export.jsonl", lines)
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        report = import_lines(cat, export)
+        assert (report.new, report.failed) == (2, True)
+        assert report.errors == [
+            f"{export}: line 2: not JSON (Expecting property name enclosed in double quotes)",
+            f"{export}: line 3: missing id",
+            f"{export}: line 5: published 'last Tuesday' is not an ISO date",
+            f"{export}: line 6: segment 1 has a start or end that is not a number",
+            f"{export}: line 7: expected a JSON object",
+        ]
+        one, two = cat.episode("ep-1"), cat.episode("ep-2")
+        assert cat.show("kitchen-radio").title == "Kitchen Radio"
+        assert (one.show_id, one.published, one.duration) == ("kitchen-radio", "2024-05-01T00:00:00Z", 3723)
+        assert one.description_text == "Flour and water" and "<b>and</b>" in one.description_html
+        assert [s.text for s in one.segments] == ["Ana: Feed the starter daily.", "Bo: Keep it warm."]
+        assert (two.published, two.duration) == ("2024-05-08T08:00:00Z", 95)
+        assert [(p.name, p.role) for p in two.persons] == [("Ana", ""), ("Bo", "guest")]
+        assert [(s.start, s.end, s.speaker) for s in two.segments] == [(0, 4.5, "Ana"), (4.5, None, "Bo")]
+
+        # The same file again changes nothing; an edited line updates that episode only.
+        again = import_lines(cat, export)
+        assert (again.new, again.updated, again.unchanged) == (0, 0, 2)
+        edited = dict(GOOD[1], title="Knife skills, part one")
+        write(export, [json.dumps(GOOD[0]), json.dumps(edited)])
+        changed = import_lines(cat, export)
+        assert (changed.new, changed.updated, changed.unchanged, changed.errors) == (0, 1, 1, [])
+        assert cat.episode("ep-2").title == "Knife skills, part one"
+
+
+def test_missing_file_is_an_error(tmp_path):
+    with Catalog.in_dir(tmp_path / "data") as cat, pytest.raises(PodsearchError, match="no such file"):
+        import_lines(cat, tmp_path / "nope.jsonl")
+
+
+def test_import_command_exit_status(tmp_path, runner):
+    data = str(tmp_path / "data")
+    good = write(tmp_path / "good.jsonl", [json.dumps(line) for line in GOOD])
+    result = runner.invoke(main, ["--data", data, "-q", "import", str(good)])
+    assert result.exit_code == 0, result.output
+    assert "2 new" in result.output
+    bad = write(good, [json.dumps(GOOD[0]), BAD[1]])  # the same export, now with a bad line
+    result = runner.invoke(main, ["--data", data, "-q", "import", str(bad)])
+    assert result.exit_code == 1 and "line 2: missing id" in result.output and "1 unchanged" in result.output
