@@ -160,6 +160,8 @@ class GracefulServer:
         log.info("stopping: no new connections; letting requests in flight finish")
         wasyncore.dispatcher.close(server)  # the listening socket only; the trigger stays for the workers
         deadline = time.monotonic() + self.options.shutdown_timeout
+        # One pass first, so requests already sent (waiting in socket buffers) are read and count as busy.
+        wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
         while time.monotonic() < deadline and self._busy():
             wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
         if self._busy():

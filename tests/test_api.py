@@ -1,0 +1,224 @@
+"""The JSON API through the app factory: paths and shapes, awkward ids, caching, limits, the access log."""
+
+from __future__ import annotations
+
+import logging
+import time
+from email.utils import formatdate
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from podsearch.config import load_config
+from podsearch.web import create_app
+from podsearch.web.limits import TokenBucket
+from podsearch.web.params import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS
+
+
+def make_app(data: Path, **settings):
+    return create_app(load_config({"data": str(data), **settings}, environ={}), {"TESTING": True})
+
+
+def first_hit(client, q: str = "bees") -> dict:
+    res = client.get(f"/api/v1/search?q={q}")
+    assert res.status_code == 200
+    return res.get_json()["hits"][0]
+
+
+def enc(episode_id: str) -> str:
+    return quote(episode_id, safe="")
+
+
+# -- paths and shapes ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/api/v1/search", "/api/search"])
+def test_search_shape_on_versioned_path_and_alias(client, path):
+    data = client.get(path + "?q=bees").get_json()
+    assert data["total"] >= 1
+    hit = data["hits"][0]
+    assert {"id", "title", "show", "published", "url", "snippet", "moments"} <= set(hit)
+    assert all({"start", "speaker", "text"} <= set(m) for m in hit["moments"])
+    assert {"page", "per_page", "pages"} <= set(data)
+
+
+@pytest.mark.parametrize("path", ["/api/v1/suggest", "/api/suggest"])
+def test_suggest_on_both_paths(client, path):
+    data = client.get(path + "?q=bee").get_json()
+    assert data["query"] == "bee" and data["suggestions"]
+
+
+def test_ids_with_slash_colon_and_question_mark(client):
+    hits = client.get("/api/v1/search?q=&per_page=50").get_json()["hits"]
+    awkward = [h["id"] for h in hits if "/" in h["id"] and (":" in h["id"] or "?" in h["id"])]
+    assert awkward, "the sample should hold ids with '/', ':' and '?'"
+    for episode_id in awkward:
+        ep = client.get("/api/v1/episodes/" + enc(episode_id))
+        assert ep.status_code == 200 and ep.get_json()["id"] == episode_id
+        for path in ("/similar/", "/api/v1/similar/", "/api/similar/"):
+            res = client.get(path + enc(episode_id) + "?k=3")
+            assert res.status_code == 200, (path, episode_id)
+            body = res.get_json()
+            assert body["id"] == episode_id and len(body["similar"]) == 3
+            assert {"id", "title", "show", "score", "reasons"} <= set(body["similar"][0])
+
+
+def test_shows_and_one_show_paginated(client):
+    shows = client.get("/api/v1/shows").get_json()["shows"]
+    assert len(shows) == 3 and all("source" not in s for s in shows)  # no server paths leak
+    first = client.get(f"/api/v1/shows/{shows[0]['id']}?per_page=5").get_json()
+    second = client.get(f"/api/v1/shows/{shows[0]['id']}?per_page=5&page=2").get_json()
+    assert len(first["episodes"]) == 5 and first["has_more"] is True
+    assert not {e["id"] for e in first["episodes"]} & {e["id"] for e in second["episodes"]}
+
+
+def test_similar_to_text_get_and_post(client):
+    got = client.get("/api/v1/similar?text=volcano+eruption+magma&k=2").get_json()
+    posted = client.post("/api/v1/similar?k=2", json={"text": "volcano eruption magma"}).get_json()
+    assert got["id"] is None and len(got["similar"]) == 2
+    assert [s["id"] for s in got["similar"]] == [s["id"] for s in posted["similar"]]
+
+
+def test_unknown_ids_are_json_404(client):
+    for path in ("/api/v1/episodes/nope%2Fx%3Fy%3Az", "/api/v1/shows/nope", "/similar/nope%3Ax"):
+        res = client.get(path)
+        assert res.status_code == 404
+        assert res.get_json()["error"]["code"] == "not_found"
+
+
+def test_health_probes(client):
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    ready = client.get("/readyz").get_json()
+    assert ready["status"] == "ready" and ready["episodes"] == 36 and ready["index_generation"]
+    assert "last_reindex_age_seconds" in ready
+    assert client.get("/api/v1/health").get_json()["episodes"] == 36
+
+
+def test_readyz_is_503_json_without_an_index(tmp_path):
+    res = make_app(tmp_path / "empty").test_client().get("/readyz")
+    assert res.status_code == 503
+    assert res.get_json()["error"]["code"] == "not_ready"
+    assert "podsearch reindex" in res.get_json()["error"]["message"]
+
+
+def test_openapi_document_lists_every_api_path(client):
+    doc = client.get("/api/openapi.json").get_json()
+    assert doc["openapi"].startswith("3.1")
+    for path in ("/api/v1/search", "/api/v1/suggest", "/api/v1/episodes/{episode_id}", "/api/v1/shows",
+                 "/api/v1/shows/{show_id}", "/api/v1/similar/{episode_id}", "/api/v1/similar", "/api/v1/health",
+                 "/similar/{episode_id}", "/healthz", "/readyz"):
+        assert path in doc["paths"], path
+    assert set(doc["paths"]["/api/v1/similar"]) == {"get", "post"}
+    ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
+    assert len(ids) == len(set(ids))
+
+
+# -- caching ------------------------------------------------------------------------------------------
+
+
+def test_etag_round_trip_gives_304(client):
+    first = client.get("/api/v1/search?q=bees")
+    etag = first.headers["ETag"]
+    assert etag.startswith('W/"') and "max-age=" in first.headers["Cache-Control"]
+    again = client.get("/api/v1/search?q=bees", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == etag
+    other = client.get("/api/v1/search?q=honey", headers={"If-None-Match": etag})
+    assert other.status_code == 200 and other.headers["ETag"] != etag
+
+
+def test_if_modified_since(client):
+    first = client.get("/api/v1/shows")
+    since = first.headers["Last-Modified"]
+    assert client.get("/api/v1/shows", headers={"If-Modified-Since": since}).status_code == 304
+    old = formatdate(time.time() - 10 * 365 * 86400, usegmt=True)
+    assert client.get("/api/v1/shows", headers={"If-Modified-Since": old}).status_code == 200
+
+
+def test_etag_changes_when_a_reindex_finishes(app, client, sample_data):
+    from podsearch.catalog import Catalog
+
+    etag = client.get("/api/v1/search?q=bees").headers["ETag"]
+    with Catalog.in_dir(sample_data) as cat:  # a finished reindex run, as `podsearch reindex` records it
+        cat.finish_run(cat.start_run(), {})
+    res = client.get("/api/v1/search?q=bees", headers={"If-None-Match": etag})
+    assert res.status_code == 200 and res.headers["ETag"] != etag
+
+
+def test_errors_and_probes_are_not_cached(client):
+    assert client.get("/api/v1/episodes/nope").headers["Cache-Control"] == "no-store"
+    assert client.get("/readyz").headers["Cache-Control"] == "no-store"
+    assert "ETag" not in client.get("/readyz").headers
+
+
+# -- limits -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", [
+    "q=" + "a" * (MAX_QUERY_CHARS + 1),
+    f"q=bees&per_page={MAX_DEPTH // 10}&page=11",  # deeper than MAX_DEPTH results
+    "q=bees&per_page=101",
+    "q=bees&page=0",
+    "q=bees&page=two",
+    "q=bees&sort=sideways",
+    "q=bees&from=yesterday",
+])
+def test_search_limits_give_400(client, query):
+    res = client.get("/api/v1/search?" + query)
+    assert res.status_code == 400
+    assert res.get_json()["error"]["code"] == "bad_query"
+
+
+def test_suggest_prefix_limit_gives_400(client):
+    assert client.get("/api/v1/suggest?q=" + "b" * (MAX_PREFIX_CHARS + 1)).status_code == 400
+
+
+def test_body_too_large_gives_413(sample_data):
+    client = make_app(sample_data, max_body_bytes=1000).test_client()
+    res = client.post("/api/v1/similar", json={"text": "bees " * 400})
+    assert res.status_code == 413
+    assert res.get_json()["error"]["code"] == "too_large"
+    assert client.post("/api/v1/similar", json={"text": "bees " * 100}).status_code == 200
+
+
+def test_rate_limit_gives_429_with_retry_after(sample_data):
+    client = make_app(sample_data, rate_limit=0.5, rate_burst=3).test_client()
+    codes = [client.get("/api/v1/shows").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    res = client.get("/api/v1/shows")
+    assert res.get_json()["error"]["code"] == "rate_limited"
+    assert int(res.headers["Retry-After"]) >= 1
+    assert client.get("/healthz").status_code == 200  # probes are never limited
+    other = client.get("/api/v1/shows", environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert other.status_code == 200  # per client
+
+
+def test_token_bucket_refills_and_forgets_old_clients():
+    bucket = TokenBucket(rate=2.0, burst=2, max_clients=2)
+    assert bucket.take("a", now=0.0) == 0 and bucket.take("a", now=0.0) == 0
+    assert bucket.take("a", now=0.0) == pytest.approx(0.5)
+    assert bucket.take("a", now=0.6) == 0  # refilled
+    bucket.take("b", now=1.0)
+    bucket.take("c", now=1.0)
+    assert "a" not in bucket._buckets and len(bucket._buckets) == 2
+
+
+def test_no_rate_limit_by_default(client):
+    assert all(client.get("/api/v1/shows").status_code == 200 for _ in range(60))
+
+
+# -- access log ---------------------------------------------------------------------------------------
+
+
+def test_access_log_line_per_request(client, caplog):
+    with caplog.at_level(logging.INFO, logger="podsearch.access"):
+        # The line is written when the server closes the answer (after its last byte), as WSGI servers do.
+        client.get("/api/v1/search?q=secret+words").close()
+        client.get("/api/v1/episodes/nope%0Aforged").close()
+    lines = [r for r in caplog.records if r.name == "podsearch.access"]
+    assert len(lines) == 2
+    first, second = lines[0].getMessage(), lines[1].getMessage()
+    assert first.startswith("method=GET path=/api/v1/search status=200 ms=")
+    assert "secret" not in first  # the query string is not logged
+    assert lines[0].access["status"] == 200 and lines[0].access["ms"] >= 0
+    assert "status=404" in second and "\n" not in second and "%0A" in second

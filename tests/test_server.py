@@ -1,0 +1,262 @@
+"""``podsearch serve`` as a real waitress subprocess: graceful SIGTERM, the access log, a URL prefix behind a
+trusted proxy, and the scheduled reindex (swapping data in while a client keeps searching)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import LiveServer, start_server
+
+from podsearch.errors import ConfigError
+from podsearch.lock import ReindexLock
+from podsearch.server import parse_duration
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as resp:
+            return resp.status, json.loads(resp.read() or b"null"), dict(resp.headers)
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null"), dict(err.headers)
+
+
+def stop(server: LiveServer, timeout: float = 15) -> tuple[int, str]:
+    """SIGTERM, then the exit status and everything the server wrote on stderr."""
+    server.proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = server.proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+        _, err = server.proc.communicate()
+        pytest.fail(f"server did not stop within {timeout} s after SIGTERM:\n{err}")
+    return server.proc.returncode, err
+
+
+def port_of(server: LiveServer) -> int:
+    return int(server.base.rsplit(":", 1)[1])
+
+
+def raw_post(port: int, path: str, body: bytes) -> tuple[socket.socket, bytes]:
+    """A connection with the request head sent; returns it and the body still to send."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    sock.sendall(head)
+    return sock, body
+
+
+def read_response(sock: socket.socket) -> tuple[int, bytes]:
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    sock.close()
+    raw = b"".join(chunks)
+    assert raw, "connection closed without an answer"
+    status = int(raw.split(b" ", 2)[1])
+    return status, raw.split(b"\r\n\r\n", 1)[1]
+
+
+# -- durations ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, seconds", [("90", 90), ("45s", 45), ("30m", 1800), ("1h", 3600), ("1d", 86400),
+                                           ("1h30m", 5400), ("", None), ("0", None), ("off", None)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["soon", "1w", "h", "0.2s", "5m later"])
+def test_parse_duration_refuses_nonsense(text):
+    with pytest.raises(ConfigError):
+        parse_duration(text)
+
+
+def test_serve_refuses_a_bad_interval(runner, sample_data):
+    from podsearch.cli import main
+
+    result = runner.invoke(main, ["--data", str(sample_data), "serve", "--reindex-every", "weekly"])
+    assert result.exit_code == 1
+    assert "30m, 1h" in result.output
+
+
+# -- SIGTERM ------------------------------------------------------------------------------------------
+
+
+def test_sigterm_lets_requests_in_flight_finish(sample_data):
+    server = start_server(sample_data, "--threads", "2")
+    port = port_of(server)
+    text = " ".join(["volcano magma eruption bees hive honey sourdough starter"] * 300)
+    # One request caught mid-upload: head and half the body are in, the rest comes after SIGTERM.
+    slow, body = raw_post(port, "/api/v1/similar?k=5", json.dumps({"text": text}).encode())
+    slow.sendall(body[: len(body) // 2])
+    # A batch of complete requests queued on two worker threads.
+    batch = []
+    for _ in range(8):
+        sock, rest = raw_post(port, "/api/v1/similar?k=5", json.dumps({"text": text}).encode())
+        sock.sendall(rest)
+        batch.append(sock)
+    time.sleep(0.2)
+    server.proc.send_signal(signal.SIGTERM)
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(read_response, batch))
+    time.sleep(0.5)
+    assert server.proc.poll() is None, "the server quit with a request half received"
+    with pytest.raises(OSError):  # no new connections while draining
+        urllib.request.urlopen(server.url("/healthz"), timeout=3)
+    slow.sendall(body[len(body) // 2:])
+    status, payload = read_response(slow)
+    code, err = stop(server)  # already stopping; this waits for the exit
+    assert [s for s, _ in answers] == [200] * 8
+    assert status == 200 and len(json.loads(payload)["similar"]) == 5
+    assert code == 0, err
+
+
+# -- access log, prefix, proxy ------------------------------------------------------------------------
+
+
+def test_access_log_line_on_stderr_and_idle_connections_do_not_delay_the_stop(sample_data):
+    server = start_server(sample_data)
+    assert get(server.url("/api/v1/search?q=bees"))[0] == 200
+    assert get(server.url("/api/v1/episodes/nope"))[0] == 404
+    idle = socket.create_connection(("127.0.0.1", port_of(server)))
+    started = time.monotonic()
+    code, err = stop(server)
+    idle.close()
+    assert code == 0, err
+    assert time.monotonic() - started < 5
+    lines = [line for line in err.splitlines() if "method=" in line]
+    assert any(" method=GET path=/api/v1/search status=200 ms=" in line and "remote=127.0.0.1" in line
+               for line in lines), err
+    assert any("path=/api/v1/episodes/nope status=404" in line for line in lines), err
+    assert not any("bees" in line for line in lines)  # query strings stay out of the log
+
+
+def test_url_prefix_and_rate_limit_per_forwarded_client(sample_data):
+    env = {"PODSEARCH_RATE_LIMIT": "0.2", "PODSEARCH_RATE_BURST": "2"}
+    server = start_server(sample_data, "--url-prefix", "/podsearch", "--trusted-proxy", "127.0.0.1", env=env)
+    alice, bob = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
+    status, doc, _ = get(server.url("/podsearch/api/openapi.json"), alice)
+    assert status == 200 and doc["servers"][0]["url"] == "/podsearch"
+    assert get(server.url("/podsearch/api/v1/shows"), alice)[0] == 200
+    status, body, headers = get(server.url("/podsearch/api/v1/shows"), alice)
+    assert status == 429 and body["error"]["code"] == "rate_limited" and int(headers["Retry-After"]) >= 1
+    assert get(server.url("/podsearch/api/v1/shows"), bob)[0] == 200  # another client behind the same proxy
+    _, err = stop(server)
+    assert "path=/podsearch/api/v1/shows status=429" in err and "remote=203.0.113.7" in err
+
+
+# -- scheduled reindex --------------------------------------------------------------------------------
+
+NEW_ITEM = """    <item>
+      <title>Zyzzyva Weevils of the Canopy</title>
+      <guid isPermaLink="false">tag:example.org,2024:field-notes/ep-99</guid>
+      <link>https://example.org/field-notes/episodes/99</link>
+      <description>Weevils, beetles and the insects of the rainforest canopy, counted from a crane.</description>
+      <pubDate>Tue, 05 Nov 2024 06:00:00 +0000</pubDate>
+      <enclosure url="https://example.org/audio/field-notes-99.mp3" length="1000" type="audio/mpeg"/>
+      <itunes:duration>2400</itunes:duration>
+    </item>
+"""
+
+
+@pytest.fixture
+def feed_data(tmp_path: Path) -> tuple[Path, Path]:
+    """A data folder indexed from a private copy of the sample feeds (so a test can change a feed)."""
+    from click.testing import CliRunner
+
+    from podsearch.cli import main
+
+    sample = tmp_path / "sample"
+    shutil.copytree(Path(str(resources.files("podsearch") / "sample")), sample)
+    config = tmp_path / "podsearch.toml"
+    feeds = sorted(p.relative_to(tmp_path).as_posix() for p in (sample / "feeds").glob("*.xml"))
+    config.write_text("feeds = [" + ", ".join(f'"{f}"' for f in feeds) + "]\n")
+    data = tmp_path / "data"
+    result = CliRunner().invoke(main, ["--data", str(data), "--config", str(config), "-q", "reindex"])
+    assert result.exit_code == 0, result.output
+    return data, config
+
+
+def test_scheduled_reindex_swaps_data_in_while_a_client_searches(feed_data):
+    data, config = feed_data
+    server = start_server(data, "--reindex-every", "2s", env={"PODSEARCH_CONFIG": str(config)})
+    failures: list[str] = []
+    searches = 0
+    done = threading.Event()
+
+    def keep_searching() -> None:
+        nonlocal searches
+        while not done.is_set():
+            for path in ("/api/v1/search?q=bees", "/api/v1/search?q=volcano&per_page=20", "/api/v1/shows"):
+                try:
+                    status, body, _ = get(server.url(path))
+                except OSError as exc:
+                    failures.append(f"{path}: {exc}")
+                    continue
+                searches += 1
+                if status != 200 or (path.endswith("bees") and body["total"] < 1):
+                    failures.append(f"{path}: {status} {body}")
+
+    client = threading.Thread(target=keep_searching)
+    client.start()
+    try:
+        feed = config.parent / "sample" / "feeds" / "field-notes.xml"
+        text = feed.read_text()
+        feed.write_text(text.replace("    <item>", NEW_ITEM + "    <item>", 1))
+        deadline = time.monotonic() + 60
+        new_id = None
+        while time.monotonic() < deadline and new_id is None:
+            hits = get(server.url("/api/v1/search?q=zyzzyva"))[1]["hits"]
+            new_id = hits[0]["id"] if hits else None
+            time.sleep(0.2)
+        assert new_id is not None, "the scheduled reindex did not bring in the new episode"
+        while time.monotonic() < deadline:  # the refitted similarity model is swapped in after the index
+            status = get(server.url("/similar/" + urllib.request.quote(new_id, safe="") + "?k=3"))[0]
+            if status == 200:
+                break
+            time.sleep(0.2)
+        assert status == 200
+        ready = get(server.url("/readyz"))[1]
+        assert ready["episodes"] == 37 and ready["reindex"]["runs"] >= 1
+        assert ready["reindex"]["last_outcome"] == "ok"
+    finally:
+        done.set()
+        client.join()
+        code, err = stop(server)
+    assert not failures, failures[:5]
+    assert searches > 20
+    assert code == 0, err
+
+
+def test_scheduled_reindex_never_overlaps_another(sample_data):
+    with ReindexLock(sample_data):  # a `podsearch reindex` from cron, say, holds the lock
+        server = start_server(sample_data, "--reindex-every", "1s", "--no-access-log")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            status, ready, _ = get(server.url("/readyz"))
+            if ready["reindex"]["runs"]:
+                break
+            time.sleep(0.2)
+        assert status == 200
+        assert ready["reindex"]["last_outcome"].startswith("skipped")
+        assert get(server.url("/api/v1/search?q=bees"))[0] == 200
+        code, err = stop(server)
+    assert code == 0
+    assert "scheduled reindex skipped: Another reindex is running" in err
+    assert "method=" not in err  # --no-access-log
