@@ -1,0 +1,426 @@
+"""The pages in a real headless Chromium against a real ``podsearch serve``.
+
+A small test feed is written to disk and indexed; its enclosures point at a silent WAV served (with Range
+requests, so Chromium can seek) by a local HTTP server on 127.0.0.1. One episode carries script and markup
+payloads in its title, notes, person names and transcript. The tests also write the screenshots in
+docs/screenshots/ that the README shows.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import subprocess
+import threading
+import wave
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote
+from xml.sax.saxutils import escape
+
+import pytest
+from conftest import ROOT, LiveServer, start_server
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+AUDIO_SECONDS = 600
+RATE = 8000
+PAYLOAD = '<img src=x onerror="window.__pwned=1">'
+SCRIPT_PAYLOAD = "<script>window.__pwned=2</script>"
+# Titles, notes and transcripts are HTML-ish: raw markup in them is stripped at ingest, and markup written
+# escaped is text that must be shown as such. Person names are plain text and keep the raw payload.
+ENCODED = html.escape(PAYLOAD)
+
+# (guid, show, title, date, speakers, topic sentences): enough text for the search index and the similarity model.
+EPISODES = [
+    ("kitchen-1", "kitchen", "Keeping a Sourdough Starter Alive", "Tue, 01 Oct 2024 06:00:00 +0000",
+     ["Nora Field", "Sam Okoye"],
+     ["A sourdough starter is flour and water colonised by wild yeast and lactic acid bacteria.",
+      "Feed the starter every day with equal weights of flour and water and it will double in a few hours.",
+      "Rye flour ferments faster than white flour because it carries more enzymes and more wild yeast.",
+      "If the starter smells of acetone it is hungry; discard half and feed it again.",
+      "Bakers keep a starter in the fridge between bakes and wake it with two warm feeds.",
+      "The acid in a mature starter gives sourdough bread its tang and its keeping quality."]),
+    ("kitchen-2", "kitchen", "Wild Yeast, Slow Bread", "Tue, 15 Oct 2024 06:00:00 +0000",
+     ["Nora Field", "Ines Haddad"],
+     ["Slow fermentation lets wild yeast and bacteria build flavour in the dough overnight.",
+      "A levain is a portion of sourdough starter built up the night before the bake.",
+      "Cold retarding the shaped loaf in the fridge makes the crust blister and the crumb open.",
+      "Whole wheat flour drinks more water, so the dough needs a higher hydration.",
+      "Steam in the first minutes of baking lets the bread spring before the crust sets.",
+      "The starter, the flour and the time are the only ingredients that really matter."]),
+    ("kitchen-3", "kitchen", "The Chemistry of Caramel", "Tue, 29 Oct 2024 06:00:00 +0000",
+     ["Nora Field", "Paul Brandt"],
+     ["Caramel is sugar broken down by heat into hundreds of new flavour compounds.",
+      "Sucrose melts and then browns above one hundred and sixty degrees.",
+      "A wet caramel starts with water and sugar; a dry caramel starts with sugar alone in the pan.",
+      "Cream and butter stop the browning and turn caramel into a sauce.",
+      "Salt sharpens the bitterness of a dark caramel and makes it taste sweeter.",
+      "The Maillard reaction is different: it needs amino acids as well as sugar."]),
+    ("earth-1", "earth", "Inside a Magma Chamber", "Mon, 07 Oct 2024 06:00:00 +0000",
+     ["Ada Lind", "Tomas Rey"],
+     ["A magma chamber is a body of molten rock a few kilometres under a volcano.",
+      "As magma cools, crystals grow and the remaining melt becomes richer in silica and gas.",
+      "Volcanologists read the crystals in lava like tree rings to date each eruption.",
+      "Earthquakes swarm under the volcano when fresh magma pushes into the chamber.",
+      "Satellite radar measures how the ground swells above a filling magma chamber.",
+      "When the pressure of the gas exceeds the strength of the rock, the volcano erupts."]),
+    ("earth-2", "earth", "Lava Flows of Iceland", "Mon, 21 Oct 2024 06:00:00 +0000",
+     ["Ada Lind", "Gudrun Sig"],
+     ["Iceland sits on a rift where the plates pull apart and basalt lava wells up.",
+      "Fissure eruptions open long cracks that pour lava across the plain for weeks.",
+      "Crews sprayed sea water on the lava flow to save the harbour of Heimaey.",
+      "Basalt lava is runny because it holds little silica, so its gas escapes gently.",
+      "The volcano at Fagradalsfjall drew hikers who watched the lava fountains at night.",
+      "Magma from the mantle rises through the crust and feeds each new eruption."]),
+    ("earth-3", "earth", f"Payload {ENCODED} {SCRIPT_PAYLOAD} episode", "Mon, 04 Nov 2024 06:00:00 +0000",
+     [f"Mallory {PAYLOAD}", "Trent <b>bold</b>"],
+     [f"Glacier payload line: {ENCODED} and {SCRIPT_PAYLOAD} inside moraine talk.",
+      "Glaciers carve valleys and leave moraines of rock behind when the ice retreats.",
+      "Ice cores hold bubbles of ancient air recording centuries of climate.",
+      "A glacier creeps downhill like a frozen river of ice.",
+      "Meltwater beneath glaciers lubricates bedrock sliding.",
+      "Crevasses split where glaciers bend across bedrock steps."]),
+]
+SHOWS = {"kitchen": ("The Kitchen Lab", "Food science for home cooks: fermentation, sugar, heat and the chemistry of flavour."),
+         "earth": ("Deep Earth", "Volcanoes, glaciers and the restless planet under our feet, with the people who study them.")}
+
+
+def _require_chromium() -> str:
+    if os.path.exists(CHROMIUM):
+        return CHROMIUM
+    message = f"{CHROMIUM} not found (Debian's chromium package)"
+    if os.environ.get("CI") or os.environ.get("PODSEARCH_REQUIRE_CORPUS") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+# -- a silent WAV served with Range support -------------------------------------------------------------
+def silent_wav(path: Path, seconds: int = AUDIO_SECONDS) -> None:
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(1)
+        w.setframerate(RATE)
+        w.writeframes(b"\x80" * (RATE * seconds))
+
+
+class AudioServer:
+    """Serves one file at /audio.wav on 127.0.0.1, honouring ``Range: bytes=a-b``."""
+
+    def __init__(self, path: Path) -> None:
+        data = path.read_bytes()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except (BrokenPipeError, ConnectionResetError):  # Chromium drops connections it no longer needs
+                    pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.split("?")[0] != "/audio.wav":
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                start, end, status = 0, len(data) - 1, 200
+                m = re.match(r"bytes=(\d*)-(\d*)$", self.headers.get("Range", ""))
+                if m and (m.group(1) or m.group(2)):
+                    if m.group(1):
+                        start, end = int(m.group(1)), int(m.group(2)) if m.group(2) else len(data) - 1
+                    else:
+                        start = max(0, len(data) - int(m.group(2)))
+                    end, status = min(end, len(data) - 1), 206
+                body = data[start:end + 1]
+                self.send_response(status)
+                self.send_header("Content-Type", "audio/wav")
+                self.send_header("Accept-Ranges", "bytes")
+                self.send_header("Content-Length", str(len(body)))
+                if status == 206:
+                    self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/audio.wav"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# -- the test feed --------------------------------------------------------------------------------------
+def write_feeds(root: Path, audio_url: str) -> list[Path]:
+    import json
+
+    feeds = []
+    for show_id, (title, description) in SHOWS.items():
+        items = []
+        for guid, show, ep_title, date, speakers, lines in EPISODES:
+            if show != show_id:
+                continue
+            segments = [{"speaker": speakers[i % len(speakers)], "startTime": i * 60.0 + 5, "endTime": i * 60.0 + 60,
+                         "body": line + " " + lines[(i + 1) % len(lines)]} for i, line in enumerate(lines)]
+            (root / f"{guid}.json").write_text(json.dumps({"version": "1.0.0", "segments": segments}), encoding="utf-8")
+            notes = f"<p>{escape(lines[0])}</p><ul><li>{escape(lines[1])}</li><li>{escape(lines[2])}</li></ul>"
+            if ENCODED in ep_title:
+                notes = (f"<p>Notes with {ENCODED}, {PAYLOAD} and {SCRIPT_PAYLOAD} and "
+                         '<a href="javascript:window.__pwned=3">a link</a>.</p>')
+            persons = "".join(f'<podcast:person role="{"host" if i == 0 else "guest"}">{escape(p)}</podcast:person>'
+                              for i, p in enumerate(speakers))
+            items.append(f"""<item><title>{escape(ep_title)}</title><guid isPermaLink="false">{guid}</guid>
+<link>https://example.org/{guid}</link><pubDate>{date}</pubDate>
+<description><![CDATA[{notes}]]></description>
+<enclosure url="{escape(audio_url)}" type="audio/wav" length="{RATE * AUDIO_SECONDS}"/>
+<itunes:duration>{AUDIO_SECONDS}</itunes:duration>{persons}
+<podcast:transcript url="{guid}.json" type="application/json" language="en"/>
+<psc:chapters version="1.2"><psc:chapter start="00:00:05" title="Welcome"/><psc:chapter start="00:03:05" title="The details"/>
+<psc:chapter start="00:07:05" title="Wrapping up"/></psc:chapters></item>""")
+        path = root / f"{show_id}.xml"
+        path.write_text(f"""<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"
+ xmlns:podcast="https://podcastindex.org/namespace/1.0" xmlns:psc="http://podlove.org/simple-chapters"><channel>
+<title>{escape(title)}</title><link>https://example.org/{show_id}</link><description>{escape(description)}</description>
+<language>en</language><itunes:author>{escape(title)} team</itunes:author>
+{''.join(items)}</channel></rss>""", encoding="utf-8")
+        feeds.append(path)
+    return feeds
+
+
+@pytest.fixture(scope="module")
+def audio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AudioServer]:
+    path = tmp_path_factory.mktemp("audio") / "audio.wav"
+    silent_wav(path)
+    server = AudioServer(path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, audio: AudioServer) -> Iterator[LiveServer]:
+    from podsearch.config import load_config
+    from podsearch.reindex import reindex
+
+    root = tmp_path_factory.mktemp("ui-feeds")
+    feeds = write_feeds(root, audio.url)
+    data = root / "data"
+    report = reindex(load_config({"data": str(data), "feeds": [str(f) for f in feeds]}, environ={}))
+    assert not report.errors and report.new == len(EPISODES) and report.transcripts_fetched == len(EPISODES), report
+    server = start_server(data)
+    yield server
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Tab:
+    """A page that records console errors and uncaught exceptions."""
+
+    def __init__(self, browser, width: int = 1280, height: int = 800) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(10000)
+        self.errors: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+    def _console(self, message) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text} at {message.location.get('url')}")
+
+    def goto(self, url: str, status: int = 200):
+        response = self.page.goto(url)
+        assert response is not None and response.status == status, (url, response and response.status)
+        return response
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def tab(browser) -> Iterator[Tab]:
+    t = Tab(browser)
+    yield t
+    t.close()
+
+
+def episode_url(site: LiveServer, guid: str, **params: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return site.url("/episodes/" + quote(guid, safe="") + ("?" + query if query else ""))
+
+
+def audio_at(page, seconds: float) -> None:
+    page.wait_for_function(
+        "t => { const a = document.getElementById('player');"
+        " return a && a.readyState >= 1 && Math.abs(a.currentTime - t) < 1.5; }",
+        arg=seconds, timeout=10000)
+
+
+# -- the tests ------------------------------------------------------------------------------------------
+def test_search_then_moment_plays_the_episode_from_there(site, tab):
+    page = tab.page
+    tab.goto(site.url("/"))
+    page.get_by_role("combobox", name="Search episodes and transcripts").fill("magma chamber")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/search\?q=magma"))
+    assert page.locator("#q").input_value() == "magma chamber", "the query stays in the box"
+    hits = page.locator("li.hit")
+    assert hits.count() >= 1
+    assert "Inside a Magma Chamber" in hits.first.locator("h2").inner_text()
+    assert re.search(r"\d+ episodes? for “magma chamber” · \d+ ms", page.locator("#summary").inner_text())
+    assert hits.first.locator("mark").count() >= 1
+    moment = hits.first.locator("a.moment").first
+    label = moment.inner_text()  # "2:05"
+    minutes, secs = label.split(":")
+    expected = int(minutes) * 60 + int(secs)
+    assert 0 < expected < AUDIO_SECONDS
+    moment.click()
+    page.wait_for_url(re.compile(rf"/episodes/earth-1\?t={expected}"))
+    audio_at(page, expected)
+    assert page.locator(f"#t{expected}").get_attribute("class") == "current"
+    # a transcript timestamp and a chapter jump within the page
+    page.locator(".transcript a.ts", has_text="5:05").click()
+    audio_at(page, 305)
+    page.locator(".chapters a", has_text="7:05").click()
+    audio_at(page, 425)
+    page.evaluate("document.getElementById('player').pause()")
+    assert tab.errors == []
+
+
+def test_facets_sort_and_empty_states(site, tab):
+    page = tab.page
+    tab.goto(site.url("/search?q=lava"))
+    page.locator(".facets a", has_text="Deep Earth").click()
+    page.wait_for_url(re.compile(r"show=deep-earth"))
+    assert page.locator(".chips a", has_text="Show: Deep Earth").is_visible()
+    page.locator("#sort").select_option("oldest")
+    page.wait_for_url(re.compile(r"sort=oldest"))
+    assert "show=deep-earth" in page.url
+    tab.goto(site.url("/search?q=lava&show=the-kitchen-lab"))
+    assert page.get_by_role("heading", name=re.compile("No episodes match")).is_visible()
+    page.get_by_role("link", name="Search all episodes").click()
+    page.wait_for_url(re.compile(r"/search\?q=lava$"))
+    assert page.locator("li.hit").count() >= 1
+    tab.goto(site.url("/search?q=glacers"))
+    did_you_mean = page.locator(".suggestion a")
+    if did_you_mean.count():  # the spelling suggestion comes from the index's own words
+        assert "glacier" in did_you_mean.inner_text()
+    assert tab.errors == []
+
+
+def test_nearby_episode_link(site, tab):
+    page = tab.page
+    tab.goto(episode_url(site, "kitchen-1"))
+    nearby = page.locator(".nearby li a").first
+    assert nearby.is_visible()
+    title = nearby.inner_text()
+    assert "Wild Yeast" in title, "the other bread episode is the nearest"
+    assert "because of" in page.locator(".nearby .reasons").first.inner_text()
+    nearby.click()
+    page.wait_for_url(re.compile(r"/episodes/kitchen-2"))
+    assert page.locator("h1").inner_text() == title
+    assert tab.errors == []
+
+
+def test_typeahead_shows_suggestions_and_keyboard_picks_one(site, tab):
+    page = tab.page
+    tab.goto(site.url("/"))
+    box = page.locator("#q")
+    box.press_sequentially("sourd", delay=40)
+    options = page.locator("#q-list [role=option]")
+    options.first.wait_for(state="visible")
+    assert box.get_attribute("aria-expanded") == "true"
+    texts = [t.lower() for t in options.all_inner_texts()]
+    assert any("sourdough" in t for t in texts), texts
+    box.press("ArrowDown")
+    assert box.get_attribute("aria-activedescendant") == "q-opt-0"
+    box.press("Escape")
+    assert page.locator("#q-list").is_hidden()
+    assert tab.errors == []
+
+
+def test_no_console_errors_on_any_page(site, tab):
+    pages = ["/", "/search", "/search?q=caramel", "/search?q=sugar&sort=date", "/search?q=qqqxxyz",
+             "/shows/the-kitchen-lab", "/shows/deep-earth", "/embed/similar/kitchen-3", "/embed/similar/kitchen-3?link=podsearch"]
+    for path in pages:
+        tab.goto(site.url(path))
+    tab.goto(episode_url(site, "kitchen-3", t="65"))
+    audio_at(tab.page, 65)
+    assert tab.errors == []
+    # error pages share the look (their own 4xx status is the only console message Chromium writes)
+    for path, status in [("/episodes/no-such-episode", 404), ("/search?q=x&page=0", 400), ("/nowhere", 404)]:
+        tab.goto(site.url(path), status=status)
+        assert tab.page.locator("header.site .brand").is_visible()
+        assert tab.page.get_by_role("link", name="Go to the search page").is_visible() or status == 400
+    unexpected = [e for e in tab.errors if "status of 40" not in e]
+    assert unexpected == []
+
+
+def test_payloads_render_as_text(site, tab):
+    page = tab.page
+    pages = [episode_url(site, "earth-3"), site.url("/search?q=glaciers"), site.url("/shows/deep-earth"), site.url("/"),
+             site.url("/search?q=mallory"), site.url("/embed/similar/earth-1?same_show=false&k=10")]
+    for url in pages:
+        tab.goto(url)
+        page.wait_for_load_state("load")
+        assert page.evaluate("typeof window.__pwned") == "undefined", url
+        assert page.locator("img").count() == 0, url
+    tab.goto(episode_url(site, "earth-3"))
+    assert PAYLOAD in page.locator("h1").inner_text()
+    assert page.locator(".notes").get_by_text(PAYLOAD, exact=False).is_visible()
+    assert page.locator(".persons").get_by_text(f"Mallory {PAYLOAD}").is_visible()
+    assert page.locator(".persons").get_by_text("Trent <b>bold</b>").is_visible()
+    assert page.locator(".transcript").get_by_text(PAYLOAD, exact=False).first.is_visible()
+    assert page.locator(".notes a[href^=javascript]").count() == 0
+    tab.goto(site.url("/search?q=glaciers"))
+    assert PAYLOAD in page.locator("li.hit h2").first.inner_text()
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize("name,width,height", [("desktop", 1280, 800), ("phone", 390, 844)])
+def test_screenshots(site, browser, name, width, height):
+    tab = Tab(browser, width, height)
+    try:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        tab.goto(site.url("/search?q=sourdough+starter"))
+        tab.page.screenshot(path=str(SCREENSHOTS / f"results-{name}.png"))
+        tab.goto(episode_url(site, "kitchen-1", t="125") + "#t125")
+        audio_at(tab.page, 125)
+        tab.page.evaluate("window.scrollTo(0, 0)")
+        tab.page.screenshot(path=str(SCREENSHOTS / f"episode-{name}.png"))
+        assert tab.errors == []
+        # nothing is wider than the screen
+        assert tab.page.evaluate("document.documentElement.scrollWidth") <= width
+    finally:
+        tab.close()
