@@ -1,0 +1,193 @@
+"""The HTML pages, the embed widget and OpenSearch through the Flask client over the indexed bundled sample."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from html.parser import HTMLParser
+from urllib.parse import parse_qs, quote, urlsplit
+from xml.etree import ElementTree as ET
+
+import pytest
+
+BEES = "tag:example.org,2024:field-notes/ep-01"
+
+
+def page(client, path: str, status: int = 200) -> str:
+    response = client.get(path)
+    assert response.status_code == status, (path, response.status_code, response.data[:300])
+    assert response.mimetype == "text/html"
+    return response.get_data(as_text=True)
+
+
+class Links(HTMLParser):
+    """Every <a> with its attributes and text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[dict[str, str]] = []
+        self._open: dict[str, str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self._open = {k: v or "" for k, v in attrs} | {"text": ""}
+            self.links.append(self._open)
+
+    def handle_endtag(self, tag):
+        if tag == "a":
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open["text"] += data
+
+
+def links(html: str, css_class: str | None = None) -> list[dict[str, str]]:
+    parser = Links()
+    parser.feed(html)
+    return [a for a in parser.links if css_class is None or css_class in a.get("class", "").split()]
+
+
+def args(href: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(unescape(href)).query)
+
+
+def test_home_has_landmarks_search_shows_and_recent(client):
+    html = page(client, "/")
+    assert '<a class="skip" href="#main">' in html and '<main id="main"' in html and "<footer>" in html
+    assert '<label for="q"' in html and 'role="search"' in html and 'role="combobox"' in html
+    assert 'rel="search" type="application/opensearchdescription+xml"' in html
+    for show in ("Field Notes", "Signal Path", "The Long Table"):
+        assert show in html
+    assert html.count('href="/episodes/') >= 8, "recent episodes are listed"
+
+
+def test_results_keep_the_query_and_show_total_time_and_moments(client):
+    html = page(client, "/search?q=sourdough+starter")
+    assert 'value="sourdough starter"' in html
+    assert re.search(r'id="summary"[^>]*><strong>\d+</strong> episodes? for “sourdough starter” <span class="muted">· \d+ ms',
+                     html)
+    moments = links(html, "moment")
+    assert moments, "hits show their moments"
+    first = moments[0]
+    t = args(first["href"])["t"][0]
+    assert first["href"].endswith(f"#t{t}") and first["text"].count(":") == 1
+    assert "<mark>" in html
+
+
+def test_facets_are_links_that_keep_the_query_and_toggle(client):
+    html = page(client, "/search?q=water&sort=date")
+    facet_links = [a for a in links(html) if "/search?" in a["href"] and ("show=" in a["href"] or "from=" in a["href"])]
+    assert facet_links
+    for a in facet_links:
+        assert args(a["href"])["q"] == ["water"] and args(a["href"])["sort"] == ["date"]
+    year = next(a for a in facet_links if "from=" in a["href"])
+    assert args(year["href"])["from"] == args(year["href"])["to"] and re.fullmatch(r"\d{4}", args(year["href"])["from"][0])
+    show = next(a for a in facet_links if "show=" in a["href"])
+    filtered = page(client, unescape(show["href"]))
+    current = [a for a in links(filtered) if a.get("aria-current") == "true"]
+    assert current and "show=" not in current[0]["href"], "the facet in use links to the search without it"
+    assert 'aria-label="Remove filter Show:' in filtered
+
+
+def test_pagination_and_sort(client):
+    html = page(client, "/search?show=field-notes&per_page=5")
+    assert "<strong>12</strong> episodes" in html
+    pager = [a for a in links(html) if "page" in args(a["href"])]
+    assert [a["text"].strip() for a in pager] == ["1", "2", "3", "Next ›"]
+    assert all(args(a["href"])["per_page"] == ["5"] and args(a["href"])["show"] == ["field-notes"] for a in pager)
+    last = page(client, "/search?show=field-notes&per_page=5&page=3")
+    assert 'rel="prev"' in last and 'rel="next"' not in last and '<ol class="plain hits" start="11">' in last
+    assert '<option value="oldest">Oldest first</option>' in html and '<select id="sort" name="sort">' in html
+
+
+def test_did_you_mean_and_no_results_help(client):
+    html = page(client, "/search?q=vulcano")
+    assert "Did you mean" in html and 'href="/search?q=volcano"' in html
+    assert "No episodes match" in html
+    html = page(client, "/search?q=volcano&person=nobody+at+all")
+    assert "No episodes match" in html and 'href="/search?q=volcano">Search all episodes</a>' in html
+
+
+def test_empty_search_is_a_friendly_start(client):
+    html = page(client, "/search")
+    assert "Type a few words you remember" in html and 'href="/shows/field-notes"' in html
+
+
+def test_bad_query_is_a_400_page_with_the_query_kept(client):
+    html = page(client, "/search?q=bees&page=0", status=400)
+    assert "page must be between" in html and 'value="bees"' in html and "podsearch</a>" in html
+
+
+def test_markup_in_the_query_is_text(client):
+    html = page(client, "/search?q=" + quote('<script>alert("x")</script>'))
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+
+
+def test_episode_page_starts_at_t_and_links_every_paragraph(client):
+    html = page(client, "/episodes/" + quote(BEES, safe="") + "?t=300")
+    assert re.search(r'<audio id="player" controls preload="metadata" src="[^"]+#t=300\.0" data-start="300\.0"', html)
+    anchors = re.findall(r'<p id="(t\d+)"( class="current")? data-start="([\d.]+)"', html)
+    assert len(anchors) > 3 and len({a for a, _, _ in anchors}) == len(anchors)
+    current = [(a, float(s)) for a, c, s in anchors if c]
+    assert len(current) == 1 and current[0][1] <= 300
+    later = [float(s) for _, _, s in anchors if float(s) > current[0][1]]
+    assert not later or later[0] > 300, "the current paragraph is the one playing at t"
+    assert 'href="?t=0#t0" data-t="0.0"' in html
+    assert "Nearby episodes" in html and "because of:" in html and "Hannah Szabo" in html
+    assert 'href="/search?person=Hannah+Szabo"' in html
+
+
+def test_episode_without_t_does_not_preload_audio(client):
+    html = page(client, "/episodes/" + quote(BEES, safe=""))
+    assert 'preload="none"' in html and 'class="current"' not in html
+
+
+@pytest.mark.parametrize("path", ["/episodes/no-such-episode", "/shows/no-such-show", "/nowhere"])
+def test_not_found_pages_share_the_look(client, path):
+    html = page(client, path, status=404)
+    assert "We could not find that page" in html and 'class="brand"' in html and "Go to the search page" in html
+
+
+def test_show_page_lists_episodes_newest_first_and_searches_inside(client):
+    html = page(client, "/shows/field-notes")
+    dates = re.findall(r'<time datetime="([^"]+)"', html)
+    assert len(dates) == 12 and dates == sorted(dates, reverse=True)
+    assert '<input type="hidden" name="show" value="field-notes">' in html and '<label for="show-q"' in html
+
+
+def test_opensearch_description(client):
+    response = client.get("/opensearch.xml")
+    assert response.status_code == 200 and response.mimetype == "application/opensearchdescription+xml"
+    ns = {"os": "http://a9.com/-/spec/opensearch/1.1/"}
+    root = ET.fromstring(response.data)
+    urls = {u.get("type"): u.get("template") for u in root.findall("os:Url", ns)}
+    assert urls["text/html"] == "http://localhost/search?q={searchTerms}"
+    assert urls["application/x-suggestions+json"] == "http://localhost/opensearch/suggest?q={searchTerms}"
+    suggest = client.get("/opensearch/suggest?q=volc")
+    assert suggest.mimetype == "application/x-suggestions+json"
+    prefix, completions = suggest.get_json()
+    assert prefix == "volc" and any("volcano" in c.lower() for c in completions)
+
+
+def test_embed_widget_page(client):
+    response = client.get("/embed/similar/" + quote(BEES, safe=""))
+    assert response.status_code == 200 and "X-Frame-Options" not in response.headers
+    html = response.get_data(as_text=True)
+    items = links(html)
+    assert items and all(a["target"] == "_top" for a in items)
+    assert any(a["href"].startswith("https://example.org/") for a in items), "links go to the publisher's pages"
+    assert "because of:" in html and "Hive Minds" in html
+    ours = links(page(client, "/embed/similar/" + quote(BEES, safe="") + "?link=podsearch&k=3"))
+    assert len(ours) == 3 and all(a["href"].startswith("http://localhost/episodes/") for a in ours)
+    page(client, "/embed/similar/" + quote(BEES, safe="") + "?link=elsewhere", status=400)
+    page(client, "/embed/similar/no-such-episode", status=404)
+
+
+def test_embed_script(client):
+    response = client.get("/embed.js")
+    assert response.status_code == 200 and response.mimetype == "text/javascript"
+    body = response.get_data(as_text=True)
+    assert '"http://localhost/embed/similar/__ID__"' in body and "data-podsearch-similar" in body
+    assert "max-age" in response.headers["Cache-Control"]
