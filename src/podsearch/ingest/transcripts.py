@@ -197,6 +197,9 @@ def decode_bytes(data: bytes, charset: str = "") -> str:
     return _CONTROL_RE.sub("", text)
 
 
+_MIN_SNIFF_BYTES = 1024
+
+
 def _decode(data: bytes, charset: str) -> str:
     for bom, encoding in (
         (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -222,8 +225,9 @@ def _decode(data: bytes, charset: str) -> str:
     try:
         from charset_normalizer import from_bytes  # optional dependency
     except ImportError:
-        pass
-    else:
+        from_bytes = None
+    # Its guesses on a few hundred bytes are unreliable (short latin-1 reads as cp1250): only trust it on more.
+    if from_bytes is not None and len(data) >= _MIN_SNIFF_BYTES:
         best = from_bytes(data).best()
         if best is not None:
             return str(best)
