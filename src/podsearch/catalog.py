@@ -67,21 +67,26 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 """
 
-# Fields of Episode kept in the JSON document column (segments live in their own table).
-_DOC_EXCLUDE = {"segments"}
+def _doc_fields(ep: Episode) -> dict[str, Any]:
+    """The episode without its segments (they are many, and live in their own table)."""
+    segments = ep.segments
+    ep.segments = []
+    try:
+        return asdict(ep)
+    finally:
+        ep.segments = segments
 
 
-def episode_hash(ep: Episode) -> str:
+def episode_hash(ep: Episode, doc: str | None = None) -> str:
     """A digest of everything the index and model see, so that unchanged episodes are skipped."""
-    payload = json.dumps(asdict(ep), sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    h = hashlib.sha256((doc if doc is not None else _episode_doc(ep)).encode("utf-8"))
+    for s in ep.segments:
+        h.update(f"\x1e{s.start!r}\x1f{s.end!r}\x1f{s.speaker}\x1f{s.text}".encode())
+    return h.hexdigest()
 
 
 def _episode_doc(ep: Episode) -> str:
-    d = asdict(ep)
-    for key in _DOC_EXCLUDE:
-        d.pop(key, None)
-    return json.dumps(d, ensure_ascii=False)
+    return json.dumps(_doc_fields(ep), ensure_ascii=False, sort_keys=True)
 
 
 def _episode_from_row(row: sqlite3.Row, segments: list[Segment] | None = None) -> Episode:
@@ -179,7 +184,8 @@ class Catalog:
 
     def upsert_episode(self, ep: Episode) -> str:
         """Store an episode with its segments. Returns 'new', 'updated' or 'unchanged'."""
-        digest = episode_hash(ep)
+        doc = _episode_doc(ep)
+        digest = episode_hash(ep, doc)
         now = time.time()
         row = self.db.execute("SELECT content_hash, gone FROM episodes WHERE id = ?", (ep.id,)).fetchone()
         if row and row["content_hash"] == digest:
@@ -190,14 +196,14 @@ class Catalog:
             self.db.execute(
                 "UPDATE episodes SET show_id=?, title=?, published=?, doc=?, content_hash=?, gone=0, updated_at=? "
                 "WHERE id=?",
-                (ep.show_id, ep.title, ep.published, _episode_doc(ep), digest, now, ep.id),
+                (ep.show_id, ep.title, ep.published, doc, digest, now, ep.id),
             )
             self.db.execute("DELETE FROM segments WHERE episode_id = ?", (ep.id,))
         else:
             self.db.execute(
                 "INSERT INTO episodes (id, show_id, title, published, doc, content_hash, gone, added_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                (ep.id, ep.show_id, ep.title, ep.published, _episode_doc(ep), digest, now, now),
+                (ep.id, ep.show_id, ep.title, ep.published, doc, digest, now, now),
             )
         self.db.executemany(
             'INSERT INTO segments (episode_id, seq, start, "end", speaker, text) VALUES (?, ?, ?, ?, ?, ?)',
@@ -206,16 +212,23 @@ class Catalog:
         return "updated" if row else "new"
 
     def mark_gone(self, show_id: str, keep_ids: Iterable[str], prune: bool = False) -> int:
-        """Mark (or with prune, delete) the episodes of a show that are no longer in its feed."""
+        """Mark (or with prune, delete) the episodes of a show that are no longer in its feed.
+
+        Returns how many were newly marked (or deleted), so that repeated runs do not count them again.
+        """
         keep = set(keep_ids)
-        ids = [r["id"] for r in self.db.execute("SELECT id FROM episodes WHERE show_id = ?", (show_id,))]
-        gone = [i for i in ids if i not in keep]
-        for episode_id in gone:
+        rows = self.db.execute("SELECT id, gone FROM episodes WHERE show_id = ?", (show_id,)).fetchall()
+        changed = 0
+        for row in rows:
+            if row["id"] in keep:
+                continue
             if prune:
-                self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
-            else:
-                self.db.execute("UPDATE episodes SET gone = 1 WHERE id = ?", (episode_id,))
-        return len(gone)
+                self.db.execute("DELETE FROM episodes WHERE id = ?", (row["id"],))
+                changed += 1
+            elif not row["gone"]:
+                self.db.execute("UPDATE episodes SET gone = 1 WHERE id = ?", (row["id"],))
+                changed += 1
+        return changed
 
     def delete_episode(self, episode_id: str) -> None:
         self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))

@@ -117,7 +117,8 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
     click.echo(
         f"{report.feeds} feeds ({report.feeds_unchanged} unchanged, {report.feeds_failed} failed); episodes: "
         f"{report.new} new, {report.updated} updated, {report.unchanged} unchanged, {report.gone} gone; "
-        f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_failed} failed; index: "
+        f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_empty} empty, "
+        f"{report.transcripts_failed} failed; index: "
         f"{idx.get('added', 0)} added, {idx.get('updated', 0)} updated, {idx.get('removed', 0)} removed; "
         f"model: {report.model}")
 
@@ -188,7 +189,7 @@ def add(obj: Context, source: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_ctx
 def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
-    """Import episodes from a JSON-lines file (one episode per line; see docs/import.md).
+    """Import episodes from a JSON-lines file (one episode per line; see docs/ingest.md).
 
     \b
     Example:
