@@ -110,6 +110,15 @@ class LiveServer:
     def url(self, path: str) -> str:
         return self.base + path
 
+    def stop(self, timeout: float = 10) -> None:
+        """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
 
 def start_server(data: Path, *extra: str, env: dict[str, str] | None = None) -> LiveServer:
     port = free_port()
@@ -131,8 +140,4 @@ def live_server(sample_data: Path) -> Iterator[LiveServer]:
     """``podsearch serve`` (waitress) in a subprocess on a free port, serving a copy of the sample."""
     server = start_server(sample_data)
     yield server
-    server.proc.terminate()
-    try:
-        server.proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.proc.kill()
+    server.stop()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,11 +36,7 @@ def fuzz_server(sample_data_template: Path, tmp_path_factory: pytest.TempPathFac
     shutil.copytree(sample_data_template, data)
     server = start_server(data, "--no-access-log", "--threads", "4")
     yield server
-    server.proc.terminate()
-    try:
-        server.proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.proc.kill()
+    server.stop()
 
 
 # The document is built in code, so it is known at collection time; the test below checks that the server
