@@ -111,10 +111,13 @@ def silent_wav(path: Path, seconds: int = AUDIO_SECONDS) -> None:
 
 
 class AudioServer:
-    """Serves one file at /audio.wav on 127.0.0.1, honouring ``Range: bytes=a-b``."""
+    """Serves one file at /audio.wav on 127.0.0.1, honouring ``Range: bytes=a-b``, and any HTML put in
+    ``pages`` (a publisher's page on another origin, for the widget)."""
 
     def __init__(self, path: Path) -> None:
         data = path.read_bytes()
+        pages: dict[str, bytes] = {}
+        self.pages = pages
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -129,6 +132,13 @@ class AudioServer:
                     pass
 
             def do_GET(self) -> None:  # noqa: N802
+                if self.path in pages:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(pages[self.path])))
+                    self.end_headers()
+                    self.wfile.write(pages[self.path])
+                    return
                 if self.path.split("?")[0] != "/audio.wav":
                     self.send_response(404)
                     self.send_header("Content-Length", "0")
@@ -159,7 +169,8 @@ class AudioServer:
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/audio.wav"
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = self.base + "/audio.wav"
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -408,17 +419,43 @@ def test_payloads_render_as_text(site, tab):
     assert tab.errors == []
 
 
+def test_embed_script_places_a_sized_widget_on_another_site(site, audio, tab):
+    audio.pages["/publisher.html"] = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><title>Publisher</title></head><body><h1>Lava Flows of Iceland</h1>
+<div data-podsearch-similar="earth-2" data-k="3" data-link="podsearch"></div>
+<script async src="{site.url('/embed.js')}"></script></body></html>""".encode()
+    page = tab.page
+    tab.goto(audio.base + "/publisher.html")
+    frame_element = page.locator("iframe[title='Nearby episodes']")
+    frame_element.wait_for(state="attached")
+    widget = frame_element.element_handle().content_frame()
+    widget.locator("li a").first.wait_for()
+    assert widget.locator("li a").count() == 3
+    assert widget.locator("li a").first.inner_text() == "Inside a Magma Chamber"
+    assert widget.locator("li a").first.get_attribute("target") == "_top"
+    page.wait_for_function("() => document.querySelector('iframe').style.height !== '360px'")
+    height = frame_element.evaluate("f => f.getBoundingClientRect().height")
+    inner = widget.evaluate("() => document.documentElement.scrollHeight")
+    assert abs(height - inner) <= 8, (height, inner)
+    widget.locator("li a").first.click()
+    page.wait_for_url(re.compile(r"/episodes/earth-1$"))
+    assert tab.errors == []
+
+
 @pytest.mark.parametrize("name,width,height", [("desktop", 1280, 800), ("phone", 390, 844)])
-def test_screenshots(site, browser, name, width, height):
+def test_screenshots(site, browser, tmp_path, name, width, height):
+    """Taken on every run; written to docs/screenshots/ (for the README) with UPDATE_SCREENSHOTS=1."""
+    folder = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
     tab = Tab(browser, width, height)
     try:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         tab.goto(site.url("/search?q=sourdough+starter"))
-        tab.page.screenshot(path=str(SCREENSHOTS / f"results-{name}.png"))
+        tab.page.screenshot(path=str(folder / f"results-{name}.png"))
         tab.goto(episode_url(site, "kitchen-1", t="125") + "#t125")
         audio_at(tab.page, 125)
         tab.page.evaluate("window.scrollTo(0, 0)")
-        tab.page.screenshot(path=str(SCREENSHOTS / f"episode-{name}.png"))
+        tab.page.screenshot(path=str(folder / f"episode-{name}.png"))
+        assert (folder / f"episode-{name}.png").stat().st_size > 10_000
         assert tab.errors == []
         # nothing is wider than the screen
         assert tab.page.evaluate("document.documentElement.scrollWidth") <= width
