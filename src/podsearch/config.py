@@ -39,7 +39,7 @@ def _bool(value: Any) -> bool:
     raise ValueError(f"expected a boolean (1/0, true/false), got {value!r}")
 
 
-def _feeds(value: Any) -> list[str]:
+def _str_list(value: Any) -> list[str]:
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -50,7 +50,7 @@ def _feeds(value: Any) -> list[str]:
 SETTINGS: tuple[Setting, ...] = (
     Setting("data", str, "index", "Data folder: catalog (SQLite), Whoosh index and similarity model."),
     Setting("config", str, "", "TOML config file with `feeds = [...]` and any setting below."),
-    Setting("feeds", _feeds, [], "Feed URLs or local paths to index (a TOML list; comma-separated in the environment)."),
+    Setting("feeds", _str_list, [], "Feed URLs or local paths to index (a TOML list; comma-separated in the environment)."),
     Setting("allow_private_hosts", _bool, False,
             "Let URLs found inside feeds (transcripts, chapters) reach private and loopback addresses."),
     Setting("host", str, "127.0.0.1", "Address `podsearch serve` listens on."),
@@ -64,6 +64,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("reindex_every", str, "", "Reindex from inside `podsearch serve` this often (e.g. 30m, 1h, 1d); empty: never."),
     Setting("shutdown_timeout", float, 30.0, "Seconds `podsearch serve` lets requests in flight finish after SIGTERM."),
     Setting("access_log", _bool, True, "Log one line per request (method, path, status, milliseconds) on stderr."),
+    Setting("cors_origins", _str_list, [],
+            "Origins allowed to call the JSON API from a browser (a list; '*' for any); empty: no CORS headers."),
     Setting("cache_max_age", int, 60, "Seconds clients and proxies may cache an API answer (Cache-Control max-age)."),
     Setting("max_body_bytes", int, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
     Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (token bucket); 0: no limit."),

@@ -33,7 +33,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
         app.config.update(test_config)
     app.extensions["podsearch"] = Library(config.data_dir)
 
-    from . import api, caching, errors, limits, views
+    from . import api, caching, cors, errors, limits, views
     from .accesslog import AccessLog
 
     app.register_blueprint(views.bp)
@@ -43,7 +43,8 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.register_blueprint(api.bp, url_prefix="/api", name="api_unversioned")
     app.register_blueprint(api.site)
     app.register_blueprint(api.ops)
-    limits.register(app)  # first: refuse before any other work
+    cors.register(app)  # first: preflights are answered before the rate limit counts them
+    limits.register(app)  # then refuse before any other work
     caching.register(app, library)
     errors.register(app)
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
