@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import subprocess
 import threading
 import wave
 from collections.abc import Iterator
@@ -236,11 +235,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, audio: AudioServer) -> Iterat
     assert not report.errors and report.new == len(EPISODES) and report.transcripts_fetched == len(EPISODES), report
     server = start_server(data)
     yield server
-    server.proc.terminate()
-    try:
-        server.proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.proc.kill()
+    server.stop()
 
 
 @pytest.fixture(scope="module")
