@@ -1,0 +1,118 @@
+"""Index upkeep: incremental sync, full rebuilds swapped in, a running server that sees the new index."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from podsearch.analysis import spoken_english_analyzer
+from podsearch.catalog import Catalog
+from podsearch.config import load_config
+from podsearch.index import SearchIndex
+from podsearch.reindex import import_jsonl
+from podsearch.search_types import SearchRequest
+
+
+def write_jsonl(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def episode(n: int, word: str) -> dict:
+    return {"id": f"ep-{n}", "show": "Upkeep Show", "title": f"Episode {n} about {word}",
+            "transcript": f"Today we talk about {word} for a long while."}
+
+
+def ids_for(index: SearchIndex, catalog: Catalog, q: str) -> list[str]:
+    return sorted(h.id for h in index.search(catalog, SearchRequest(q=q, per_page=100)).hits)
+
+
+def test_analyzer_keeps_versions_apostrophes_and_accents() -> None:
+    words = [t.text for t in spoken_english_analyzer()("Don't use O'Reilly's Python 3.12 over HTTP/2 at the Café")]
+    assert words == ["dont", "use", "oreilli", "python", "3.12", "3", "12", "over", "http/2", "http", "2", "cafe"]
+
+
+def test_incremental_sync_adds_updates_and_removes_exactly_the_changed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    config = load_config({"data": str(data)}, environ={})
+    first = write_jsonl(tmp_path / "a.jsonl", [episode(1, "otters"), episode(2, "beavers"), episode(3, "herons")])
+    report = import_jsonl(config, first)
+    assert report.index == {"added": 3, "updated": 0, "removed": 0, "full": 1}
+    index = SearchIndex(data)
+    generation = index.generation()
+
+    catalog = Catalog.in_dir(data)
+    try:
+        # The same export again, where ep-2 changed and ep-4 is new; ep-3 leaves the catalog; ep-1 is untouched.
+        second = write_jsonl(tmp_path / "a.jsonl", [episode(1, "otters"), episode(2, "muskrats"), episode(4, "kingfishers")])
+        catalog.delete_episode("ep-3")
+        report = import_jsonl(config, second)
+        assert report.index == {"added": 1, "updated": 1, "removed": 1}
+        assert index.generation() == generation  # updated in place, not rebuilt
+        assert index.doc_count() == 3
+        assert ids_for(index, catalog, "muskrats") == ["ep-2"]
+        assert ids_for(index, catalog, "beavers") == []
+        assert ids_for(index, catalog, "herons") == []
+        assert ids_for(index, catalog, "kingfishers") == ["ep-4"]
+        assert ids_for(index, catalog, "otters") == ["ep-1"]
+        assert index.sync(catalog) == {"added": 0, "updated": 0, "removed": 0}
+    finally:
+        catalog.close()
+
+
+def test_full_rebuild_goes_into_a_new_generation(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    config = load_config({"data": str(data)}, environ={})
+    import_jsonl(config, write_jsonl(tmp_path / "a.jsonl", [episode(1, "otters")]))
+    index = SearchIndex(data)
+    before = index.generations.current()
+    report = import_jsonl(config, write_jsonl(tmp_path / "b.jsonl", [episode(2, "beavers")]), full=True)
+    assert report.index.get("full") == 1
+    after = index.generations.current()
+    assert after != before
+    catalog = Catalog.in_dir(data)
+    try:
+        assert ids_for(index, catalog, "otters beavers") == ["ep-1", "ep-2"]
+    finally:
+        catalog.close()
+
+
+def test_parallel_full_build_gives_the_same_results(tmp_path: Path, monkeypatch) -> None:
+    import podsearch.index as index_module
+
+    data = tmp_path / "data"
+    config = load_config({"data": str(data)}, environ={})
+    words = ["otters", "beavers", "herons", "kingfishers", "muskrats"]
+    import_jsonl(config, write_jsonl(tmp_path / "a.jsonl", [episode(n, words[n % 5]) for n in range(40)]))
+    index = SearchIndex(data)
+    catalog = Catalog.in_dir(data)
+    try:
+        single = {w: ids_for(index, catalog, w) for w in words}
+        monkeypatch.setattr(index_module, "PARALLEL_FROM", 10)
+        index.sync(catalog, full=True)
+        assert {w: ids_for(index, catalog, w) for w in words} == single
+        assert index.doc_count() == 40
+    finally:
+        catalog.close()
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.load(resp)
+
+
+def test_running_server_serves_new_results_after_a_reindex(live_server, tmp_path: Path) -> None:
+    def hits(q: str) -> list[str]:
+        body = get_json(live_server.url("/api/search?" + urllib.parse.urlencode({"q": q})))
+        return [h["id"] for h in body["hits"]]
+
+    assert hits("quokkas") == []
+    assert "tag:example.org,2024:field-notes/ep-01" in hits("waggle")
+    config = load_config({"data": str(live_server.data)}, environ={})
+    import_jsonl(config, write_jsonl(tmp_path / "new.jsonl", [episode(1, "quokkas")]))
+    assert hits("quokkas") == ["ep-1"]
+    import_jsonl(config, write_jsonl(tmp_path / "new2.jsonl", [episode(2, "wombats")]), full=True)
+    assert hits("wombats") == ["ep-2"]
+    assert "tag:example.org,2024:field-notes/ep-01" in hits("waggle")

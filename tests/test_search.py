@@ -1,0 +1,180 @@
+"""Search over the indexed sample: query language, filters, facets, snippets, moments, suggestions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from podsearch.config import load_config
+from podsearch.errors import QueryError
+from podsearch.ingest.transcripts import parse_transcript
+from podsearch.reindex import import_jsonl
+from podsearch.search_types import SearchRequest
+from podsearch.service import Library
+
+WAGGLE = "tag:example.org,2024:field-notes/ep-01"
+ENIGMA = "https://example.org/signal-path/episodes/3?v=2"
+ESPRESSO = "urn:uuid:76653849-41a5-54e4-8370-d16c76e8d19a"
+
+
+@pytest.fixture
+def lib(sample_data: Path) -> Library:
+    library = Library(sample_data)
+    yield library
+    library.close()
+
+
+def search(lib: Library, q: str = "", **kw) -> list[str]:
+    return [h.id for h in lib.search(SearchRequest(q=q, per_page=50, **kw)).hits]
+
+
+def write_jsonl(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_plain_words_find_the_episode_first(lib: Library) -> None:
+    assert search(lib, "waggle dance")[0] == WAGGLE
+    assert search(lib, "enigma")[0] == ENIGMA
+
+
+def test_phrase_matches_words_in_order_only(lib: Library) -> None:
+    assert search(lib, '"waggle dance"')[0] == WAGGLE
+    assert search(lib, '"dance waggle"') == []
+
+
+def test_boolean_operators(lib: Library) -> None:
+    coffee = set(search(lib, "coffee"))
+    espresso = set(search(lib, "espresso"))
+    assert ESPRESSO in coffee and ESPRESSO in espresso
+    assert set(search(lib, "coffee AND espresso")) == coffee & espresso
+    assert set(search(lib, "coffee OR enigma")) == coffee | set(search(lib, "enigma"))
+    assert ESPRESSO not in search(lib, "coffee NOT espresso")
+    assert set(search(lib, "coffee -espresso")) == coffee - espresso
+    # A hyphen inside a word is not "NOT": real-world words keep their hits.
+    assert set(search(lib, "coffee-espresso")) <= coffee | espresso
+
+
+def test_field_queries(lib: Library) -> None:
+    assert search(lib, "title:enigma") == [ENIGMA]
+    long_table = search(lib, 'show:"long table"')
+    assert len(long_table) == 12 and all("long-table" in i or "uuid" in i for i in long_table)
+    assert search(lib, 'person:"Hannah Szabo"') == [WAGGLE]
+    assert search(lib, "guest:szabo") == [WAGGLE]
+
+
+def test_date_range_query_and_filters(lib: Library) -> None:
+    in_2025 = search(lib, "published:[2025-01-01 to 2025-12-31]")
+    assert len(in_2025) == 2
+    assert set(search(lib, "", published_from="2025")) == set(in_2025)
+    assert len(search(lib, "", published_to="2023-01-31")) == 2  # waggle dance, liquid gold
+    assert set(search(lib, "", published_from="2023-01", published_to="2023-01")) == set(
+        search(lib, "", published_to="2023-01-31"))
+    with pytest.raises(QueryError):
+        lib.search(SearchRequest(q="", published_from="last tuesday"))
+
+
+def test_filters_show_person_duration_language(lib: Library) -> None:
+    both = search(lib, "", shows=["field-notes", "signal-path"])
+    assert len(both) == 24
+    assert search(lib, "", person="Kwame Boateng") == [WAGGLE]
+    short = search(lib, "", duration_max=2700)
+    assert WAGGLE in short and len(short) == 3  # 2650, 2605 and 2672 seconds
+    assert set(search(lib, "", duration_min=2701)) == set(search(lib, "")) - set(short)
+    assert len(search(lib, "", language="en")) == 36
+    assert search(lib, "", language="fr") == []
+
+
+def test_facets_count_shows_years_and_persons(lib: Library) -> None:
+    result = lib.search(SearchRequest(q="coffee"))
+    shows = {f["value"]: f["count"] for f in result.facets["show"]}
+    assert sum(shows.values()) == result.total
+    years = {f["value"]: f["count"] for f in result.facets["year"]}
+    assert sum(years.values()) == result.total and set(years) <= {"2023", "2024", "2025"}
+    everything = lib.search(SearchRequest(q=""))
+    assert {f["value"]: f["count"] for f in everything.facets["year"]} == {"2023": 21, "2024": 13, "2025": 2}
+    persons = {f["label"]: f["count"] for f in lib.search(SearchRequest(q="waggle")).facets["person"]}
+    assert persons.get("Hannah Szabo") == 1
+
+
+def test_sort_by_date_and_pagination(lib: Library) -> None:
+    newest = lib.search(SearchRequest(q="the", sort="date", per_page=5))
+    dates = [h.published for h in newest.hits]
+    assert dates == sorted(dates, reverse=True)
+    page2 = lib.search(SearchRequest(q="", page=2, per_page=10))
+    assert page2.total == 36 and page2.pages == 4 and len(page2.hits) == 10
+    page1 = lib.search(SearchRequest(q="", page=1, per_page=10))
+    assert not {h.id for h in page1.hits} & {h.id for h in page2.hits}
+
+
+def test_one_hit_per_episode_with_marked_snippets_and_moments(lib: Library) -> None:
+    result = lib.search(SearchRequest(q="volcano"))
+    ids = [h.id for h in result.hits]
+    assert len(ids) == len(set(ids))
+    hit = result.hits[0]
+    assert "<mark>" in hit.snippet or "<mark>" in hit.title_html
+    assert 1 <= len(hit.moments) <= 3
+    assert all("<mark>" in m.text and m.start is not None for m in hit.moments)
+
+
+@pytest.mark.parametrize("q", ['"unbalanced', "title:", "((coffee", "AND", "OR OR", "coffee)", "-", "[2024 to",
+                               "published:[nonsense to 2024]", "*", "field:value:thing", "\\", "NOT"])
+def test_malformed_queries_are_read_leniently(lib: Library, q: str) -> None:
+    try:
+        lib.search(SearchRequest(q=q))
+    except QueryError:
+        pass  # a clear 400 is fine; anything else is a bug
+
+
+def test_hostile_html_is_escaped_in_snippets(sample_data: Path, lib: Library, tmp_path: Path) -> None:
+    hostile = "<script>alert('x')</script><img src=x onerror=alert(1)>"
+    path = write_jsonl(tmp_path / "evil.jsonl", [{
+        "id": "evil-1", "show": "Evil Show", "title": f"Marmalade {hostile}",
+        "description": f"<p>Marmalade notes {hostile}</p>", "transcript": f"We talk marmalade here {hostile} again",
+    }])
+    import_jsonl(load_config({"data": str(sample_data)}, environ={}), path)
+    for q in ("marmalade", "onerror", "marmalade script"):
+        result = lib.search(SearchRequest(q=q))
+        assert result.hits[0].id == "evil-1", q
+        hit = result.hits[0]
+        for html_text in [hit.snippet, hit.title_html, *(m.text for m in hit.moments)]:
+            assert "<script" not in html_text and "<img" not in html_text
+            assert html_text.replace("<mark>", "").replace("</mark>", "").count("<") == 0
+        assert "&lt;" in hit.title_html
+
+
+def test_transcript_hit_moment_starts_at_its_corpus_segment(sample_data: Path, lib: Library, corpus: Path,
+                                                            tmp_path: Path) -> None:
+    source = corpus / "site" / "transcripts" / "gotime" / "go-time-100.json"
+    segments = parse_transcript(source.read_bytes(), "application/json", url=str(source))
+    # A segment with a long, rare word, to look for it as a listener would.
+    target = max((s for s in segments if s.start and len(s.text.split()) > 8),
+                 key=lambda s: max(len(w) for w in s.text.split()))
+    word = max(target.text.split(), key=len).strip(".,?!\"'()")
+    path = write_jsonl(tmp_path / "gotime.jsonl", [{
+        "id": "gotime-100", "show": "Go Time", "title": "Go Time 100",
+        "segments": [{"start": s.start, "end": s.end, "speaker": s.speaker, "text": s.text} for s in segments],
+    }])
+    import_jsonl(load_config({"data": str(sample_data)}, environ={}), path)
+    result = lib.search(SearchRequest(q=word))
+    hit = next(h for h in result.hits if h.id == "gotime-100")
+    starts = {s.start for s in segments if word.lower() in s.text.lower()}
+    assert hit.moments and hit.moments[0].start in starts
+    assert target.start in starts
+    assert hit.moments[0].speaker == next(s.speaker for s in segments if s.start == hit.moments[0].start)
+
+
+def test_a_typo_gets_a_suggestion(lib: Library) -> None:
+    result = lib.search(SearchRequest(q="fermentaton"))
+    assert result.suggestion == "fermentation"
+    assert lib.search(SearchRequest(q="volcano")).suggestion == ""
+
+
+def test_typeahead_covers_titles_shows_persons_and_terms(lib: Library) -> None:
+    kinds = {(s["kind"], s["text"]) for s in lib.suggest("fie")}
+    assert ("show", "Field Notes") in kinds
+    assert any(k == "episode" and "Enigma" in t for k, t in {(s["kind"], s["text"]) for s in lib.suggest("enig")})
+    assert any(k == "person" for k, _ in {(s["kind"], s["text"]) for s in lib.suggest("hannah")})
+    assert any(k == "term" and t.startswith("ferment") for k, t in {(s["kind"], s["text"]) for s in lib.suggest("ferm")})
