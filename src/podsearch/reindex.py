@@ -141,14 +141,17 @@ class _Ingest:
                             content_type=result.content_type) if show_id != probe.show.id else probe
         self.report.warnings.extend(parsed.warnings)
         episodes = self._qualify_ids(parsed.episodes, show_id)
-        self._attach_transcripts(source, episodes)
+        missing = self._attach_transcripts(source, episodes)
+        # A transcript or chapters that failed are tried again next time, so the next run must not be
+        # answered "304 Not Modified" and skip the feed: keep no validators until everything was read.
+        etag, last_modified = (result.etag, result.last_modified) if not missing else (None, None)
         with self.catalog.transaction():
             self.catalog.upsert_show(parsed.show)
             for ep in episodes:
                 outcome = self.catalog.upsert_episode(ep)
                 setattr(self.report, outcome, getattr(self.report, outcome) + 1)
             self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
-            self.catalog.set_feed_state(source, show_id=show_id, etag=result.etag, last_modified=result.last_modified,
+            self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
                                         last_fetch=time.time(), last_status="ok", last_error=None)
 
     def _qualify_ids(self, episodes: list[Episode], show_id: str) -> list[Episode]:
@@ -159,11 +162,12 @@ class _Ingest:
                 ep.id = f"{show_id}/{ep.id}"
         return episodes
 
-    def _attach_transcripts(self, source: str, episodes: list[Episode]) -> None:
+    def _attach_transcripts(self, source: str, episodes: list[Episode]) -> int:
         """Fetch what each episode still needs: its transcript and its JSON chapters.
 
         An episode whose links did not change keeps what the catalog already holds, so an unchanged
         episode in a changed feed costs no request; what is still missing (a failure last time) is tried again.
+        Returns how many episodes still miss something (a transcript or chapters that could not be read).
         """
         todo: list[tuple[Episode, bool, bool]] = []
         for ep in episodes:
@@ -178,7 +182,8 @@ class _Ingest:
             if need_transcript or need_chapters:
                 todo.append((ep, need_transcript, need_chapters))
         if not todo:
-            return
+            return 0
+        missing = 0
         self.progress.phase(f"transcripts of {source}", len(todo))
         with ThreadPoolExecutor(max_workers=max(1, int(self.config.fetch_workers))) as pool:
             for (ep, _, _), extras in zip(todo, pool.map(lambda job: self._fetch_episode_extras(*job), todo)):
@@ -187,13 +192,16 @@ class _Ingest:
                     setattr(self.report, name, getattr(self.report, name) + 1)
                 self.report.errors.extend(f"feed {source}: episode {ep.id!r}: {p}" for p in extras.problems)
                 self.report.warnings.extend(f"feed {source}: episode {ep.id!r}: {w}" for w in extras.warnings)
+                missing += bool(extras.problems)
                 self.progress.advance()
+        return missing
 
-    def _get(self, url: str, local: bool) -> tuple[bytes, str]:
+    def _get(self, url: str, local: bool) -> tuple[bytes, str, str]:
+        """(body, served type, served charset); the charset is what the server declared, if anything."""
         if local:
-            return read_local(url, int(self.config.max_transcript_bytes)), ""
+            return read_local(url, int(self.config.max_transcript_bytes)), "", ""
         result = self.item_fetcher.fetch(url, trusted=False)
-        return result.content, result.content_type or ""
+        return result.content, result.content_type or "", result.charset or ""
 
     def _fetch_episode_extras(self, ep: Episode, need_transcript: bool, need_chapters: bool) -> _Extras:
         """Runs in a worker thread: sets ep.segments / ep.chapters, and says how it went (counted by the caller)."""
@@ -203,11 +211,13 @@ class _Ingest:
             empty: list[str] = []
             for link in pick_order(ep.transcript_links):
                 try:
-                    data, served_type = self._get(link.url, link.local)
-                    if not decode_bytes(data).strip():
+                    data, served_type, charset = self._get(link.url, link.local)
+                    if not decode_bytes(data, charset).strip():
                         empty.append(link.url)
                         continue
-                    ep.segments = parse_transcript(data, link.type or served_type, url=link.url)
+                    # The feed's type names the format; the server's charset says how to read the bytes.
+                    mime = (link.type or served_type) + (f"; charset={charset}" if charset else "")
+                    ep.segments = parse_transcript(data, mime, url=link.url)
                     ep.transcript_source = link.url
                     extras.transcript = "fetched"
                     break
@@ -223,7 +233,7 @@ class _Ingest:
                     extras.warnings.append("the transcript is empty (" + ", ".join(empty) + "); episode kept without one")
         if need_chapters:
             try:
-                data, _ = self._get(ep.chapters_url, ep.chapters_local)
+                data, _, _ = self._get(ep.chapters_url, ep.chapters_local)
                 ep.chapters = parse_chapters(data)
             except (PodsearchError, ValueError) as exc:
                 extras.problems.append(f"chapters {ep.chapters_url}: {exc}")
