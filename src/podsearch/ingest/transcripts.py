@@ -232,7 +232,13 @@ def _decode(data: bytes, charset: str) -> str:
         if best is not None:
             return str(best)
     if _UTF8_MULTIBYTE_RE.search(data):
-        return data.decode("utf-8", errors="replace")
+        lenient = data.decode("utf-8", errors="replace")
+        # A few bad bytes in UTF-8 text are damage; many mean another multibyte encoding (a short Shift-JIS
+        # or GBK file, below the size where charset-normalizer is trusted): its guess then beats U+FFFD noise.
+        if from_bytes is None or lenient.count("\ufffd") * 50 <= len(lenient):
+            return lenient
+        best = from_bytes(data).best()
+        return str(best) if best is not None else lenient
     try:
         return data.decode("cp1252")
     except UnicodeDecodeError:
