@@ -11,6 +11,8 @@ import hashlib
 import json
 import logging
 import pickle
+import re
+from itertools import chain
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -30,7 +32,10 @@ from .generations import Generations
 
 log = logging.getLogger(__name__)
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"
+GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
+                    "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class ModelParams:
     title_weight: float = 3.0
     notes_weight: float = 2.0
     transcript_weight: float = 1.0
+    people_weight: float = 2.0  # persons of the feed and transcript speakers, one token per name
     min_df: int = 2
     max_df: float = 0.5
     sublinear_tf: bool = True
@@ -48,6 +54,9 @@ class ModelParams:
     show_noise_df: float = 0.4  # a term in >= this share of one show's episodes ...
     show_noise_share: float = 0.8  # ... with >= this share of its documents in that show is show noise
     show_noise_min_episodes: int = 5
+    show_idf: bool = True  # also weigh terms by their rarity inside the episode's own show
+    lsa_components: int = 0  # 0: off; else blend an LSA (TruncatedSVD) cosine with the TF-IDF one
+    lsa_weight: float = 0.0
     neighbours: int = 50
     duplicate_threshold: float = 0.9
     block_rows: int = 512
@@ -65,16 +74,26 @@ class Neighbour:
     duplicate: bool = False
 
 
-def episode_texts(catalog: Catalog) -> tuple[list[str], list[str], list[str], list[str], list[str], list[str]]:
-    ids, shows, titles, notes, transcripts, languages = [], [], [], [], [], []
+def person_token(name: str) -> str:
+    """One token per person ("Katie Hockman" -> "katie_hockman"): a shared guest is a strong topic link."""
+    return re.sub(r"[\W_]+", "_", name.lower()).strip("_")
+
+
+def episode_texts(catalog: Catalog) -> tuple[list[str], ...]:
+    """(ids, shows, titles, notes, transcripts, languages, people): the fields the model reads."""
+    ids, shows, titles, notes, transcripts, languages, people = [], [], [], [], [], [], []
     for ep in catalog.episodes(with_segments=False):
+        segments = catalog.segments(ep.id)
         ids.append(ep.id)
         shows.append(ep.show_id)
         titles.append(ep.title)
         notes.append(ep.description_text)
-        transcripts.append(" ".join(seg.text for seg in catalog.segments(ep.id)))
+        transcripts.append(" ".join(seg.text for seg in segments))
         languages.append((ep.language or "").lower().split("-")[0])
-    return ids, shows, titles, notes, transcripts, languages
+        names = dict.fromkeys([p.name for p in ep.persons] + [seg.speaker for seg in segments if seg.speaker])
+        people.append(" ".join(t for t in (person_token(n) for n in names) if t and t not in GENERIC_SPEAKERS
+                               and not any(c.isdigit() for c in t)))
+    return ids, shows, titles, notes, transcripts, languages, people
 
 
 def catalog_digest(catalog: Catalog) -> str:
@@ -87,7 +106,8 @@ def catalog_digest(catalog: Catalog) -> str:
 class SimilarModel:
     def __init__(self, params: ModelParams, ids: list[str], shows: list[str], vectorizer: CountVectorizer,
                  transformer: TfidfTransformer, matrix: sp.csr_matrix, noise: dict[str, np.ndarray],
-                 neigh_idx: np.ndarray, neigh_score: np.ndarray, digest: str = "") -> None:
+                 neigh_idx: np.ndarray, neigh_score: np.ndarray, digest: str = "", svd: Any = None,
+                 dense: np.ndarray | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -98,6 +118,8 @@ class SimilarModel:
         self.neigh_idx = neigh_idx
         self.neigh_score = neigh_score
         self.digest = digest
+        self.svd = svd  # the LSA projection (TruncatedSVD) or None
+        self.dense = dense  # L2-normalised LSA rows (N x components, float32) or None
         self.position = {episode_id: i for i, episode_id in enumerate(ids)}
         self.terms = vectorizer.get_feature_names_out()
 
@@ -105,34 +127,38 @@ class SimilarModel:
     @classmethod
     def fit(cls, catalog: Catalog, params: ModelParams | None = None,
             progress: Callable[[str], None] | None = None) -> SimilarModel:
+        return cls.fit_fields(episode_texts(catalog), params, catalog_digest(catalog), progress)
+
+    @classmethod
+    def fit_fields(cls, fields: tuple[list[str], ...], params: ModelParams | None = None, digest: str = "",
+                   progress: Callable[[str], None] | None = None) -> SimilarModel:
+        """Fit on ``(ids, shows, titles, notes, transcripts, languages[, people])`` as :func:`episode_texts` gives."""
         params = params or ModelParams()
         started = time.perf_counter()
-        ids, shows, titles, notes, transcripts, _ = episode_texts(catalog)
+        ids, shows = list(fields[0]), list(fields[1])
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
-        n = len(ids)
-        vectorizer = CountVectorizer(stop_words="english", strip_accents="unicode", lowercase=True,
-                                     min_df=min(params.min_df, max(1, n // 10)) if n < 20 else params.min_df,
-                                     max_df=params.max_df if n >= 20 else 1.0,
-                                     max_features=params.max_features, dtype=np.float32,
-                                     token_pattern=r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b")
-        combined = [f"{t} {d} {x}" for t, d, x in zip(titles, notes, transcripts)]
-        vectorizer.fit(combined)
-        counts = (params.title_weight * vectorizer.transform(titles)
-                  + params.notes_weight * vectorizer.transform(notes)
-                  + params.transcript_weight * vectorizer.transform(transcripts)).tocsr()
+        people = fields[6] if len(fields) > 6 else [""] * len(ids)
+        vectorizer, counts = weighted_counts(
+            [(fields[2], params.title_weight), (fields[3], params.notes_weight), (fields[4], params.transcript_weight),
+             (people, params.people_weight)], params)
         if progress:
             progress("vectorized")
         noise = show_noise(counts, shows, params)
         counts = _drop_noise(counts, shows, noise)
+        if params.show_idf:
+            counts = _show_idf(counts, shows, params)
         transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf)
         matrix = transformer.fit_transform(counts).astype(np.float32).tocsr()
         matrix = normalize(_keep_top_terms(matrix, params.max_terms_per_doc)).astype(np.float32).tocsr()
-        neigh_idx, neigh_score = top_neighbours(matrix, params.neighbours, params.block_rows)
-        log.info("fitted similar model on %d episodes, %d terms in %.1fs", n, len(vectorizer.vocabulary_),
+        svd, dense = fit_lsa(matrix, params)
+        if progress:
+            progress("weighted")
+        neigh_idx, neigh_score = top_neighbours(matrix, params.neighbours, params.block_rows, dense, params.lsa_weight)
+        log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
-        return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score,
-                   catalog_digest(catalog))
+        return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
+                   svd, dense)
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -140,9 +166,11 @@ class SimilarModel:
         sp.save_npz(path / "matrix.npz", self.matrix, compressed=False)
         np.save(path / "neigh_idx.npy", self.neigh_idx)
         np.save(path / "neigh_score.npy", self.neigh_score)
+        if self.dense is not None:
+            np.save(path / "dense.npy", self.dense)
         with open(path / "vectorizer.pkl", "wb") as fh:
-            pickle.dump({"vectorizer": self.vectorizer, "transformer": self.transformer, "noise": self.noise},
-                        fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({"vectorizer": self.vectorizer, "transformer": self.transformer, "noise": self.noise,
+                         "svd": self.svd}, fh, protocol=pickle.HIGHEST_PROTOCOL)
         (path / "ids.json").write_text(json.dumps({"ids": self.ids, "shows": self.shows}), encoding="utf-8")
         (path / "params.json").write_text(json.dumps({**self.params.to_dict(), "digest": self.digest}, indent=1))
         return generations.publish(path)
@@ -162,7 +190,8 @@ class SimilarModel:
         ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
         return cls(params, ids["ids"], ids["shows"], parts["vectorizer"], parts["transformer"],
                    sp.load_npz(path / "matrix.npz").tocsr(), parts["noise"], np.load(path / "neigh_idx.npy"),
-                   np.load(path / "neigh_score.npy"), meta.get("digest", ""))
+                   np.load(path / "neigh_score.npy"), meta.get("digest", ""), parts.get("svd"),
+                   np.load(path / "dense.npy") if (path / "dense.npy").exists() else None)
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -191,12 +220,25 @@ class SimilarModel:
         vec = self.vectorize(text)
         if vec.nnz == 0:
             raise QueryError("The text has no words the model knows.")
-        scores = (self.matrix @ vec.T).toarray().ravel()
+        scores = self.scores(vec)
         order = np.argsort(-scores)[: self.params.neighbours + 1]
         origin = self.position.get(exclude) if exclude else None
         picked, _ = self._select(origin, order, scores[order], k, same_show, shows, exclude_shows, min_score,
                                  n_reasons, query_vec=vec, flag_duplicates=False)
         return picked
+
+    def scores(self, vec: sp.csr_matrix | int) -> np.ndarray:
+        """Similarity of every episode to a vectorized text or to the episode at position ``vec``."""
+        if isinstance(vec, (int, np.integer)):
+            sims = (self.matrix @ self.matrix[int(vec)].T).toarray().ravel()
+            lsa = self.dense[int(vec)] if self.dense is not None else None
+        else:
+            sims = (self.matrix @ vec.T).toarray().ravel()
+            lsa = normalize(self.svd.transform(vec)).astype(np.float32)[0] if self.svd is not None else None
+        if lsa is None:
+            return sims
+        w = self.params.lsa_weight
+        return (1 - w) * sims + w * (self.dense @ lsa)
 
     def vectorize(self, text: str) -> sp.csr_matrix:
         counts = self.vectorizer.transform([text])
@@ -227,7 +269,7 @@ class SimilarModel:
                 item.duplicate = True
                 duplicates.append(item)
                 continue
-            if score < min_score:
+            if item.score < min_score:  # the score as shown, so that min_score=<a shown score> keeps it
                 break
             picked.append(item)
             if len(picked) >= k:
@@ -241,6 +283,35 @@ class SimilarModel:
             return []
         order = np.argsort(-prod.data)[:n]
         return [str(self.terms[prod.indices[o]]) for o in order]
+
+
+def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) -> tuple[CountVectorizer, sp.csr_matrix]:
+    """Term counts of each episode, every field weighted, from one tokenising pass over all the text.
+
+    The vocabulary keeps terms in at least ``min_df`` and at most ``max_df`` of the episodes (any field),
+    the ``max_features`` most frequent of them; the returned vectorizer maps new text onto it.
+    """
+    options: dict[str, Any] = dict(stop_words="english", strip_accents="unicode", lowercase=True,
+                                   token_pattern=TOKEN_PATTERN, dtype=np.float32)
+    n = len(fields[0][0])
+    raw = CountVectorizer(**options)
+    stacked = raw.fit_transform(chain.from_iterable(texts for texts, _ in fields)).tocsr()
+    counts = sp.csr_matrix((n, stacked.shape[1]), dtype=np.float32)
+    for k, (_, weight) in enumerate(fields):
+        if weight:
+            counts = counts + weight * stacked[k * n:(k + 1) * n]
+    counts = counts.tocsr()
+    del stacked
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    min_df = params.min_df if n >= 20 else 1
+    max_df = params.max_df * n if n >= 20 else n
+    keep = np.flatnonzero((df >= min_df) & (df <= max_df))
+    if len(keep) > params.max_features:
+        totals = np.asarray(counts[:, keep].sum(axis=0)).ravel()
+        keep = np.sort(keep[np.argsort(-totals, kind="stable")[: params.max_features]])
+    terms = raw.get_feature_names_out()[keep]
+    vectorizer = CountVectorizer(**options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
+    return vectorizer, counts[:, keep].tocsr()
 
 
 def show_noise(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> dict[str, np.ndarray]:
@@ -279,6 +350,29 @@ def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.nda
     return counts
 
 
+def _show_idf(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> sp.csr_matrix:
+    """Scale each count by the term's IDF inside the episode's show, ``log((1 + n) / (1 + df)) + 1`` over its max.
+
+    A softer form of show noise: a host's first name or a recurring segment in a third of a show's episodes
+    weighs less in that show, while a topic word rare in the show keeps its weight.
+    """
+    counts = counts.tocsr(copy=True)
+    present = counts.copy()
+    present.data[:] = 1
+    shows_arr = np.array(shows)
+    for show in np.unique(shows_arr):
+        rows = np.flatnonzero(shows_arr == show)
+        if len(rows) < params.show_noise_min_episodes:
+            continue
+        df = np.asarray(present[rows].sum(axis=0)).ravel()
+        n = len(rows)
+        factor = (np.log((1 + n) / (1 + df)) + 1) / (np.log(1 + n) + 1)
+        for r in rows:
+            a, b = counts.indptr[r], counts.indptr[r + 1]
+            counts.data[a:b] *= factor[counts.indices[a:b]]
+    return counts
+
+
 def _replace_rows(matrix: sp.csr_matrix, rows: np.ndarray, block: sp.csr_matrix) -> sp.csr_matrix:
     keep = np.ones(matrix.shape[0], dtype=bool)
     keep[rows] = False
@@ -301,8 +395,25 @@ def _keep_top_terms(matrix: sp.csr_matrix, n: int) -> sp.csr_matrix:
     return matrix
 
 
-def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """The k most similar rows of every row (cosine; rows are L2-normalised), computed block by block."""
+def fit_lsa(matrix: sp.csr_matrix, params: ModelParams) -> tuple[Any, np.ndarray | None]:
+    """LSA (TruncatedSVD) of the TF-IDF rows, L2-normalised; (None, None) when off or the corpus is too small."""
+    components = params.lsa_components
+    if not components or params.lsa_weight <= 0 or min(matrix.shape) <= 2 * components:
+        return None, None
+    from sklearn.decomposition import TruncatedSVD
+
+    svd = TruncatedSVD(components, algorithm="randomized", n_iter=5, random_state=0)
+    dense = normalize(svd.fit_transform(matrix)).astype(np.float32)
+    return svd, dense
+
+
+def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: np.ndarray | None = None,
+                   dense_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The k most similar rows of every row (cosine; rows are L2-normalised), computed block by block.
+
+    With ``dense`` (LSA rows), the score is ``(1 - dense_weight) * sparse cosine + dense_weight * dense cosine``.
+    Memory: one block of ``block_rows x N`` float32 scores at a time, never N x N.
+    """
     n = matrix.shape[0]
     k_eff = min(k, max(n - 1, 0))
     idx = np.full((n, k), -1, dtype=np.int32)
@@ -313,6 +424,9 @@ def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512) -> tupl
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
         sims = (matrix[start:stop] @ transposed).toarray()
+        if dense is not None:
+            sims *= 1 - dense_weight
+            sims += dense_weight * (dense[start:stop] @ dense.T)
         sims[np.arange(stop - start), np.arange(start, stop)] = -1.0  # never the episode itself
         part = np.argpartition(-sims, k_eff, axis=1)[:, :k_eff] if k_eff < n else np.argsort(-sims, axis=1)[:, :k_eff]
         part_scores = np.take_along_axis(sims, part, axis=1)
