@@ -1,0 +1,71 @@
+"""Small measuring helpers: percentiles, process memory, folder sizes, the machine's load."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+
+def summary(samples_ms: list[float]) -> dict[str, float]:
+    """p50 / p90 / p99 / mean / max of latencies in milliseconds (nearest-rank percentiles)."""
+    if not samples_ms:
+        return {"n": 0}
+    ordered = sorted(samples_ms)
+
+    def pct(p: float) -> float:
+        return round(ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * len(ordered) + 0.5)) - 1))], 3)
+
+    return {"n": len(ordered), "p50": round(statistics.median(ordered), 3), "p90": pct(90), "p99": pct(99),
+            "mean": round(statistics.fmean(ordered), 3), "max": round(ordered[-1], 3)}
+
+
+def timed(calls: Iterable[Callable[[], Any]], rounds: int = 1, warmup: int = 1) -> tuple[list[float], list[Any]]:
+    """Run every call ``warmup`` times unmeasured, then ``rounds`` times; (milliseconds, last answers)."""
+    calls = list(calls)
+    answers: list[Any] = [None] * len(calls)
+    for _ in range(warmup):
+        for call in calls:
+            call()
+    samples = []
+    for _ in range(rounds):
+        for i, call in enumerate(calls):
+            started = time.perf_counter()
+            answers[i] = call()
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples, answers
+
+
+def peak_rss_mb() -> dict[str, float]:
+    """Peak resident memory of this process and of its largest finished child, in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"self": round(own, 1), "children": round(kids, 1), "peak": round(max(own, kids), 1)}
+
+
+def proc_memory_mb(pid: int) -> dict[str, float]:
+    """VmRSS (now) and VmHWM (peak) of a running process, from /proc, in MB."""
+    out = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key in {"VmRSS", "VmHWM"}:
+                out["rss" if key == "VmRSS" else "peak"] = round(int(value.split()[0]) / 1024, 1)
+    return out
+
+
+def size_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg()
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+            "load_1_5_15": [round(x, 2) for x in load], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
