@@ -379,4 +379,15 @@ def eval_() -> None:
     """
 
 
+def _register_eval_commands() -> None:
+    # Light modules (click only); the evaluation work is imported when a command runs.
+    from .evaluation.cli_search import search_cmd
+    from .evaluation.cli_similar import similar_cmd
+
+    eval_.add_command(search_cmd)
+    eval_.add_command(similar_cmd)
+
+
+_register_eval_commands()
+
 __all__ = ["main"]
