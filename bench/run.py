@@ -105,6 +105,8 @@ class Bench:
         lib = Library(self.data)
         ms, _ = timed([lambda q=q: lib.search(search_request(q)) for q in MIX], rounds=self.rounds)
         self.out["search_inprocess"] = summary(ms)
+        for i, key in enumerate(keys):  # where the time goes, query by query (median of the rounds)
+            per_query[key]["podsearch_inprocess_ms"] = summary(ms[i::len(MIX)])["p50"]
         for label, engine in (("fts5", FTS5(self.work / "fts5.sqlite")), ("tantivy", Tantivy(self.work / "tantivy"))):
             engine.open()
             ms, answers = timed([lambda q=q, e=engine: e.search(q) for q in MIX], rounds=self.rounds)

@@ -1,0 +1,86 @@
+"""The benchmark harness on a CI-sized corpus, so it never rots (the full run is `make bench`).
+
+Three small site feeds are ingested by podsearch, resampled into 60 short synthetic episodes, and every
+step of ``python -m bench.run`` runs against the real parts: podsearch builds in child processes, a real
+``podsearch serve`` on 127.0.0.1, SQLite FTS5, tantivy, scikit-learn and Whoosh more_like.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PHASES = ("parse", "catalog", "index", "model", "neighbours")
+LATENCIES = ("search_http", "search_inprocess", "search_fts5", "search_tantivy", "similar_http", "similar_inprocess",
+             "similar_sklearn_tfidf", "similar_whoosh_more_like")
+
+
+@pytest.fixture(scope="module")
+def smoke(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    work = tmp_path_factory.mktemp("bench")
+    results = work / "results" / "smoke.json"
+    subprocess.run([sys.executable, "-m", "bench.run", "--corpus", "60", "--site", str(corpus / "site"),
+                    "--shows", "afk,backstage,bigtent", "--max-segments", "20", "--rounds", "1",
+                    "--similar-samples", "10", "--more-like-samples", "3", "--work", str(work),
+                    "--results", str(results)], cwd=ROOT, check=True, timeout=300)
+    return json.loads(results.read_text()), work
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def test_build_figures_by_phase(smoke: tuple[dict, Path]) -> None:
+    r, _ = smoke
+    build = r["podsearch_build"]
+    assert build["episodes"] == 60 and build["errors"] == 0
+    assert set(build["seconds"]) == set(PHASES)
+    assert all(v >= 0 for v in build["seconds"].values()) and build["seconds"]["index"] > 0
+    assert sum(build["seconds"].values()) <= build["total_s"] * 1.05
+    assert all(_positive(build[k]) for k in ("index_bytes", "model_bytes", "catalog_bytes"))
+    assert _positive(build["memory_mb"]["peak"])
+    assert _positive(r["whoosh_single_writer"]["index_s"]) and r["whoosh_single_writer"]["procs"] == 1
+    inc = r["podsearch_incremental"]
+    assert inc["new"] == 10 and inc["index"]["added"] == 10 and _positive(inc["total_s"])
+    for peer in ("fts5_build", "tantivy_build"):
+        assert _positive(r[peer]["total_s"]) and _positive(r[peer]["bytes"])
+
+
+def test_latencies_are_sane(smoke: tuple[dict, Path]) -> None:
+    r, _ = smoke
+    for key in LATENCIES:
+        s = r[key]
+        assert s["n"] > 0 and 0 < s["p50"] <= s["p99"] <= s["max"], key
+    assert r["search_http"]["errors"] == 0
+    assert r["similar_http"]["errors"] == 0 and r["similar_http"]["empty"] < r["similar_http"]["n"]
+    assert _positive(r["server_memory_mb"]["rss"])
+
+
+def test_every_engine_got_the_same_documents_and_questions(smoke: tuple[dict, Path]) -> None:
+    totals = smoke[0]["per_query_totals"]
+    assert len(totals) >= 30
+    # A quoted phrase means the same to all three engines: the counts must agree where it occurs.
+    phrase = totals['"open source"']
+    assert phrase["podsearch"] > 0 and phrase["podsearch"] == phrase["fts5"] == phrase["tantivy"]
+    for engine in ("podsearch", "fts5", "tantivy"):
+        assert sum(1 for t in totals.values() if isinstance(t[engine], int) and t[engine] > 0) >= 5, engine
+
+
+def test_figures_targets_and_plots(smoke: tuple[dict, Path]) -> None:
+    r, work = smoke
+    for name, value in r["figures"].items():
+        assert value is None or (isinstance(value, (int, float)) and math.isfinite(value)), name
+    assert all(r["figures"][k] is not None for k in r["targets"])
+    assert set(r["targets"]) >= {"search_http_p50_ms", "similar_http_p50_ms", "server_rss_mb"}
+    out = work / "png"
+    done = subprocess.run([sys.executable, "-m", "bench.report", "--results", str(work / "results"), "--out", str(out)],
+                          cwd=ROOT, check=True, capture_output=True, text=True, timeout=120)
+    assert "| episodes | 60 |" in done.stdout
+    for name in ("build.png", "search.png", "similar.png", "per_query.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
