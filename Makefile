@@ -1,12 +1,13 @@
 # Two commands do everything on a fresh machine with Python 3.11+:
 #   make demo   installs podsearch in .venv, indexes the bundled sample and serves it on 127.0.0.1:8080
 #   make test   installs podsearch with its test tools (and Chromium when missing) and runs the tests
+#   make bench  benchmarks against FTS5, tantivy, more_like, sklearn (CORPORA="site 10k 100k"); make bench-smoke: CI size
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 PORT   ?= 8080
 
-.PHONY: demo test install install-test browser lint clean
+.PHONY: demo test install install-test browser lint clean bench bench-smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,13 @@ browser:
 
 test: install-test browser
 	$(BIN)/python -m pytest -q
+
+bench: install-test
+	for c in $(or $(CORPORA),site 10k); do $(BIN)/python -m bench.run --corpus $$c || exit 1; done
+	$(BIN)/python -m bench.report
+
+bench-smoke: install-test
+	$(BIN)/python -m pytest -q tests/test_bench_smoke.py
 
 lint: install-test
 	$(BIN)/ruff check src tests
