@@ -12,10 +12,10 @@ import json
 import logging
 import pickle
 import re
-from itertools import chain
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 
-
 def _data_dir(data: str | None) -> Path:
     if data:
         return Path(data)
