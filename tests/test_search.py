@@ -120,7 +120,8 @@ def test_one_hit_per_episode_with_marked_snippets_and_moments(lib: Library) -> N
 
 
 @pytest.mark.parametrize("q", ['"unbalanced', "title:", "((coffee", "AND", "OR OR", "coffee)", "-", "[2024 to",
-                               "published:[nonsense to 2024]", "*", "field:value:thing", "\\", "NOT"])
+                               "published:[nonsense to 2024]", "*", "field:value:thing", "\\", "NOT",
+                               'year:"2023 2024"', 'words:"waggle dance"', 'language:"en fr"', "id:*", "~2"])
 def test_malformed_queries_are_read_leniently(lib: Library, q: str) -> None:
     try:
         lib.search(SearchRequest(q=q))

@@ -29,6 +29,7 @@ from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, 
 from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import And, DateRange, NumericRange, Or, Prefix, Term
+from whoosh.query.qcore import QueryError as WhooshQueryError
 from whoosh.scoring import BM25F
 from whoosh.writing import LockError
 
@@ -273,9 +274,9 @@ class SearchIndex:
         ix = self._index()
         first, fallback = self._strategy(text, plain)
         with ix.searcher(weighting=weighting()) as s:
-            hits = s.search(first, limit=limit)
+            hits = _run(s.search, first, limit=limit)
             if fallback is not None and len(hits) < RELAX_BELOW:
-                hits = s.search(fallback, limit=limit)
+                hits = _run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
     def search(self, catalog: Catalog, req: SearchRequest) -> SearchResult:
@@ -302,9 +303,9 @@ class SearchIndex:
                 "person": sorting.FieldFacet("person_key", allow_overlap=True, maptype=sorting.Count),
             }
             relaxed = False
-            page = s.search_page(query, req.page, pagelen=req.per_page, **kwargs)
+            page = _run(s.search_page, query, req.page, pagelen=req.per_page, **kwargs)
             if fallback is not None and page.total < RELAX_BELOW and repr(fallback) != repr(query):
-                page2 = s.search_page(fallback, req.page, pagelen=req.per_page, **kwargs)
+                page2 = _run(s.search_page, fallback, req.page, pagelen=req.per_page, **kwargs)
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
@@ -466,6 +467,15 @@ def plain_words(text: str) -> str:
     text = re.sub(r'["():\[\]{}^~*?]', " ", text)
     text = re.sub(r"(?:^|(?<=\s))[-+]+", " ", text)
     return re.sub(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)\b", lambda m: m.group(1).lower(), text)
+
+
+def _run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a search; a query Whoosh refuses at run time (a phrase on a field without positions, say,
+    ``year:"2023 2024"``) is the person's mistake, reported as such rather than as a server error."""
+    try:
+        return method(query, *args, **kwargs)
+    except WhooshQueryError as exc:
+        raise QueryError(f"This query cannot be run: {exc}") from None
 
 
 def _lenient(text: str) -> str:

@@ -1,0 +1,101 @@
+"""``podsearch eval search``: the measures, the file formats, and the ranking against a standard BM25."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from podsearch.evaluation.cli_search import search_cmd
+from podsearch.evaluation.search import (
+    EvalInputError,
+    average_precision,
+    import_line,
+    ndcg_at,
+    read_qrels,
+    read_queries,
+    run_eval,
+)
+
+DOCS = [
+    {"id": "d1", "title": "Bees and pollination", "text": "Honeybees dance to tell the hive where the flowers are."},
+    {"id": "d2", "title": "Volcano gases", "text": "Sulfur dioxide rises from the lava lake of the volcano."},
+    {"id": "d3", "title": "Sourdough", "text": "A starter of wild yeasts and lactic acid bacteria raises the bread."},
+    {"id": "d4", "title": "Coffee roasting", "text": "First crack tells the roaster the coffee beans are nearly done."},
+    {"id": "d5", "title": "Kimchi", "text": "Lactic acid bacteria ferment cabbage for the winter."},
+]
+
+
+def make_collection(folder: Path, trec: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
+    (folder / "queries.tsv").write_text("q1\thow do bees tell the hive about flowers\nq2\tlactic acid bacteria\n")
+    rows = [("q1", "d1", 2), ("q2", "d3", 1), ("q2", "d5", 2), ("q2", "d2", 0)]
+    (folder / "qrels.tsv").write_text("".join(
+        (f"{q} 0 {d} {g}\n" if trec else f"{q}\t{d}\t{g}\n") for q, d, g in rows))
+    return folder
+
+
+def test_measures_on_a_worked_example() -> None:
+    judged = {"a": 2, "b": 1, "c": 0}
+    # Ranking b, a: DCG = 1/log2(2) + 3/log2(3); ideal = 3/log2(2) + 1/log2(3).
+    expected = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
+    assert ndcg_at(["b", "a"], judged) == pytest.approx(expected)
+    assert ndcg_at(["a", "b"], judged) == pytest.approx(1.0)
+    assert average_precision(["x", "a", "y", "b"], judged) == pytest.approx((1 / 2 + 2 / 4) / 2)
+    assert average_precision(["a"], judged) == pytest.approx(0.5)
+
+
+def test_reads_both_qrels_formats_and_rejects_garbage(tmp_path: Path) -> None:
+    three = make_collection(tmp_path / "three")
+    four = make_collection(tmp_path / "four", trec=True)
+    assert read_qrels(three / "qrels.tsv") == read_qrels(four / "qrels.tsv") == {
+        "q1": {"d1": 2}, "q2": {"d3": 1, "d5": 2, "d2": 0}}
+    assert read_queries(three / "queries.tsv")["q2"] == "lactic acid bacteria"
+    (tmp_path / "bad.tsv").write_text("q1 d1\n")
+    with pytest.raises(EvalInputError, match="line 1"):
+        read_qrels(tmp_path / "bad.tsv")
+
+
+def test_ir_lines_become_import_lines() -> None:
+    line = import_line({"id": "7", "title": "T", "text": "some  words\n here"})
+    assert line == {"id": "7", "title": "T", "show": "Evaluation", "transcript": "some words here"}
+    own = {"id": "e1", "title": "An episode", "show": "Mine", "segments": [{"start": 1, "text": "hi"}]}
+    assert import_line(own) is own
+
+
+def test_eval_finds_the_judged_documents(tmp_path: Path) -> None:
+    folder = make_collection(tmp_path / "c")
+    result = run_eval(folder / "docs.jsonl", folder / "queries.tsv", folder / "qrels.tsv")
+    ours, base = result["podsearch"], result["bm25"]
+    assert result["documents"] == 5 and ours.queries == 2
+    assert ours.per_query["q1"]["ndcg@10"] == pytest.approx(1.0)
+    assert ours.ndcg10 > 0.8 and base.ndcg10 > 0.5
+
+
+def test_command_prints_json_for_a_site_owners_files(tmp_path: Path) -> None:
+    folder = make_collection(tmp_path / "c", trec=True)
+    result = CliRunner().invoke(search_cmd, ["--docs", str(folder / "docs.jsonl"), "--queries",
+                                             str(folder / "queries.tsv"), "--qrels", str(folder / "qrels.tsv"),
+                                             "--json", "--per-query"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert set(out["podsearch"]) >= {"ndcg@10", "map", "per_query"} and "bm25" in out
+    text = CliRunner().invoke(search_cmd, ["--collection", str(folder), "--baseline", "none"])
+    assert text.exit_code == 0 and "podsearch" in text.output and "bm25" not in text.output
+    missing = CliRunner().invoke(search_cmd, ["--docs", str(folder / "docs.jsonl")])
+    assert missing.exit_code != 0 and "--queries" in missing.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cranfield", "vaswani"])
+def test_ranking_beats_standard_bm25(corpus: Path, name: str) -> None:
+    folder = corpus / "ir" / name
+    result = run_eval(folder / "docs.jsonl", folder / "queries.tsv", folder / "qrels.tsv")
+    ours, base = result["podsearch"], result["bm25"]
+    print(name, ours.to_dict(), base.to_dict())
+    assert ours.ndcg10 >= base.ndcg10
+    assert ours.map >= base.map
