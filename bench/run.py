@@ -5,11 +5,12 @@
     python -m bench.run --corpus 100k          100,000 of them
     python -m bench.run --corpus 10k --steps latency,similar   re-measure on the builds already made
 
-Steps: ``build`` (podsearch full build by phase in a child process, then the Whoosh index alone with a single
-writer), ``peers`` (FTS5 and tantivy builds), ``latency`` (the query mix through ``podsearch serve`` over HTTP,
-through ``Library.search`` in-process, and through FTS5 and tantivy in-process; server memory), ``similar``
-(``/similar`` over HTTP and in-process, scikit-learn TF-IDF, Whoosh more_like), ``incremental`` (10 new
-episodes imported into a copy of the build). Results go to ``bench/results/<corpus>.json`` (sections of a
+Steps: ``build`` (podsearch full build by phase in a child process), ``single`` (the Whoosh index of the same
+catalog with a single writer, the baseline of the parallel build), ``peers`` (FTS5 and tantivy builds),
+``latency`` (the query mix through ``podsearch serve`` over HTTP, through ``Library.search`` in-process, and
+through FTS5 and tantivy in-process; server memory), ``similar`` (``/similar`` over HTTP and in-process,
+scikit-learn TF-IDF, Whoosh more_like), ``incremental`` (10 new episodes imported into a copy of the build).
+Results go to ``bench/results/<corpus>.json`` (sections of a
 step not run are kept from the last run); ``python -m bench.report`` turns them into docs/benchmarks.md plots.
 Work files (corpora, indexes) live in ``--work`` (default /tmp/podsearch-bench), never in the repository.
 """
@@ -33,7 +34,7 @@ from .queries import MIX, api_params, search_request
 from .server import Server, similar_path
 
 RESULTS = Path(__file__).parent / "results"
-STEPS = ("build", "peers", "latency", "similar", "incremental")
+STEPS = ("build", "single", "peers", "latency", "similar", "incremental")
 SIZES = {"site": None, "10k": 10_000, "100k": 100_000}
 TARGETS = {  # (figure, comparison, limit): the issue's targets, checked on the 10k corpus
     "search_http_p50_ms": ("<=", 25.0), "search_http_p99_ms": ("<=", 100.0), "search_http_vs_fts5_p50": ("<=", 2.0),
@@ -72,13 +73,14 @@ class Bench:
     # -- steps ------------------------------------------------------------------------------
     def build(self) -> None:
         shutil.rmtree(self.data, ignore_errors=True)
-        built = self.child("full", str(self.jsonl), str(self.data))
+        self.out["podsearch_build"] = self.child("full", str(self.jsonl), str(self.data))
+
+    def single(self) -> None:
+        """The Whoosh index of the same catalog with one writer in one process (the baseline)."""
         single_dir = self.work / "single-writer"
         shutil.rmtree(single_dir, ignore_errors=True)
-        single = self.child("index", str(self.data), str(single_dir), "--procs", "1")
+        self.out["whoosh_single_writer"] = self.child("index", str(self.data), str(single_dir), "--procs", "1")
         shutil.rmtree(single_dir, ignore_errors=True)
-        self.out["podsearch_build"] = built
-        self.out["whoosh_single_writer"] = single
 
     def peers(self) -> None:
         fts = FTS5(self.work / "fts5.sqlite")
