@@ -7,6 +7,7 @@ per item are common), so ``podcast:*`` elements are read from the XML itself.
 from __future__ import annotations
 
 import hashlib
+import html
 import logging
 import re
 import xml.etree.ElementTree as ET
@@ -68,7 +69,7 @@ def _person(el: ET.Element) -> Person | None:
     if not name:
         return None
     return Person(name=name, role=(el.get("role") or "").strip().lower(), group=(el.get("group") or "").strip().lower(),
-                  href=(el.get("href") or "").strip(), img=(el.get("img") or "").strip())
+                  href=safe_url(el.get("href")), img=safe_url(el.get("img")))
 
 
 def resolve_link(base: str, url: str) -> tuple[str, bool]:
@@ -97,8 +98,8 @@ def _psc_chapters(el: ET.Element) -> list[Chapter]:
         start = parse_time(ch.get("start"))
         if start is None:
             continue
-        out.append(Chapter(start=start, title=collapse(ch.get("title") or ""), url=(ch.get("href") or "").strip(),
-                           img=(ch.get("image") or "").strip()))
+        out.append(Chapter(start=start, title=collapse(ch.get("title") or ""), url=safe_url(ch.get("href")),
+                           img=safe_url(ch.get("image"))))
     out.sort(key=lambda c: c.start)
     return out
 
@@ -141,18 +142,16 @@ _GUID_RE = re.compile(rb"<guid\b[^>]*>(.*?)</guid\s*>", re.S | re.I)
 
 def _regex_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]:
     """Fallback for XML that is not well-formed: the same tags found with a forgiving scan."""
-    import html as _html
-
     def scan(chunk: bytes) -> RawItem:
         raw = RawItem()
         m = _GUID_RE.search(chunk)
         if m:
-            raw.guid = collapse(_html.unescape(m.group(1).decode("utf-8", "replace")).replace("<![CDATA[", "").replace("]]>", ""))
+            raw.guid = collapse(html.unescape(m.group(1).decode("utf-8", "replace")).replace("<![CDATA[", "").replace("]]>", ""))
         for tm in _TAG_RE.finditer(chunk):
             kind = tm.group(1).decode().lower()
-            attrs = {a.group(1).decode().lower(): _html.unescape((a.group(2) or a.group(3) or b"").decode("utf-8", "replace"))
+            attrs = {a.group(1).decode().lower(): html.unescape((a.group(2) or a.group(3) or b"").decode("utf-8", "replace"))
                      for a in _ATTR_RE.finditer(tm.group(2))}
-            body = collapse(_html.unescape((tm.group(3) or b"").decode("utf-8", "replace")))
+            body = collapse(html.unescape((tm.group(3) or b"").decode("utf-8", "replace")))
             if kind == "transcript" and attrs.get("url"):
                 resolved, local = resolve_link(base, attrs["url"])
                 raw.transcripts.append(TranscriptLink(url=resolved, local=local,
@@ -160,8 +159,8 @@ def _regex_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]
                                                       language=attrs.get("language", ""), rel=attrs.get("rel", "")))
             elif kind == "person" and body:
                 raw.persons.append(Person(name=body, role=attrs.get("role", "").lower(),
-                                          group=attrs.get("group", "").lower(), href=attrs.get("href", ""),
-                                          img=attrs.get("img", "")))
+                                          group=attrs.get("group", "").lower(), href=safe_url(attrs.get("href")),
+                                          img=safe_url(attrs.get("img"))))
             elif kind == "chapters" and attrs.get("url"):
                 raw.chapters_url, raw.chapters_local = resolve_link(base, attrs["url"])
         return raw
@@ -204,14 +203,39 @@ def _enclosure(entry: feedparser.FeedParserDict) -> tuple[str, str]:
 
 
 def _absolute(base: str, url: str) -> str:
-    """A link from the feed made absolute against the feed's URL (links in a local feed stay as written)."""
-    url = (url or "").strip()
+    """A link from the feed made absolute against the feed's URL (links in a local feed stay as written).
+
+    Only http(s) links are kept: a ``javascript:`` or ``data:`` link would run in the page that shows it.
+    """
+    url = safe_url(url)
     if not url or "://" not in base:
         return url
     try:
         return urljoin(base, url)
     except ValueError:
         return url
+
+
+def safe_url(url: str | None) -> str:
+    """``url`` stripped, or "" when its scheme is not http(s) (``javascript:``, ``data:``, ``vbscript:``...).
+
+    Relative references (no scheme) are kept. A one-letter scheme is a Windows drive, not a scheme.
+    """
+    url = (url or "").strip()
+    try:
+        scheme = urlsplit(url).scheme.lower() if ":" in url else ""
+    except ValueError:
+        return ""
+    if scheme and scheme not in {"http", "https"} and len(scheme) > 1:
+        return ""
+    return url
+
+
+def _title(value: str, detail: object) -> str:
+    """A title as text. feedparser says whether it holds HTML; plain text is kept as written (``<div>`` too)."""
+    if getattr(detail, "get", None) and detail.get("type") == "text/plain":
+        return collapse(html.unescape(value or ""))
+    return collapse(html_to_text(value or ""))
 
 
 def _title_from_url(url: str) -> str:
@@ -279,7 +303,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
         if r.guid:
             by_guid.setdefault(r.guid, r)  # the first item of a repeated guid, like the episodes below
 
-    title = collapse(html_to_text(feed.get("title", ""))) or source
+    title = _title(feed.get("title", ""), feed.get("title_detail")) or source
     language = collapse(feed.get("language", "") or "")
     image = ""
     if feed.get("image"):
@@ -307,7 +331,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
         enclosure, enclosure_type = _enclosure(entry)
         enclosure = _absolute(base, enclosure)
         link = _absolute(base, entry.get("link", "") or "")
-        ep_title = collapse(html_to_text(entry.get("title", "") or "")) or _title_from_url(enclosure)
+        ep_title = _title(entry.get("title", ""), entry.get("title_detail")) or _title_from_url(enclosure)
         published = struct_to_iso(entry.get("published_parsed") or entry.get("updated_parsed"))
         eid = episode_id(guid, enclosure, link, ep_title, published)
         if eid in seen:
