@@ -277,12 +277,16 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     """Bring the index and the similarity model in line with the catalog."""
     started = time.perf_counter()
     index = SearchIndex(data_dir)
+    generations = Generations(data_dir / "model")
+    # Folders a killed run left half-written are removed here, not only at the next full rebuild.
+    index.generations.cleanup()
+    generations.cleanup()
     total = len(catalog.hashes())
+    log.info("reindex: writing the index (%s)", "full rebuild" if full or not index.exists() else "incremental")
     progress.phase("index", total)
     report.index = index.sync(catalog, full=full, progress=progress.advance)
     report.seconds["index"] = round(time.perf_counter() - started, 3)
     started = time.perf_counter()
-    generations = Generations(data_dir / "model")
     params = params or ModelParams()
     saved = SimilarModel.saved_params(generations) or {}
     digest = catalog_digest(catalog)
@@ -292,8 +296,11 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     elif total == 0:
         report.model = "empty catalog"
     else:
+        log.info("reindex: fitting the similarity model")
         progress.phase("similarity model", None)
-        SimilarModel.fit(catalog, params).save(generations)
+        model = SimilarModel.fit(catalog, params)
+        log.info("reindex: saving the similarity model")
+        model.save(generations)
         report.model = "refitted"
     report.seconds["model"] = round(time.perf_counter() - started, 3)
 
@@ -308,8 +315,10 @@ def ingest(config: Config, catalog: Catalog, sources: list[str] | None = None, *
     report = report or Report()
     started = time.perf_counter()
     worker = _Ingest(config, catalog, report, progress, prune=prune)
+    sources = sources if sources is not None else all_sources(config, catalog)
+    log.info("reindex: reading %d feeds", len(sources))
     try:
-        worker.run(sources if sources is not None else all_sources(config, catalog))
+        worker.run(sources)
     finally:
         worker.close()
     report.seconds["ingest"] = round(time.perf_counter() - started, 3)
@@ -329,6 +338,7 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
             ingest(config, catalog, sources, prune=prune, progress=progress, report=report)
             rebuild_derived(data_dir, catalog, report, progress, full=full)
             catalog.finish_run(run_id, report.to_dict())
+            log.info("reindex: finished")
         finally:
             progress.done()
             catalog.close()
