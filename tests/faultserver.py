@@ -15,12 +15,13 @@ and a slow but correct answer (to hold a reindex at a known place).
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -164,12 +165,18 @@ class Slow(Fault):
 
 
 class FaultServer(FeedServer):
-    """FeedServer whose paths listed in ``faults`` misbehave."""
+    """FeedServer whose paths listed in ``faults`` misbehave (and that takes clients hanging up calmly)."""
 
     def __init__(self, root: Path) -> None:
         self.faults: dict[str, Fault] = {}
         self.stopping = threading.Event()
         super().__init__(root)
+        self._server.handle_error = self._handle_error  # type: ignore[method-assign]
+
+    def _handle_error(self, request: object, client_address: object) -> None:
+        """A client that hangs up (or is killed) mid-request is expected here; anything else is printed."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            ThreadingHTTPServer.handle_error(self._server, request, client_address)
 
     def stop(self) -> None:
         self.stopping.set()  # releases Silent, Drip and Endless handlers first

@@ -1,0 +1,330 @@
+"""kill -9 a real ``podsearch reindex`` at chosen points and check what it leaves behind.
+
+A *scenario* is a data folder indexed from an older version of some feeds (the base) while the feed server
+now serves newer versions (new episodes, a changed one, a removed one), so that a reindex has work in each
+phase: fetching, index writing, model fitting and saving. ``reference`` is what one uninterrupted reindex
+of the base gives. Each trial copies the base, starts ``podsearch -v reindex`` (``--full`` on odd trials),
+waits for the log line of the phase to hit, sleeps a random part of that phase's length (measured once,
+uninterrupted), sends SIGKILL and records the phase the last log line names. Then:
+
+- the catalog passes ``PRAGMA integrity_check``;
+- a fresh Library answers a search and a similar query from the last good index and model (each is the
+  base's or the reference's, never anything in between);
+- the next reindex completes and the folder then holds exactly the reference (catalog content, index
+  documents, model neighbours), with no half-written generation folder left.
+
+Run more trials than CI does with ``python tests/soak/crash.py --runs 100`` (see docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # run as a script: find feedserver.py next to the tests
+    sys.path.insert(0, str(HERE.parent))
+
+from faultserver import FaultServer  # noqa: E402
+from soak.state import generation_dirs, index_docs, integrity, model_neighbours, snapshot  # noqa: E402
+
+from podsearch.config import load_config  # noqa: E402
+from podsearch.reindex import reindex  # noqa: E402
+from podsearch.sample import sample_feeds  # noqa: E402
+from podsearch.search_types import SearchRequest  # noqa: E402
+from podsearch.service import Library  # noqa: E402
+
+SITE_SHOWS = ["afk", "spotlight", "rfc", "backstage"]
+PHASES = {  # log line (from podsearch.reindex at -v) -> phase name
+    "reindex: reading": "fetching",
+    "reindex: writing the index": "index",
+    "reindex: fitting the similarity model": "model-fit",
+    "reindex: saving the similarity model": "model-save",
+    "reindex: finished": "finished",
+}
+TARGETS = ["fetching", "index", "model-fit", "model-save"]
+_ITEM = re.compile(rb"<item>.*?</item>\s*", re.S)
+
+
+def _items(xml: bytes) -> list[re.Match[bytes]]:
+    return list(_ITEM.finditer(xml))
+
+
+def older_version(show: str, xml: bytes) -> bytes:
+    """The feed as it was before: some shows had fewer episodes, one had a title since corrected, one had one more."""
+    items = _items(xml)
+    if show in ("rfc", "backstage"):  # three episodes are new since
+        return xml[:items[0].start()] + xml[items[3].start():]
+    if show == "spotlight":  # a title was corrected since
+        return xml.replace(b"<title>Spotlight", b"<title>Spotlite", 1) if b"<title>Spotlight" in xml else xml
+    return xml
+
+
+def newer_version(show: str, xml: bytes) -> bytes:
+    """The feed now: for afk, its oldest episode left the feed."""
+    if show == "afk":
+        last = _items(xml)[-1]
+        return xml[:last.start()] + xml[last.end():]
+    return xml
+
+
+@dataclass
+class Scenario:
+    """A feed server over the corpus, a config file, the base folder and the reference state."""
+
+    corpus: Path
+    workdir: Path
+    server: FaultServer = field(init=False)
+    config_file: Path = field(init=False)
+    base: Path = field(init=False)
+    reference: dict[str, Any] = field(init=False)
+    base_state: dict[str, Any] = field(init=False)
+    durations: dict[str, float] = field(default_factory=dict)
+
+    def start(self) -> Scenario:
+        self.server = FaultServer(self.corpus).start()
+        feeds = {show: (self.corpus / "site" / "feeds" / f"{show}.xml").read_bytes() for show in SITE_SHOWS}
+        paths = {show: f"/site/feeds/{show}.xml" for show in SITE_SHOWS}
+        urls = [self.server.url(f"site/feeds/{show}.xml") for show in SITE_SHOWS]
+        self.config_file = self.workdir / "podsearch.toml"
+        self.config_file.write_text("allow_private_hosts = true\nfetch_timeout = 10.0\nfeeds = [\n" + "".join(
+            f'  "{f}",\n' for f in [*sample_feeds(), *urls]) + "]\n", encoding="utf-8")
+        self.base = self.workdir / "base"
+        for show in SITE_SHOWS:
+            self.server.files[paths[show]] = older_version(show, feeds[show])
+        _check(reindex(self.config(self.base)))
+        self.base_state = snapshot(self.base)
+        for show in SITE_SHOWS:
+            self.server.files[paths[show]] = newer_version(show, feeds[show])
+        ref = self.copy_base("reference")
+        _check(reindex(self.config(ref)))
+        self.reference = snapshot(ref)
+        if self.reference == self.base_state:
+            raise RuntimeError("the newer feeds changed nothing: the scenario would test nothing")
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    def config(self, data: Path):
+        return load_config({"config": str(self.config_file), "data": str(data)}, environ={})
+
+    def copy_base(self, name: str) -> Path:
+        target = self.workdir / name
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(self.base, target)
+        return target
+
+    def command(self, data: Path, full: bool) -> list[str]:
+        return [sys.executable, "-m", "podsearch", "--config", str(self.config_file), "--data", str(data), "-v",
+                "reindex", *(["--full"] if full else [])]
+
+    def calibrate(self) -> dict[str, float]:
+        """Run one reindex of the base uninterrupted and time its phases from the log lines."""
+        data = self.copy_base("calibration")
+        lines = _LogReader(subprocess.Popen(self.command(data, False), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL))
+        lines.proc.wait(timeout=300)
+        lines.join()
+        seen = [(t, phase) for t, phase in lines.phases()]
+        for (t0, phase), (t1, _) in zip(seen, seen[1:]):
+            self.durations[phase] = t1 - t0
+        missing = set(TARGETS) - set(self.durations)
+        if missing or lines.proc.returncode != 0:
+            raise RuntimeError(f"calibration run exited {lines.proc.returncode}, phases missing: {missing}\n{lines.text()}")
+        shutil.rmtree(data)
+        return self.durations
+
+
+class _LogReader(threading.Thread):
+    """Collects a process's stderr lines with the time each arrived."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        super().__init__(daemon=True)
+        self.proc = proc
+        self.lines: list[tuple[float, str]] = []
+        self.cond = threading.Condition()
+        self.start()
+
+    def run(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            with self.cond:
+                self.lines.append((time.monotonic(), raw.decode("utf-8", "replace").rstrip()))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    def phases(self) -> list[tuple[float, str]]:
+        with self.cond:
+            return [(t, name) for t, line in self.lines for key, name in PHASES.items() if key in line]
+
+    def wait_for(self, phase: str, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not any(name == phase for _, name in self.phases()):
+                left = deadline - time.monotonic()
+                if left <= 0 or (not self.is_alive() and self.proc.poll() is not None):
+                    return False
+                self.cond.wait(min(left, 0.2))
+        return True
+
+    def text(self) -> str:
+        with self.cond:
+            return "\n".join(line for _, line in self.lines)
+
+
+@dataclass
+class Trial:
+    n: int
+    full: bool
+    target: str
+    delay: float
+    phase: str = ""  # the phase the last log line named when the process died
+    killed: bool = False
+    index_was: str = ""  # "base" or "reference": which good index served after the kill
+    model_was: str = ""
+    seconds: float = 0.0
+
+
+def run_trial(scenario: Scenario, n: int, rng: random.Random) -> Trial:
+    started = time.monotonic()
+    target = TARGETS[n % len(TARGETS)]
+    # Up to 80% of the phase's measured length: on a busy machine a phase may run faster than it did once.
+    length = 0.004 if target == "model-save" else 0.8 * scenario.durations[target]
+    trial = Trial(n=n, full=n % 2 == 1, target=target, delay=rng.uniform(0, length))
+    data = scenario.copy_base(f"trial-{n}")
+    reader = _LogReader(subprocess.Popen(scenario.command(data, trial.full), stderr=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL))
+    if target == "model-save":
+        # Saving takes a few milliseconds, less than a log line takes to arrive: watch the folder instead.
+        if reader.wait_for("model-fit", timeout=300) and _wait_for_tmp(data / "model", reader.proc):
+            time.sleep(trial.delay)
+    elif reader.wait_for(target, timeout=300):
+        time.sleep(trial.delay)
+    if reader.proc.poll() is None:
+        os.kill(reader.proc.pid, signal.SIGKILL)
+        trial.killed = True
+    reader.proc.wait(timeout=60)
+    reader.join(timeout=10)
+    phases = reader.phases()
+    trial.phase = phases[-1][1] if phases else "starting"
+    if not trial.killed and reader.proc.returncode != 0:
+        raise AssertionError(f"trial {n}: reindex exited {reader.proc.returncode}\n{reader.text()}")
+    check_after_kill(scenario, data, trial)
+    _check(reindex(scenario.config(data)))
+    after = snapshot(data)
+    for part in ("catalog", "index", "model"):
+        if after[part] != scenario.reference[part]:
+            raise AssertionError(f"trial {n} ({trial.phase}, full={trial.full}): the {part} after recovery differs "
+                                 "from an uninterrupted run")
+    leftovers = [name for names in generation_dirs(data).values() for name in names if name.endswith(".tmp")]
+    if leftovers:
+        raise AssertionError(f"trial {n}: half-written generations left after recovery: {leftovers}")
+    shutil.rmtree(data)
+    trial.seconds = round(time.monotonic() - started, 2)
+    return trial
+
+
+def _wait_for_tmp(root: Path, proc: subprocess.Popen, timeout: float = 120.0) -> bool:
+    """Poll (without sleeping) until a ``.tmp`` generation folder appears under ``root``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if any(name.endswith(".tmp") for name in os.listdir(root)):
+                return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.0005)
+    return False
+
+
+def check_after_kill(scenario: Scenario, data: Path, trial: Trial) -> None:
+    """The catalog is intact and the last good index and model serve."""
+    status = integrity(data)
+    if status != "ok":
+        raise AssertionError(f"trial {trial.n}: catalog integrity_check says {status!r}")
+    docs = index_docs(data)
+    trial.index_was = _which(docs, scenario, "index")
+    neighbours = model_neighbours(data)
+    trial.model_was = _which(neighbours, scenario, "model")
+    library = Library(data)
+    try:
+        result = library.search(SearchRequest(q="open source"))
+        if not result.hits:
+            raise AssertionError(f"trial {trial.n}: a search after the kill found nothing")
+        some = next(iter(neighbours))
+        if not library.similar(some, 5).similar:
+            raise AssertionError(f"trial {trial.n}: similar after the kill found nothing")
+    finally:
+        library.close()
+
+
+def _which(value: Any, scenario: Scenario, part: str) -> str:
+    if value == scenario.base_state[part]:
+        return "base"
+    if value == scenario.reference[part]:
+        return "reference"
+    raise AssertionError(f"after the kill the {part} is neither the last good one nor the new one")
+
+
+def _check(report) -> None:
+    if report.failed:
+        raise RuntimeError(f"reindex failed: {report.errors}")
+
+
+def run(corpus: Path, workdir: Path, runs: int, seed: int, log=print) -> dict[str, Any]:
+    rng = random.Random(seed)
+    scenario = Scenario(corpus, workdir).start()
+    try:
+        durations = scenario.calibrate()
+        log(f"phase lengths (s): {json.dumps({k: round(v, 3) for k, v in durations.items()})}")
+        trials = []
+        for n in range(runs):
+            trial = run_trial(scenario, n, rng)
+            log(f"trial {n:3d}: full={trial.full!s:5} target={trial.target:10} delay={trial.delay:.3f}s "
+                f"-> killed in {trial.phase if trial.killed else 'nothing (it had finished)'}; served index="
+                f"{trial.index_was}, model={trial.model_was}; {trial.seconds:.1f}s")
+            trials.append(trial)
+    finally:
+        scenario.stop()
+    return {
+        "runs": runs,
+        "seed": seed,
+        "killed": sum(t.killed for t in trials),
+        "phases": dict(Counter(t.phase for t in trials if t.killed)),
+        "served_after_kill": dict(Counter(f"index={t.index_was}, model={t.model_was}" for t in trials)),
+        "phase_seconds": {k: round(v, 3) for k, v in durations.items()},
+        "trial_seconds_mean": round(sum(t.seconds for t in trials) / max(1, len(trials)), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--corpus", type=Path, default=HERE.parents[2] / "shared" / "corpus")
+    parser.add_argument("--workdir", type=Path, default=None, help="default: a new temporary folder")
+    args = parser.parse_args()
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="podsearch-crash-") as tmp:
+        summary = run(args.corpus, args.workdir or Path(tmp), args.runs, args.seed)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
