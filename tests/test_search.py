@@ -179,3 +179,21 @@ def test_typeahead_covers_titles_shows_persons_and_terms(lib: Library) -> None:
     assert any(k == "episode" and "Enigma" in t for k, t in {(s["kind"], s["text"]) for s in lib.suggest("enig")})
     assert any(k == "person" for k, _ in {(s["kind"], s["text"]) for s in lib.suggest("hannah")})
     assert any(k == "term" and t.startswith("ferment") for k, t in {(s["kind"], s["text"]) for s in lib.suggest("ferm")})
+
+
+@pytest.mark.parametrize("q", ['year:"2023 2024"', '"unbalanced', "published:[2024 to", "((", "x" * 600])
+def test_api_never_fails_on_a_malformed_query(client, q: str) -> None:
+    resp = client.get("/api/search", query_string={"q": q})
+    assert resp.status_code in (200, 400)
+    if resp.status_code == 400:
+        assert resp.get_json()["error"]["code"] == "bad_query"
+
+
+def test_api_filters_facets_and_suggest(client) -> None:
+    body = client.get("/api/search", query_string=[("q", "coffee"), ("show", "field-notes"), ("show", "signal-path"),
+                                                   ("from", "2023-06"), ("to", "2024")]).get_json()
+    assert body["total"] >= 1
+    assert {f["value"] for f in body["facets"]["show"]} <= {"field-notes", "signal-path"}
+    assert all("2023-06" <= h["published"][:7] <= "2024-12" for h in body["hits"])
+    suggestions = client.get("/api/suggest", query_string={"q": "volc"}).get_json()["suggestions"]
+    assert any(s["text"].lower().startswith("volc") for s in suggestions)
