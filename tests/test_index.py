@@ -91,7 +91,9 @@ def test_parallel_full_build_gives_the_same_results(tmp_path: Path, monkeypatch)
     try:
         single = {w: ids_for(index, catalog, w) for w in words}
         monkeypatch.setattr(index_module, "PARALLEL_FROM", 10)
+        monkeypatch.setattr(index_module, "BUILD_BATCH", 5)
         index.sync(catalog, full=True)
+        assert len(index._index()._segments()) > 1  # the worker processes wrote their own segments
         assert {w: ids_for(index, catalog, w) for w in words} == single
         assert index.doc_count() == 40
     finally:

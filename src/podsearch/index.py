@@ -54,6 +54,7 @@ RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matchin
 LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
+BUILD_BATCH = 100  # episodes handed to a worker process at a time
 BUILD_LIMIT_MB = 256  # memory per indexing process before it spills a run to disk
 BM25_B = 0.75
 BM25_K1 = 1.2
@@ -216,8 +217,11 @@ class SearchIndex:
     def _bulk_writer(ix: Any, count: int) -> Any:
         """A multi-process writer for big rebuilds (analysis is the costly part and runs in parallel)."""
         procs = min(BUILD_PROCS, os.cpu_count() or 1)
-        if count >= PARALLEL_FROM and procs > 1:
-            return ix.writer(procs=procs, limitmb=BUILD_LIMIT_MB, multisegment=True)
+        # Whoosh forks its workers; forking a process that runs other threads (the server's scheduler,
+        # waitress) can deadlock the child on a lock held by another thread, so only a lone thread forks.
+        alone = threading.active_count() == 1
+        if count >= PARALLEL_FROM and procs > 1 and alone:
+            return ix.writer(procs=procs, batchsize=BUILD_BATCH, limitmb=BUILD_LIMIT_MB, multisegment=True)
         return ix.writer(limitmb=BUILD_LIMIT_MB)
 
     @staticmethod
