@@ -1,13 +1,14 @@
 # Two commands do everything on a fresh machine with Python 3.11+:
 #   make demo   installs podsearch in .venv, indexes the bundled sample and serves it on 127.0.0.1:8080
 #   make test   installs podsearch with its test tools (and Chromium when missing) and runs the tests
+#   make soak   the long reliability runs (kill -9 x100, 60 s load, 50 reindex cycles; docs/reliability.md)
 #   make bench  benchmarks against FTS5, tantivy, more_like, sklearn (CORPORA="site 10k 100k"); make bench-smoke: CI size
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 PORT   ?= 8080
 
-.PHONY: demo test install install-test browser lint clean bench bench-smoke
+.PHONY: demo test install install-test browser lint clean soak bench bench-smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +38,11 @@ bench: install-test
 
 bench-smoke: install-test
 	$(BIN)/python -m pytest -q tests/test_bench_smoke.py
+
+soak: install-test
+	$(BIN)/python tests/soak/crash.py --runs 100
+	$(BIN)/python tests/soak/load.py --clients 16 --seconds 60
+	$(BIN)/python tests/soak/cycles.py --cycles 50
 
 lint: install-test
 	$(BIN)/ruff check src tests
