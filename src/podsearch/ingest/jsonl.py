@@ -91,7 +91,7 @@ def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
         link=_text(obj.get("link"), "link", line_no), description_html=sanitize_html(description),
         description_text=html_to_text(description), published=published, duration=duration,
         audio_url=_text(obj.get("audio_url"), "audio_url", line_no), language=_text(obj.get("language"), "language", line_no),
-        persons=persons, segments=segments, transcript_source=source,
+        persons=persons, segments=segments,
     )
     return ImportedLine(show=Show(id=show_id, title=show_title, source=source), episode=episode)
 

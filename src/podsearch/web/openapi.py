@@ -47,6 +47,7 @@ SCHEMAS: dict[str, Any] = {
                 published={"type": ["string", "null"], "description": "ISO 8601 UTC"}, url=STR, audio_url=STR,
                 duration={"type": ["integer", "null"], "description": "seconds"}, score=NUM,
                 snippet={"type": "string", "description": "Escaped HTML; matches wrapped in <mark>."},
+                title_html={"type": "string", "description": "The title as escaped HTML, matches in <mark>."},
                 moments=_array(_ref("schemas", "Moment"))),
     "FacetValue": _obj(["value", "count"], value=STR, label=STR, count=INT),
     "SearchResult": _obj(["query", "total", "page", "per_page", "pages", "hits"],
