@@ -14,6 +14,9 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokeniz
 from whoosh.lang import stemmer_for_language
 from whoosh.support.charset import accent_map
 
+from . import languages
+from .languages import HAS_CJK, cjk_bigrams, fold, split_cjk
+
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
 # "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them.
 TOKEN_PATTERN = r"\w+(?:['’./+-]\w+)*\+*"
@@ -66,49 +69,102 @@ a an and are as at be but by for if in into is it no not of on or such that the 
 they this to was will with i you we he she um uh yeah like so just oh okay ok
 """.split())
 
+# A text that starts with MARK + profile + MARK is analysed for that language (``languages.profile``);
+# a text without the mark is English. ``mark`` writes it; the index adds it to each text field of an episode.
+MARK = "\x1e"
 
-class SpokenEnglishAnalyzer(Tokenizer):
+
+def mark(key: str, text: str) -> str:
+    """``text`` marked for the analysis profile ``key`` (English text is left as it is)."""
+    return f"{MARK}{key}{MARK}{text}" if key and key != "en" and text else text
+
+
+class _Profile:
+    """How one language is analysed: its stop words, its stemmer and whether accents are folded before
+    stemming (English, as it always was) or after (the Snowball stemmers of other languages read accents:
+    German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``)."""
+
+    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.cache: dict[str, str] = {}
+        if key == "en":
+            self.stops, self.fold_first = STOP_WORDS, True
+            self.stemfn: Any = stemmer_for_language("en")
+        else:
+            self.stops = languages.stop_words(key) if key != "plain" else frozenset()
+            self.stemfn = languages.stemmer(key) if key != "plain" else None
+            self.fold_first = False
+
+
+class SpokenAnalyzer(Tokenizer):
     """Tokenize, lower-case, fold accents, split joined words, drop stop words and stem, in one pass.
 
-    It does what ``RegexTokenizer | LowercaseFilter | CharsetFilter | JoinedPartsFilter | StopFilter |
-    StemFilter`` does (the same tokens at the same positions) about three times faster: indexing a site's
-    transcripts spends most of its time here. Stems are cached per process.
+    For English it does what ``RegexTokenizer | LowercaseFilter | CharsetFilter | JoinedPartsFilter |
+    StopFilter | StemFilter`` does (the same tokens at the same positions) about three times faster: indexing
+    a site's transcripts spends most of its time here. Other languages get their own stop words and
+    Snowball stemmer (``lang``, or the language mark at the start of the text: see :func:`mark`); runs of
+    Japanese or Chinese characters become overlapping character bigrams in every language. Stems are
+    cached per process.
     """
 
     CACHE_LIMIT = 200_000
 
-    def __init__(self, stem: bool = True) -> None:
+    def __init__(self, stem: bool = True, lang: str = "") -> None:
         self.stem = stem
+        self.lang = lang  # "" = the text's mark says, English without one
         self.expression = re.compile(TOKEN_PATTERN)
-        self._cache: dict[str, str] = {}
-        self._stemfn: Any = None
+        self._profiles: dict[str, _Profile] = {}
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.stem == other.stem  # type: ignore[attr-defined]
+        return type(self) is type(other) and (self.stem, self.lang) == (other.stem, other.lang)  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.stem))
+        return hash((type(self).__name__, self.stem, self.lang))
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"stem": self.stem}
+        return {"stem": self.stem, "lang": self.lang}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state.get("stem", True))  # type: ignore[misc]
+        self.__init__(state.get("stem", True), state.get("lang", ""))  # type: ignore[misc]
 
-    def _stem(self, word: str) -> str:
-        out = self._cache.get(word)
+    def profile(self, key: str) -> _Profile:
+        prof = self._profiles.get(key)
+        if prof is None:
+            prof = self._profiles[key] = _Profile(key)
+        return prof
+
+    def _stem(self, prof: _Profile, word: str) -> str:
+        cache = prof.cache
+        out = cache.get(word)
         if out is None:
-            if self._stemfn is None:
-                self._stemfn = stemmer_for_language("en")
-            if len(self._cache) > self.CACHE_LIMIT:
-                self._cache.clear()
-            out = self._cache[word] = self._stemfn(word)
+            if len(cache) > self.CACHE_LIMIT:
+                cache.clear()
+            if prof.stemfn is None or HAS_CJK.search(word):
+                out = word if prof.fold_first else fold(word)
+            elif prof.fold_first:
+                out = prof.stemfn(word)
+            else:
+                out = fold(prof.stemfn(word))
+            cache[word] = out
         return out
 
-    def _words(self, raw: str, query: bool) -> list[str]:
+    @staticmethod
+    def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
         text = raw.lower()
-        if not text.isascii():
+        if fold_first and not text.isascii():
             text = text.translate(accent_map)
+        if not text.isascii() and HAS_CJK.search(text):
+            out: list[str] = []
+            for cjk, piece in split_cjk(text):
+                if cjk:
+                    out.extend(cjk_bigrams(piece))
+                else:
+                    piece = piece.strip("'’./+-")
+                    if piece:
+                        out.extend(SpokenAnalyzer._words(piece, query, fold_first))
+            return out
         if text.isalnum():
             return [text]
         if "'" in text or "’" in text:
@@ -120,10 +176,19 @@ class SpokenEnglishAnalyzer(Tokenizer):
     def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
                  removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
                  mode: str = "", **kwargs: Any) -> Iterator[Token]:
+        key = self.lang or "en"
+        if value.startswith(MARK):
+            end = value.find(MARK, 1)
+            if end > 0:
+                key = value[1:end] or key
+                value = value[end + 1:]
+                start_char += end + 1
+        prof = self._profiles.get(key) or self.profile(key)
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         query = mode == "query"
-        stops = STOP_WORDS
-        cache = self._cache
+        stops = prof.stops
+        cache = prof.cache
+        fold_first = prof.fold_first
         stem = self.stem
         pos = start_pos
         if not tokenize:
@@ -134,15 +199,17 @@ class SpokenEnglishAnalyzer(Tokenizer):
             matches = ((w, 0, 0) for w in self.expression.findall(value))
         for raw, start, end in matches:
             low = raw.lower()
-            words = [low] if low.isascii() and low.isalnum() else self._words(raw, query)
+            words = [low] if low.isascii() and low.isalnum() else self._words(raw, query, fold_first)
             for word in words:
                 stopped = word in stops
                 if stopped and removestops:
                     continue
                 if stem and not stopped:
-                    t.text = cache.get(word) or self._stem(word)
-                else:
+                    t.text = cache.get(word) or self._stem(prof, word)
+                elif fold_first:
                     t.text = word
+                else:
+                    t.text = fold(word)
                 t.stopped = stopped
                 t.boost = 1.0
                 if keeporiginal:
@@ -157,8 +224,16 @@ class SpokenEnglishAnalyzer(Tokenizer):
                 yield t
 
 
-def spoken_english_analyzer(stem: bool = True) -> SpokenEnglishAnalyzer:
-    return SpokenEnglishAnalyzer(stem=stem)
+class SpokenEnglishAnalyzer(SpokenAnalyzer):
+    """The analyzer of schema version 1 (English only), kept so that an index written then still opens."""
+
+
+def spoken_analyzer(lang: str = "", stem: bool = True) -> SpokenAnalyzer:
+    return SpokenAnalyzer(stem=stem, lang=lang)
+
+
+def spoken_english_analyzer(stem: bool = True) -> SpokenAnalyzer:
+    return SpokenAnalyzer(stem=stem, lang="en")
 
 
 def plain_analyzer():

@@ -28,12 +28,13 @@ from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, highlight
 from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
 from whoosh.qparser.dateparse import DateParserPlugin
-from whoosh.query import And, DateRange, NumericRange, Or, Prefix, Term
+from whoosh.query import And, DateRange, NullQuery, NumericRange, Or, Prefix, Require, Term
 from whoosh.query.qcore import QueryError as WhooshQueryError
 from whoosh.scoring import BM25F
 from whoosh.writing import LockError
 
-from .analysis import plain_analyzer, spoken_english_analyzer
+from . import languages
+from .analysis import mark, plain_analyzer, spoken_analyzer
 from .catalog import Catalog
 from .episodes import Episode, Segment
 from .errors import IndexMissing, QueryError, ReindexRunning
@@ -42,7 +43,7 @@ from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: text analysed per language (the mark), the analysis field
 
 # Query-time field weights: title > persons, show > notes > transcript. Each field is scored with BM25 on its
 # own and the scores are added, so a word in the title and the text counts twice already; measured on
@@ -60,8 +61,9 @@ BM25_B = 0.75
 BM25_K1 = 1.2
 
 
-def make_schema() -> Schema:
-    ana = spoken_english_analyzer()
+def make_schema(lang: str = "") -> Schema:
+    """The index's schema; with ``lang``, the same fields analysed for that profile (to parse queries)."""
+    ana = spoken_analyzer(lang)
     return Schema(
         id=ID(stored=True, unique=True),
         show_id=ID(stored=True, sortable=True),
@@ -76,6 +78,7 @@ def make_schema() -> Schema:
         year=ID(stored=False, sortable=True),
         duration=NUMERIC(stored=True, sortable=True),
         language=ID(stored=True, sortable=True),
+        analysis=ID(stored=False),  # the analysis profile (languages.profile): queries are analysed per profile
         link=STORED,
         audio_url=STORED,
         content_hash=STORED,
@@ -93,24 +96,29 @@ def _parse_dt(value: str | None) -> datetime | None:
 
 def episode_document(ep: Episode, show_title: str, content_hash: str) -> dict[str, Any]:
     published = _parse_dt(ep.published)
+    lang = languages.primary(ep.language)
+    key = languages.profile(lang)
     persons = [p.name for p in ep.persons]
     speakers = sorted({s.speaker for s in ep.segments if s.speaker} - set(persons))
     doc: dict[str, Any] = {
         "id": ep.id,
         "show_id": ep.show_id,
-        "show": show_title,
-        "title": ep.title,
-        "persons": ", ".join(persons),
+        "show": mark(key, show_title),
+        "title": mark(key, ep.title),
+        "persons": mark(key, ", ".join(persons)),
         "person_key": ",".join(p.lower().replace(",", " ") for p in persons + speakers),
-        "notes": ep.description_text,
-        "transcript": ep.transcript_text,
+        "notes": mark(key, ep.description_text),
+        "transcript": mark(key, ep.transcript_text),
         "words": unique_words(ep.title, show_title, ep.description_text, ep.transcript_text),
         "year": published.strftime("%Y") if published else "unknown",
-        "language": (ep.language or "").lower().split("-")[0],
+        "language": lang,
+        "analysis": key,
         "link": ep.link,
         "audio_url": ep.audio_url,
         "content_hash": content_hash,
     }
+    if key != "en":  # the stored fields are shown as written, without the mark
+        doc.update(_stored_show=show_title, _stored_title=ep.title, _stored_persons=", ".join(persons))
     if published:
         doc["published"] = published
     if ep.duration is not None:
@@ -156,6 +164,12 @@ class SearchIndex:
     def generation(self) -> str:
         return self.generations.stamp()[0]
 
+    def schema_version(self) -> str:
+        """The schema version of the live index ("1" for an index written before versions were kept apart)."""
+        path = self.generations.current()
+        marker = path / "SCHEMA_VERSION" if path else None
+        return marker.read_text().strip() if marker and marker.exists() else "1"
+
     def doc_count(self) -> int:
         return self._index().doc_count()
 
@@ -172,7 +186,7 @@ class SearchIndex:
         that is then swapped in atomically.
         """
         wanted = catalog.hashes()
-        if full or not self.exists():
+        if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
             return self._rebuild(catalog, wanted, progress)
         ix = self._index()
         with ix.searcher() as s:
@@ -238,6 +252,17 @@ class SearchIndex:
                 progress(1)
 
     # -- searching ------------------------------------------------------------------------------
+    @staticmethod
+    def profiles(searcher: Any, language: str = "") -> list[str]:
+        """The analysis profiles a query is parsed for: the asked language's, else those in the index."""
+        if language:
+            return [languages.profile(language)]
+        try:
+            keys = [k.decode() if isinstance(k, bytes) else str(k) for k in searcher.reader().lexicon("analysis")]
+        except Exception:  # an index without the field (schema 1): English only
+            keys = []
+        return keys or ["en"]
+
     def _parser(self, schema: Schema, relaxed: bool) -> MultifieldParser:
         group = OrGroup if relaxed else AndGroup
         parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=group)
@@ -248,36 +273,51 @@ class SearchIndex:
         parser.add_plugin(DateParserPlugin(free=False))
         return parser
 
-    def parse(self, text: str, relaxed: bool = False, plain: bool = False) -> Any:
-        """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax."""
+    def parse(self, text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None) -> Any:
+        """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax.
+
+        With several analysis ``profiles`` (languages), the text is analysed for each, and each reading
+        only matches the episodes of its profile: ``Or(Require(q_de, analysis:de), Require(q_en, analysis:en))``,
+        so an episode is scored once, on the reading of its own language.
+        """
         if len(text) > MAX_QUERY_LENGTH:
             raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
-        ix = self._index()
-        try:
-            q = self._parser(ix.schema, relaxed).parse(plain_words(text) if plain else _lenient(text))
-        except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
-            raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
-        return q
+        profiles = profiles or ["en"]
+        typed = plain_words(text) if plain else _lenient(text)
+        readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
+        for key in profiles:
+            try:
+                q = self._parser(_query_schema(key), relaxed).parse(typed)
+            except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
+                raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
+            if len(profiles) == 1:
+                return q
+            if q is not NullQuery:
+                readings.setdefault(repr(q), (q, []))[1].append(key)
+        parts = [Require(q, Term("analysis", keys[0]) if len(keys) == 1 else Or([Term("analysis", k) for k in keys]))
+                 for q, keys in readings.values()]
+        return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
 
-    def _strategy(self, text: str, plain: bool) -> tuple[Any, Any]:
+    def _strategy(self, text: str, plain: bool, profiles: list[str] | None = None) -> tuple[Any, Any]:
         """(first query, fallback query or None) for the text typed.
 
         Short plain queries want every word (the fallback is any word); long ones (sentences, pasted
         questions) are ranked on any word with a coordination bonus straight away.
         """
+        p = profiles
         if plain or not has_syntax(text):
             if len(re.findall(r"\w+", text)) > LONG_QUERY_WORDS:
-                return self.parse(text, relaxed=True, plain=True), None
-            return self.parse(text, plain=plain), self.parse(text, relaxed=True, plain=plain)
+                return self.parse(text, relaxed=True, plain=True, profiles=p), None
+            return self.parse(text, plain=plain, profiles=p), self.parse(text, relaxed=True, plain=plain, profiles=p)
         if _OPERATORS.search(text):  # the person said how to combine the words: no second guessing
-            return self.parse(text), None
-        return self.parse(text), self.parse(text, relaxed=True)
+            return self.parse(text, profiles=p), None
+        return self.parse(text, profiles=p), self.parse(text, relaxed=True, profiles=p)
 
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
         ix = self._index()
-        first, fallback = self._strategy(text, plain)
         with ix.searcher(weighting=weighting()) as s:
+            first, fallback = self._strategy(text, plain, self.profiles(s))
             hits = _run(s.search, first, limit=limit)
             if fallback is not None and len(hits) < RELAX_BELOW:
                 hits = _run(s.search, fallback, limit=limit)
@@ -289,7 +329,8 @@ class SearchIndex:
         ix = self._index()
         text = req.q.strip()
         with ix.searcher(weighting=weighting()) as s:
-            query, fallback = self._strategy(text, plain=False) if text else (None, None)
+            profiles = self.profiles(s, req.language)
+            query, fallback = self._strategy(text, plain=False, profiles=profiles) if text else (None, None)
             filt = self._filter(req)
             if query is None:
                 query = filt or _every()
@@ -305,6 +346,7 @@ class SearchIndex:
                 "show": sorting.FieldFacet("show_id", maptype=sorting.Count),
                 "year": sorting.FieldFacet("year", maptype=sorting.Count),
                 "person": sorting.FieldFacet("person_key", allow_overlap=True, maptype=sorting.Count),
+                "language": sorting.FieldFacet("language", maptype=sorting.Count),
             }
             relaxed = False
             page = _run(s.search_page, query, req.page, pagelen=req.per_page, **kwargs)
@@ -337,7 +379,10 @@ class SearchIndex:
         if req.duration_min is not None or req.duration_max is not None:
             parts.append(NumericRange("duration", req.duration_min, req.duration_max))
         if req.language:
-            parts.append(Term("language", req.language.lower().split("-")[0]))
+            lang = languages.primary(req.language)
+            if not lang:
+                raise QueryError(f"language must be a language code such as en, de or pt-BR, not {req.language!r}.")
+            parts.append(Term("language", lang))
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else And(parts)
@@ -368,14 +413,15 @@ class SearchIndex:
         episode_id = fields["id"]
         ep = catalog.episode(episode_id, with_segments=False)
         notes = ep.description_text if ep else ""
+        key = languages.profile(fields.get("language", ""))
         segments = catalog.segments(episode_id) if (terms.get("transcript")) else []
-        moments = find_moments(segments, terms.get("transcript", set()), chapters=ep.chapters if ep else [])
+        moments = find_moments(segments, terms.get("transcript", set()), chapters=ep.chapters if ep else [], lang=key)
         title_terms = terms.get("title", set())
-        title_html = _highlight(fields.get("title", ""), title_terms, whole=True)
+        title_html = _highlight(fields.get("title", ""), title_terms, whole=True, lang=key)
         snippet = ""
         note_terms = terms.get("notes", set())
         if notes and note_terms:
-            snippet = _highlight(notes, note_terms)
+            snippet = _highlight(notes, note_terms, lang=key)
         if not snippet and moments:
             snippet = moments[0].text
         if not snippet:
@@ -544,7 +590,7 @@ def _query_terms(query: Any) -> dict[str, set[str]]:
 def _facets(results: Any, catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
     names = {s.id: s.title for s in catalog.shows()}
     out: dict[str, list[dict[str, Any]]] = {}
-    for facet in ("show", "year", "person"):
+    for facet in ("show", "year", "person", "language"):
         try:
             groups = results.groups(facet)
         except KeyError:
@@ -555,20 +601,35 @@ def _facets(results: Any, catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
             if key is None or key == "":
                 continue
             key = key.decode() if isinstance(key, bytes) else str(key)
-            label = names.get(key, key) if facet == "show" else (key.title() if facet == "person" else key)
+            if facet == "show":
+                label = names.get(key, key)
+            elif facet == "person":
+                label = key.title()
+            else:
+                label = languages.name(key) if facet == "language" else key
             rows.append({"value": key, "label": label, "count": int(count)})
         out[facet] = rows
     return out
 
 
-_ANALYZER = None
+_ANALYZERS: dict[str, Any] = {}
+_QUERY_SCHEMAS: dict[str, Schema] = {}
 
 
-def _analyzer() -> Any:
-    global _ANALYZER
-    if _ANALYZER is None:
-        _ANALYZER = spoken_english_analyzer()
-    return _ANALYZER
+def _analyzer(lang: str = "en") -> Any:
+    """The analyzer of one profile, for highlights and moments (the text has no mark)."""
+    ana = _ANALYZERS.get(lang)
+    if ana is None:
+        ana = _ANALYZERS[lang] = spoken_analyzer(lang)
+    return ana
+
+
+def _query_schema(key: str) -> Schema:
+    """The schema with its text fields analysed for profile ``key``: the query parser reads fields from it."""
+    schema = _QUERY_SCHEMAS.get(key)
+    if schema is None:
+        schema = _QUERY_SCHEMAS[key] = make_schema(key)
+    return schema
 
 
 class _MarkFormatter(HtmlFormatter):
@@ -579,12 +640,12 @@ class _MarkFormatter(HtmlFormatter):
         return "<mark>" + html.escape(token.text if replace else text[token.startchar:token.endchar]) + "</mark>"
 
 
-def _highlight(text: str, terms: set[str], whole: bool = False) -> str:
+def _highlight(text: str, terms: set[str], whole: bool = False, lang: str = "en") -> str:
     if not text:
         return ""
     if terms:
         fragmenter = WholeFragmenter() if whole else ContextFragmenter(maxchars=240, surround=80)
-        out = highlight(text, terms, _analyzer(), fragmenter, _MarkFormatter(), top=2)
+        out = highlight(text, terms, _analyzer(lang), fragmenter, _MarkFormatter(), top=2)
         if out:
             return out
     return html.escape(text if whole else _shorten(text, 240))
@@ -596,11 +657,11 @@ def _shorten(text: str, n: int) -> str:
 
 
 def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] | None = None,
-                 top: int = 3) -> list[Moment]:
+                 top: int = 3, lang: str = "en") -> list[Moment]:
     """The transcript segments that match the query's terms best, with their times and speakers."""
     if not segments or not terms:
         return []
-    analyzer = _analyzer()
+    analyzer = _analyzer(lang)
     scored = []
     for i, seg in enumerate(segments):
         tokens = [t.text for t in analyzer(seg.text)]
@@ -622,5 +683,5 @@ def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] |
             if seg.start is not None and ch.start <= seg.start:
                 chapter = ch.title
         moments.append(Moment(start=seg.start, speaker=seg.speaker,
-                              text=_highlight(seg.text, terms), chapter=chapter))
+                              text=_highlight(seg.text, terms, lang=lang), chapter=chapter))
     return moments

@@ -21,8 +21,9 @@ from defusedxml.common import DefusedXmlException
 
 from ..episodes import Chapter, Episode, Person, Show, TranscriptLink
 from ..errors import FeedError
+from ..languages import choose, majority, normalize
 from .text import collapse, html_to_text, parse_duration, sanitize_html, struct_to_iso, to_int
-from .transcripts import parse_time
+from .transcripts import parse_time, pick_order
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +274,27 @@ def _categories(d: feedparser.FeedParserDict) -> list[str]:
     return out
 
 
+def _episode_language(entry: feedparser.FeedParserDict, channel: str, transcripts: list[TranscriptLink],
+                      title: str, notes: str) -> str:
+    """The item's language, else the channel's, else that of the transcript fetched first, else detected
+    from the title and notes ("" when the detector is unsure; see :func:`_fill_undetected`)."""
+    first = pick_order(transcripts)
+    return choose(entry.get("language"), channel, first[0].language if first else "",
+                  text=lambda: f"{title}\n{notes}")
+
+
+def _fill_undetected(show: Show, episodes: list[Episode]) -> None:
+    """Episodes whose short text did not say their language clearly take the language most of the show's
+    episodes were detected in, else the one detected from all of the show's text at once."""
+    unsure = [ep for ep in episodes if not ep.language]
+    if not unsure:
+        return
+    fallback = majority((ep.language for ep in episodes), lambda: "\n".join(
+        [show.title, show.description] + [f"{ep.title}\n{ep.description_text}" for ep in episodes[:200]]))
+    for ep in unsure:
+        ep.language = fallback
+
+
 def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: str | None = None,
                content_type: str | None = None) -> ParsedFeed:
     """Parse feed bytes into a Show and its Episodes. Raises FeedError when nothing usable is there."""
@@ -304,7 +326,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             by_guid.setdefault(r.guid, r)  # the first item of a repeated guid, like the episodes below
 
     title = _title(feed.get("title", ""), feed.get("title_detail")) or source
-    language = collapse(feed.get("language", "") or "")
+    language = normalize(feed.get("language", "")) or collapse(feed.get("language", "") or "")
     image = ""
     if feed.get("image"):
         image = _absolute(base, feed["image"].get("href", "") or feed["image"].get("url", "") or "")
@@ -339,6 +361,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             continue
         seen.add(eid)
         description = _description(entry)
+        notes = html_to_text(description)
         ep_image = ""
         if entry.get("image"):
             ep_image = _absolute(base, entry["image"].get("href", "")) if hasattr(entry["image"], "get") else ""
@@ -348,7 +371,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             title=ep_title or "(untitled)",
             link=link,
             description_html=sanitize_html(description),
-            description_text=html_to_text(description),
+            description_text=notes,
             published=published,
             duration=parse_duration(entry.get("itunes_duration")),
             audio_url=enclosure,
@@ -356,7 +379,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             image=ep_image or image,
             season=to_int(entry.get("itunes_season")),
             number=to_int(entry.get("itunes_episode")),
-            language=language,
+            language=_episode_language(entry, language, raw.transcripts, ep_title, notes),
             categories=_categories(entry),
             persons=raw.persons or list(channel_raw.persons),
             transcript_links=raw.transcripts,
@@ -364,6 +387,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             chapters_local=raw.chapters_local,
             chapters=list(raw.chapters),
         ))
+    _fill_undetected(show, episodes)
     if not episodes and version == "":
         raise FeedError(f"{source}: not a feed (no items and no known format)")
     return ParsedFeed(show=show, episodes=episodes, warnings=warnings)

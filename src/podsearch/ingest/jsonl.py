@@ -21,6 +21,7 @@ from typing import Any
 
 from ..episodes import Episode, Person, Segment, Show
 from ..errors import ImportFormatError
+from ..languages import choose
 from .feeds import slugify
 from .text import html_to_text, parse_duration, parse_iso_date, sanitize_html
 
@@ -86,11 +87,16 @@ def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
     if published_raw and published is None:
         raise ImportFormatError(f"line {line_no}: published {published_raw!r} is not an ISO date")
     duration = parse_duration(obj.get("duration")) if obj.get("duration") is not None else None
+    title = _text(obj.get("title"), "title", line_no).strip()
+    notes = html_to_text(description)
+    # The line's language, else detected from its text ("" when the detector is unsure: English analysis).
+    language = choose(_text(obj.get("language"), "language", line_no),
+                      text=lambda: "\n".join([title, notes] + [s.text for s in segments[:200]]))
     episode = Episode(
-        id=episode_id, show_id=show_id, title=_text(obj.get("title"), "title", line_no).strip(),
+        id=episode_id, show_id=show_id, title=title,
         link=_text(obj.get("link"), "link", line_no), description_html=sanitize_html(description),
-        description_text=html_to_text(description), published=published, duration=duration,
-        audio_url=_text(obj.get("audio_url"), "audio_url", line_no), language=_text(obj.get("language"), "language", line_no),
+        description_text=notes, published=published, duration=duration,
+        audio_url=_text(obj.get("audio_url"), "audio_url", line_no), language=language,
         persons=persons, segments=segments,
     )
     return ImportedLine(show=Show(id=show_id, title=show_title, source=source), episode=episode)
