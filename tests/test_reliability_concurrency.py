@@ -16,6 +16,7 @@ from pathlib import Path
 from conftest import start_server
 from faultserver import Slow, serve_faults
 from soak.crash import _LogReader
+from soak.load import drain
 
 from podsearch.cli import main
 from podsearch.search_types import SearchRequest
@@ -71,6 +72,7 @@ def test_searches_never_fail_while_reindexes_swap_generations(sample_data: Path)
     library = Library(sample_data)
     ids = [ep.id for ep in library.recent(36)]
     server = start_server(sample_data, "--no-access-log")
+    logged = drain(server.proc)
     failures: list[str] = []
     answered = {"library": 0, "server": 0}
     generations: set[str] = set()
@@ -89,6 +91,7 @@ def test_searches_never_fail_while_reindexes_swap_generations(sample_data: Path)
                 answered["library"] += 1
             except Exception as exc:  # noqa: BLE001 - every failure is collected and reported
                 failures.append(f"library: {exc!r}")
+            done.wait(0.02)  # leave the reindex some CPU on a 2-core machine
         lib.close()
 
     def server_client(offset: int) -> None:
@@ -107,12 +110,13 @@ def test_searches_never_fail_while_reindexes_swap_generations(sample_data: Path)
                 elif path.startswith("/api/v1/search") and json.loads(body)["total"] < 1:
                     failures.append(f"{path}: no hits")
                 answered["server"] += 1
+            done.wait(0.02)
 
     clients = [threading.Thread(target=library_client)] + [threading.Thread(target=server_client, args=(i,)) for i in (0, 7)]
     for c in clients:
         c.start()
     try:
-        for args in (["reindex", "--full"], ["reindex"], ["reindex", "--full"]):
+        for args in (["reindex", "--full"], ["reindex", "--full"]):
             proc = subprocess.run(podsearch("--data", str(sample_data), "-q", *args), capture_output=True, text=True,
                                   timeout=300)
             assert proc.returncode == 0, proc.stderr
@@ -125,3 +129,4 @@ def test_searches_never_fail_while_reindexes_swap_generations(sample_data: Path)
     assert not failures, failures[:10]
     assert answered["library"] > 5 and answered["server"] > 20, answered
     assert len(generations) >= 2, "the index generation never changed under the clients"
+    assert not [line for line in logged if "Traceback" in line or "ERROR" in line], logged[:20]

@@ -30,7 +30,7 @@ if str(HERE.parent) not in sys.path:
 
 from conftest import CORPUS, start_server  # noqa: E402
 from faultserver import FaultServer  # noqa: E402
-from soak.load import Tally, client, episode_ids  # noqa: E402
+from soak.load import Tally, client, drain, episode_ids  # noqa: E402
 from soak.state import disk_bytes, generation_dirs, integrity  # noqa: E402
 
 from podsearch.config import load_config  # noqa: E402
@@ -86,6 +86,7 @@ def run(workdir: Path, cycles: int, corpus: Path = CORPUS, log=print) -> dict[st
         raise RuntimeError(first.errors[:5])
     ids = episode_ids(data)
     live = start_server(data, "--no-access-log")
+    logged = drain(live.proc)
     tally, stop = Tally(), threading.Event()
     clients = [threading.Thread(target=client, args=("127.0.0.1", int(live.base.rsplit(":", 1)[1]), ids, stop, tally, n),
                                 daemon=True) for n in range(4)]
@@ -120,6 +121,8 @@ def run(workdir: Path, cycles: int, corpus: Path = CORPUS, log=print) -> dict[st
         server.stop()
     summary = summarize(rows, tally, failures)
     summary["integrity"] = integrity(data)
+    summary["server_log_lines"] = len(logged)
+    summary["server_log_sample"] = sorted(set(logged))[:10]
     summary["minutes"] = round((time.monotonic() - started) / 60, 1)
     return summary
 

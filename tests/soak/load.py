@@ -82,6 +82,24 @@ def client(host: str, port: int, ids: list[str], stop: threading.Event, tally: T
     conn.close()
 
 
+def drain(proc) -> list[str]:
+    """Read a server's stdout and stderr in the background (a full pipe would block the server's logging).
+
+    Returns the list the stderr lines are appended to.
+    """
+    lines: list[str] = []
+
+    def pump(stream, keep: bool) -> None:
+        for line in stream:
+            if keep:
+                lines.append(line.rstrip())
+
+    for stream, keep in ((proc.stdout, False), (proc.stderr, True)):
+        if stream is not None:
+            threading.Thread(target=pump, args=(stream, keep), daemon=True).start()
+    return lines
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
@@ -153,12 +171,14 @@ def main() -> None:
             build_corpus_data(data)
         ids = episode_ids(data)
         server = start_server(data, "--no-access-log", "--threads", str(args.threads))
+        logged = drain(server.proc)
         try:
             figures = run_load(server.base, ids, args.clients, args.seconds)
         finally:
             server.proc.terminate()
             server.proc.wait(timeout=30)
-    figures |= {"episodes": len(ids), "waitress_threads": args.threads}
+    figures |= {"episodes": len(ids), "waitress_threads": args.threads, "server_log_lines": len(logged),
+                "server_log_sample": logged[:5]}
     print(json.dumps(figures, indent=2))
     sys.exit(1 if figures["errors"] else 0)
 
