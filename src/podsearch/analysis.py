@@ -142,7 +142,7 @@ class SpokenAnalyzer(Tokenizer):
             if len(cache) > self.CACHE_LIMIT:
                 cache.clear()
             if prof.stemfn is None or HAS_CJK.search(word):
-                out = word if prof.fold_first else fold(word)
+                out = word if prof.fold_first else fold(word)  # fold leaves CJK alone
             elif prof.fold_first:
                 out = prof.stemfn(word)
             else:
@@ -153,9 +153,7 @@ class SpokenAnalyzer(Tokenizer):
     @staticmethod
     def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
         text = raw.lower()
-        if fold_first and not text.isascii():
-            text = text.translate(accent_map)
-        if not text.isascii() and HAS_CJK.search(text):
+        if not text.isascii() and HAS_CJK.search(text):  # before folding: "で" is not "て"
             out: list[str] = []
             for cjk, piece in split_cjk(text):
                 if cjk:
@@ -165,10 +163,16 @@ class SpokenAnalyzer(Tokenizer):
                     if piece:
                         out.extend(SpokenAnalyzer._words(piece, query, fold_first))
             return out
+        if fold_first and not text.isascii():
+            text = text.translate(accent_map)
         if text.isalnum():
             return [text]
         if "'" in text or "’" in text:
-            return [text.replace("'", "").replace("’", "")]
+            joined = text.replace("'", "").replace("’", "")
+            if fold_first or query:
+                return [joined]
+            # Other languages also index the parts: Dutch "embryo's" finds "embryo", French "l'homme" "homme".
+            return [joined] + [p for p in re.split(r"['’./+-]+", text) if p and p != joined]
         if query:
             return [text]
         return [text] + [p for p in _split(text) if p and p != text]
@@ -201,7 +205,8 @@ class SpokenAnalyzer(Tokenizer):
             low = raw.lower()
             words = [low] if low.isascii() and low.isalnum() else self._words(raw, query, fold_first)
             for word in words:
-                stopped = word in stops
+                # a list written without accents (Romanian's) also stops the accented word ("și" = "si")
+                stopped = word in stops or (not fold_first and not word.isascii() and fold(word) in stops)
                 if stopped and removestops:
                     continue
                 if stem and not stopped:

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -263,7 +264,8 @@ class SearchIndex:
             keys = []
         return keys or ["en"]
 
-    def _parser(self, schema: Schema, relaxed: bool) -> MultifieldParser:
+    @staticmethod
+    def _parser(schema: Schema, relaxed: bool) -> MultifieldParser:
         group = OrGroup if relaxed else AndGroup
         parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=group)
         # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
@@ -282,12 +284,15 @@ class SearchIndex:
         """
         if len(text) > MAX_QUERY_LENGTH:
             raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
-        profiles = profiles or ["en"]
+        return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]))
+
+    @classmethod
+    def _parse(cls, text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
         typed = plain_words(text) if plain else _lenient(text)
         readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
         for key in profiles:
             try:
-                q = self._parser(_query_schema(key), relaxed).parse(typed)
+                q = cls._parser(_query_schema(key), relaxed).parse(typed)
             except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
                 raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
             if len(profiles) == 1:
@@ -397,7 +402,9 @@ class SearchIndex:
                 if len(w) < 3 or searcher.doc_frequency("words", w) > 0:
                     out.append(w)
                     continue
-                sugg = corrector.suggest(w, limit=1, maxdist=2)
+                # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
+                # multilingual site took seconds; a typo in the first letter is rare)
+                sugg = corrector.suggest(w, limit=1, maxdist=2, prefix=1)
                 if sugg:
                     out.append(sugg[0])
                     changed = True
@@ -610,6 +617,12 @@ def _facets(results: Any, catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
             rows.append({"value": key, "label": label, "count": int(count)})
         out[facet] = rows
     return out
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
+    """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
+    return SearchIndex._parse(text, relaxed, plain, profiles)
 
 
 _ANALYZERS: dict[str, Any] = {}

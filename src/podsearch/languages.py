@@ -177,8 +177,9 @@ def stemmer(lang: str) -> Callable[[str], str] | None:
 
 
 def fold(word: str) -> str:
-    """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``, CJK) stay."""
-    if word.isascii():
+    """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``) stay, and so does
+    Japanese and Chinese (``で`` is not ``て``)."""
+    if word.isascii() or HAS_CJK.search(word):
         return word
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
@@ -186,8 +187,9 @@ def fold(word: str) -> str:
 
 @lru_cache(maxsize=64)
 def stop_words(lang: str) -> frozenset[str]:
-    """The stop words of a language, lower case, each with and without accents (``været`` and ``vaeret``
-    are not folded alike, but ``această`` and ``aceasta`` are); empty for a language without a list.
+    """The stop words of a language, lower case, as the list writes them and with accents folded
+    (``für`` and ``fur``; Romanian's list has no accents: fold a word before looking it up there);
+    empty for a language without a list.
 
     The lists are Snowball's (as NLTK and Whoosh ship them) where there is one, else those of the
     ``stop-words`` package (Romanian, Catalan, Polish, ...). CJK languages get none: their text is bigrams.

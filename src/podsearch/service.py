@@ -18,6 +18,7 @@ from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError
 from .generations import Generations
 from .index import SearchIndex
+from .languages import detect_language, primary
 from .search_types import SearchRequest, SearchResult
 from .similar import Neighbour, SimilarModel
 
@@ -35,6 +36,7 @@ class SimilarItem:
     score: float
     reasons: list[str]
     duplicate: bool = False
+    language: str = ""
 
 
 @dataclass
@@ -122,7 +124,9 @@ class Library:
 
     def similar(self, episode_id: str, k: int = 10, *, t: float | None = None, same_show: bool = True,
                 shows: list[str] | None = None, exclude_shows: list[str] | None = None,
-                min_score: float = 0.0) -> SimilarResult:
+                min_score: float = 0.0, same_language: bool = True) -> SimilarResult:
+        """The episodes nearest in topic; with ``same_language`` (the default) only those in the episode's
+        language (episodes of no known language are kept: their language was not declared nor detected)."""
         if not 1 <= k <= MAX_K:
             raise QueryError(f"k must be between 1 and {MAX_K}.")
         if not 0.0 <= min_score <= 1.0:
@@ -132,6 +136,10 @@ class Library:
             self.episode(episode_id)  # NotFound for unknown ids
             raise IndexMissing("This episode is newer than the similarity model; run 'podsearch reindex'.")
         opts = dict(same_show=same_show, shows=shows, exclude_shows=exclude_shows, min_score=min_score)
+        lang = self._language(episode_id) if same_language else ""
+        want = k
+        if lang:  # the model keeps MAX_K neighbours: ask for all of them, then keep this language's
+            k = MAX_K
         duplicates: list[Neighbour] = []
         if t is not None:
             if t < 0:
@@ -142,17 +150,31 @@ class Library:
             picked = model.similar_to_text(text, k, exclude=episode_id, **opts)
         else:
             picked, duplicates = model.similar(episode_id, k, **opts)
+        picked = self._in_language(picked, lang, want)
         return SimilarResult(id=episode_id, similar=self._items(picked), duplicates=self._items(duplicates), t=t)
 
-    def similar_to_text(self, text: str, k: int = 10, **opts: Any) -> SimilarResult:
+    def similar_to_text(self, text: str, k: int = 10, *, same_language: bool = True, **opts: Any) -> SimilarResult:
+        """Episodes near in topic to ``text``; with ``same_language``, only those in the language the text is
+        detected in (when the detector is sure; else any)."""
         if not text.strip():
             raise QueryError("text is empty.")
         if len(text) > 20000:
             raise QueryError("text is longer than 20,000 characters.")
         if not 1 <= k <= MAX_K:
             raise QueryError(f"k must be between 1 and {MAX_K}.")
-        picked = self.model().similar_to_text(text, k, **opts)
-        return SimilarResult(id=None, similar=self._items(picked))
+        lang = detect_language(text) if same_language else ""
+        picked = self.model().similar_to_text(text, MAX_K if lang else k, **opts)
+        return SimilarResult(id=None, similar=self._items(self._in_language(picked, lang, k)))
+
+    def _language(self, episode_id: str) -> str:
+        ep = self.catalog.episode(episode_id, with_segments=False)
+        return primary(ep.language) if ep else ""
+
+    def _in_language(self, neighbours: list[Neighbour], lang: str, k: int) -> list[Neighbour]:
+        """The first ``k`` neighbours in ``lang`` or of no known language (all of them when ``lang`` is "")."""
+        if not lang:
+            return neighbours[:k]
+        return [n for n in neighbours if self._language(n.id) in {lang, ""}][:k]
 
     def _items(self, neighbours: list[Neighbour]) -> list[SimilarItem]:
         names = {s.id: s.title for s in self.catalog.shows()}
@@ -163,7 +185,7 @@ class Library:
                 continue
             out.append(SimilarItem(id=ep.id, title=ep.title, show=names.get(ep.show_id, ep.show_id),
                                    show_id=ep.show_id, published=ep.published, url=ep.link, score=n.score,
-                                   reasons=n.reasons, duplicate=n.duplicate))
+                                   reasons=n.reasons, duplicate=n.duplicate, language=primary(ep.language)))
         return out
 
     # -- operations -------------------------------------------------------------------------------

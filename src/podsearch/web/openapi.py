@@ -50,10 +50,13 @@ SCHEMAS: dict[str, Any] = {
                 title_html={"type": "string", "description": "The title as escaped HTML, matches in <mark>."},
                 moments=_array(_ref("schemas", "Moment"))),
     "FacetValue": _obj(["value", "count"], value=STR, label=STR, count=INT),
+    "Facets": {"type": "object", "description": "Counts over all matching episodes: show, year, person and language "
+               "(value: the language code, label: its English name).",
+               "additionalProperties": _array(_ref("schemas", "FacetValue"))},
     "SearchResult": _obj(["query", "total", "page", "per_page", "pages", "hits"],
                          query=STR, total=INT, page=INT, per_page=INT, pages=INT, took_ms=NUM, relaxed=BOOL,
                          suggestion=NULLABLE_STR, hits=_array(_ref("schemas", "Hit")),
-                         facets={"type": "object", "additionalProperties": _array(_ref("schemas", "FacetValue"))}),
+                         facets=_ref("schemas", "Facets")),
     "Suggestions": _obj(["query", "suggestions"], query=STR, suggestions=_array(_obj(["kind", "text"], kind={
         "type": "string", "enum": ["show", "episode", "person", "term"]}, text=STR, id=STR))),
     "Person": _obj(["name"], name=STR, role=STR, group=STR, href=STR, img=STR),
@@ -77,6 +80,7 @@ SCHEMAS: dict[str, Any] = {
                     transcript_source=STR),
     "SimilarItem": _obj(["id", "title", "show", "score", "reasons"], id=STR, title=STR, show=STR, show_id=STR,
                         published=NULLABLE_STR, url=STR, score=NUM,
+                        language={"type": "string", "description": "Language code, \"\" if unknown."},
                         reasons={"type": "array", "items": STR, "description": "Terms the two episodes share."}),
     "SimilarResult": _obj(["id", "similar"], id=NULLABLE_STR, similar=_array(_ref("schemas", "SimilarItem")),
                           duplicates=_array(_ref("schemas", "SimilarItem")), t=NUM),
@@ -111,12 +115,18 @@ PARAMETERS: dict[str, Any] = {
                            "At least this many minutes long."),
     "duration_max": _param("duration_max", {"type": "integer", "minimum": 0, "maximum": 100000},
                            "At most this many minutes long."),
-    "language": _param("language", {"type": "string", "maxLength": 20}, "Only this language code (en, de, ...)."),
+    "language": _param("language", {"type": "string", "maxLength": 40},
+                       "Only episodes in this language (en, de, pt-BR: the region is ignored); the query is analysed "
+                       "for that language alone. Without it, the query is analysed for every language in the index."),
+    "lang": _param("lang", {"type": "string", "maxLength": 40}, "The same as language (which it wins over)."),
     "sort": _param("sort", {"type": "string", "enum": list(SORTS), "default": "relevance"}, "Order of the hits."),
     "prefix": _param("q", {"type": "string", "maxLength": MAX_PREFIX_CHARS}, "What the person typed so far."),
     "k": _param("k", {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}, "How many neighbours."),
     "same_show": _param("same_show", {"type": "boolean", "default": True},
                         "Include episodes of the same show."),
+    "same_language": _param("same_language", {"type": "boolean", "default": True},
+                            "Only episodes in the episode's language (for a text: the language it is detected in); "
+                            "episodes of unknown language are kept. false: any language."),
     "exclude_show": _param("exclude_show", _LIST, "Leave out these show ids (comma-separated or repeated)."),
     "min_score": _param("min_score", {"type": "number", "minimum": 0, "maximum": 1, "default": 0},
                         "Leave out neighbours scoring below this."),
@@ -178,8 +188,8 @@ def _op(op_id: str, summary: str, schema: str, params: list[str], errors: tuple[
 
 
 SEARCH_PARAMS = ["q", "page", "per_page", "show", "person", "from", "to", "duration_min", "duration_max", "language",
-                 "sort"]
-SIMILAR_OPTIONS = ["k", "same_show", "show", "exclude_show", "min_score"]
+                 "lang", "sort"]
+SIMILAR_OPTIONS = ["k", "same_show", "same_language", "show", "exclude_show", "min_score"]
 
 
 def _paths() -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Request
 
 from ..errors import QueryError
+from ..languages import normalize
 from ..search_types import SearchRequest
 
 # Limits of what one request may ask for; the OpenAPI document (openapi.py) states the same numbers.
@@ -89,9 +90,20 @@ def search_request(request: Request, default_per_page: int = 10) -> SearchReques
         published_to=request.args.get("to", "").strip(),
         duration_min=minutes_min * 60 if minutes_min is not None else None,
         duration_max=minutes_max * 60 if minutes_max is not None else None,
-        language=request.args.get("language", "").strip(),
+        language=language(request),
         sort=request.args.get("sort", "relevance").strip() or "relevance",
     )
+
+
+def language(request: Request) -> str:
+    """``lang`` or ``language``: a language tag (``de``, ``pt-BR``), normalised; "" for any language."""
+    raw = (request.args.get("lang", "") or request.args.get("language", "")).strip()
+    if not raw:
+        return ""
+    tag = normalize(raw[:40])
+    if not tag:
+        raise QueryError(f"lang must be a language code such as en, de or pt-BR, not {raw[:40]!r}.")
+    return tag
 
 
 def suggest_prefix(request: Request) -> str:
@@ -105,6 +117,7 @@ def similar_options(request: Request) -> dict:
         "shows": _list(request, "show") or None,
         "exclude_shows": _list(request, "exclude_show") or None,
         "min_score": _float(request, "min_score", 0.0) or 0.0,
+        "same_language": _bool(request, "same_language", True),
     }
 
 

@@ -1,0 +1,172 @@
+"""Languages: tags, detection, per-language analysis, and search, filter, facet and neighbours by language."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from podsearch import languages
+from podsearch.analysis import mark, spoken_analyzer
+from podsearch.config import load_config
+from podsearch.ingest.feeds import parse_feed
+from podsearch.reindex import import_jsonl
+from podsearch.search_types import SearchRequest
+from podsearch.service import Library
+from podsearch.web.app import create_app
+
+
+@pytest.mark.parametrize("tag, norm, primary", [
+    ("en-US", "en-US", "en"), ("RO-ro", "ro-RO", "ro"), ("de_DE", "de-DE", "de"), ("en-us", "en-US", "en"),
+    ("English", "en", "en"), ("deu", "de", "de"), ("zh-hant-tw", "zh-Hant-TW", "zh"), (" nl ", "nl", "nl"),
+    ("", "", ""), ("und", "", ""), ("not a tag", "", ""), ("12", "", ""),
+])
+def test_tags_are_normalised(tag: str, norm: str, primary: str) -> None:
+    assert languages.normalize(tag) == norm
+    assert languages.primary(tag) == primary
+
+
+def test_detection_names_the_language_or_says_it_is_unsure() -> None:
+    assert languages.detect_language("Hur kunde vi utvecklas så mycket under året som gick? Vi pratar om löpning.") == "sv"
+    assert languages.detect_language("Die meisten Wärmepumpen sind falsch ausgelegt, sagt der Heizungsbauer.") == "de"
+    assert languages.detect_language("清順★麻実子のいもほり倶楽部、今週は古民家でたこ焼きパーティ") == "ja"
+    assert languages.detect_language("The Premonition") == ""  # two words: not sure enough
+    assert languages.detect("") == ("", 0.0)
+
+
+def test_declared_language_wins_over_detection() -> None:
+    assert languages.choose("", "RO-ro", text="This is plainly English text about the weather today.") == "ro-RO"
+    assert languages.choose(None, "", text="Dit is een Nederlandse zin over het weer van vandaag en morgen.") == "nl"
+
+
+def test_stop_words_per_language() -> None:
+    assert {"und", "die", "der"} <= languages.stop_words("de")
+    assert {"si", "aceasta", "sunt"} <= languages.stop_words("ro-RO")
+    assert {"für", "fur", "været"} <= languages.stop_words("de") | languages.stop_words("da")  # as written and folded
+    assert {"og", "det"} <= languages.stop_words("da")
+    assert "haus" not in languages.stop_words("de")
+    assert languages.stop_words("ja") == frozenset() and languages.stop_words("") == frozenset()
+    assert "the" in languages.stop_words("en")
+
+
+def words(text: str, lang: str = "") -> list[str]:
+    return [t.text for t in spoken_analyzer(lang)(text)]
+
+
+def test_each_language_is_stemmed_with_its_own_stemmer_and_folded_after() -> None:
+    assert words(mark("de", "Die Häuser und die Wärmepumpen")) == ["haus", "warmepump"]
+    assert words("Wärmepumpe", "de") == words("warmepumpen", "de") == ["warmepump"]
+    assert words(mark("es", "Los mandamientos del cable coaxial")) == words("mandamiento cables coaxiales", "es")
+    assert words(mark("ro", "Cărțile acestea și această carte")) == ["cart", "cart"]  # stop words with accents too
+    assert words(mark("nl", "embryo's kweken")) == ["embryos", "embryo", "s", "kweek"]  # parts of "embryo's" too
+    # English keeps its analysis exactly: accents folded before the English Snowball stemmer.
+    assert words("Don't the volcanoes at the Café") == ["dont", "volcano", "cafe"]
+
+
+def test_japanese_and_chinese_become_character_bigrams_in_any_language() -> None:
+    assert words(mark("ja", "古民家でたこ焼き2024年")) == ["古民", "民家", "家で", "でた", "たこ", "こ焼", "焼き", "2024", "年"]
+    assert words("たこ焼き") == ["たこ", "こ焼", "焼き"]  # an English-analysed field segments them alike
+    assert words("北京大学", "zh") == ["北京", "京大", "大学"]
+
+
+def test_the_mark_moves_character_offsets_along() -> None:
+    text = mark("de", "Große Häuser")
+    tokens = [(t.text, t.startchar, t.endchar) for t in spoken_analyzer()(text, chars=True)]
+    assert [text[s:e] for _, s, e in tokens] == ["Große", "Häuser"]
+
+
+def test_feed_language_comes_from_the_item_then_the_channel_then_the_transcript_then_the_text() -> None:
+    feed = b"""<?xml version="1.0"?><rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0">
+    <channel><title>Mixed</title><language>RO-ro</language>
+    <item><guid>a</guid><title>Un episod</title><language>es-ES</language></item>
+    <item><guid>b</guid><title>Alt episod</title></item></channel></rss>"""
+    eps = {e.id: e for e in parse_feed(feed, "mixed.xml").episodes}
+    assert eps["a"].language == "es-ES" and eps["b"].language == "ro-RO"
+    bare = b"""<?xml version="1.0"?><rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0">
+    <channel><title>Bare</title>
+    <item><guid>t</guid><title>Folge 1</title>
+      <podcast:transcript url="https://example.org/t.vtt" type="text/vtt" language="de-AT"/></item>
+    <item><guid>d</guid><title>Afl. 2</title><description>Vandaag praten we over de verkiezingen en de formatie van
+      een nieuw kabinet in Den Haag, en over wat dat betekent voor de zorg.</description></item>
+    <item><guid>e</guid><title>Afl. 3</title><description>Wat betekent de uitslag van de verkiezingen voor de
+      partijen die nu aan tafel zitten, en hoe lang gaat de formatie duren?</description></item>
+    <item><guid>u</guid><title>Afl. 4</title></item></channel></rss>"""
+    eps = {e.id: e for e in parse_feed(bare, "bare.xml").episodes}
+    assert eps["t"].language == "de-AT"
+    assert eps["d"].language == "nl"  # detected from the notes
+    assert eps["u"].language == "nl"  # too little text: the language the show's other episodes were detected in
+
+
+EPISODES = [
+    {"id": "de-1", "show": "Energie", "show_id": "energie", "language": "de-DE",
+     "title": "Die meisten Wärmepumpen sind falsch ausgelegt",
+     "transcript": "Heute sprechen wir über Wärmepumpen, Heizstäbe und Speicher. Die Pumpe läuft zu oft."},
+    {"id": "de-2", "show": "Energie", "show_id": "energie", "language": "de-DE", "title": "Balkonkraftwerk mit Speicher aufbauen",
+     "transcript": "Ein Balkonkraftwerk mit Speicher spart Stromkosten. Wir bauen die Anlage auf und messen den Ertrag."},
+    {"id": "es-1", "show": "Radio", "show_id": "radio", "language": "es", "title": "Los 10 mandamientos del cable coaxial",
+     "transcript": "Hablamos de los conectores y del cable coaxial para la antena de la estación de radio."},
+    {"id": "ja-1", "show": "いもほり倶楽部", "show_id": "imohori", "language": "ja", "title": "古民家でたこ焼きパーティ",
+     "transcript": "今週は古民家でたこ焼きパーティをしました。"},
+    {"id": "en-1", "show": "Heat", "show_id": "heat", "language": "en-US", "title": "Heat pumps that are sized wrong",
+     "transcript": "Today we talk about heat pumps, storage and the pump that runs too often. The pump cycles."},
+    {"id": "en-2", "show": "Heat", "show_id": "heat", "title": "Storage for a balcony power plant",
+     "transcript": "A balcony power plant with storage saves money; we build the plant and measure what it yields."},
+]
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> Library:
+    root = tmp_path_factory.mktemp("langs")
+    path = root / "eps.jsonl"
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in EPISODES), encoding="utf-8")
+    import_jsonl(load_config({"data": str(root / "data")}, environ={}), path)
+    library = Library(root / "data")
+    yield library
+    library.close()
+
+
+def hits(lib: Library, q: str, **kw) -> list[str]:
+    return [h.id for h in lib.search(SearchRequest(q=q, per_page=20, **kw)).hits]
+
+
+def test_language_is_stored_detected_when_missing(lib: Library) -> None:
+    assert lib.episode("de-1").language == "de-DE"
+    assert lib.episode("en-2").language == "en"  # none given: detected from the text
+
+
+def test_queries_are_analysed_for_each_language_present(lib: Library) -> None:
+    assert hits(lib, "Wärmepumpe AND ausgelegten")[:1] == ["de-1"]
+    assert hits(lib, "warmepumpe")[:1] == ["de-1"]  # without the umlaut
+    assert hits(lib, "mandamiento AND conector")[:1] == ["es-1"]
+    assert hits(lib, "たこ焼き")[:1] == ["ja-1"]
+    assert hits(lib, "民家")[:1] == ["ja-1"]
+    assert hits(lib, "pump AND sizes")[:1] == ["en-1"]
+    assert set(hits(lib, "Speicher")) == {"de-1", "de-2"}
+
+
+def test_language_filter_and_facet(lib: Library) -> None:
+    result = lib.search(SearchRequest(q="", per_page=20))
+    facet = {row["value"]: (row["label"], row["count"]) for row in result.facets["language"]}
+    assert facet == {"de": ("German", 2), "en": ("English", 2), "es": ("Spanish", 1), "ja": ("Japanese", 1)}
+    assert set(hits(lib, "", language="de-AT")) == {"de-1", "de-2"}
+    assert set(hits(lib, "storage", language="en")) == {"en-1", "en-2"}
+    assert hits(lib, "Speicher", language="en") == []
+
+
+def test_recommendations_stay_in_the_episodes_language_unless_asked(lib: Library) -> None:
+    same = lib.similar("de-1", 5, same_show=True)
+    assert same.similar and {s.language for s in same.similar} == {"de"}
+    anywhere = lib.similar("de-1", 5, same_show=True, same_language=False)
+    assert {s.id for s in same.similar} <= {s.id for s in anywhere.similar}
+
+
+def test_api_lang_params_facet_and_errors(lib: Library) -> None:
+    client = create_app(load_config({"data": str(lib.data_dir)}, environ={}), {"TESTING": True}).test_client()
+    body = client.get("/api/v1/search?q=&lang=de").get_json()
+    assert {h["id"] for h in body["hits"]} == {"de-1", "de-2"}
+    assert {r["value"] for r in body["facets"]["language"]} == {"de"}
+    assert client.get("/api/v1/search?q=x&lang=%3F%3F").status_code == 400
+    sim = client.get("/api/v1/similar/de-1?same_language=false").get_json()
+    assert all("language" in s for s in sim["similar"])
+    assert client.get("/api/v1/similar/de-1?same_language=maybe").status_code == 400
+    assert client.get("/api/v1/episodes/ja-1").get_json()["language"] == "ja"
