@@ -3,9 +3,9 @@
 A *scenario* is a data folder indexed from an older version of some feeds (the base) while the feed server
 now serves newer versions (new episodes, a changed one, a removed one), so that a reindex has work in each
 phase: fetching, index writing, model fitting and saving. ``reference`` is what one uninterrupted reindex
-of the base gives. Each trial copies the base, starts ``podsearch -v reindex`` (``--full`` on odd trials),
-waits for the log line of the phase to hit, sleeps a random part of that phase's length (measured once,
-uninterrupted), sends SIGKILL and records the phase the last log line names. Then:
+of the base gives. Each trial copies the base, starts ``podsearch -v reindex`` (``--full`` on every other
+round of the four phases), waits for the log line of the phase to hit, sleeps a random part of that
+phase's length (measured once, uninterrupted), sends SIGKILL and records the phase the last log line names. Then:
 
 - the catalog passes ``PRAGMA integrity_check``;
 - a fresh Library answers a search and a similar query from the last good index and model (each is the
@@ -205,7 +205,8 @@ def run_trial(scenario: Scenario, n: int, rng: random.Random) -> Trial:
     target = TARGETS[n % len(TARGETS)]
     # Up to 80% of the phase's measured length: on a busy machine a phase may run faster than it did once.
     length = 0.004 if target == "model-save" else 0.8 * scenario.durations[target]
-    trial = Trial(n=n, full=n % 2 == 1, target=target, delay=rng.uniform(0, length))
+    # Every phase is hit both in an incremental run and a --full one (which rebuilds into a new generation).
+    trial = Trial(n=n, full=(n // len(TARGETS)) % 2 == 1, target=target, delay=rng.uniform(0, length))
     data = scenario.copy_base(f"trial-{n}")
     reader = _LogReader(subprocess.Popen(scenario.command(data, trial.full), stderr=subprocess.PIPE,
                                          stdout=subprocess.DEVNULL))
