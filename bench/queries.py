@@ -1,6 +1,7 @@
 """The fixed query mix, and how each engine is asked the same question.
 
-One- to three-word queries, quoted phrases, and the same kinds with filters (a show, a range of years).
+One- to three-word queries, quoted phrases, the same kinds with filters (a show, a range of years), and one
+misspelled word.
 Every engine gets the words ANDed (podsearch's default), phrases as phrases, and the filter as a filter.
 Show filters name podsearch's show id (the slug of the feed's title), which the synthetic corpora keep.
 """
@@ -14,7 +15,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Query:
     text: str  # as typed in the search box (phrases in double quotes)
-    kind: str  # "1 word", "2 words", "3 words", "phrase", "filter"
+    kind: str  # "1 word", "2 words", "3 words", "phrase", "filter", "typo"
     show: str = ""  # show filter (a show id)
     years: tuple[int, int] | None = None
 
@@ -41,6 +42,7 @@ MIX: tuple[Query, ...] = (
     Query("python packaging", "filter", show="talk-python-to-me"), Query("privacy", "filter", show="stephan-livera-podcast"),
     Query("lightning", "filter", years=(2019, 2021)), Query("mining", "filter", years=(2020, 2022)),
     Query('"smart contracts"', "filter", years=(2016, 2023)),
+    Query("kubernets", "typo"),  # no hits: podsearch looks for a spelling suggestion ("did you mean")
 )
 
 

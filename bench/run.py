@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import corpus as corpora
-from .measure import machine, proc_memory_mb, summary, timed
+from .measure import machine, proc_cpu_s, proc_memory_mb, summary, timed
 from .peers import FTS5, SklearnTfidf, Tantivy
 from .queries import MIX, api_params, search_request
 from .server import Server, similar_path
@@ -51,6 +51,7 @@ class Bench:
         self.base = base  # the JSON-lines file new episodes are resampled from
         self.results_path = results
         self.data = work / "podsearch"
+        self.reuse_build = False
         self.out: dict[str, Any] = json.loads(results.read_text()) if results.exists() else {}
 
     def save(self) -> None:
@@ -72,6 +73,10 @@ class Bench:
 
     # -- steps ------------------------------------------------------------------------------
     def build(self) -> None:
+        done = self.work / "child-full.json"
+        if self.reuse_build and done.exists() and (self.data / "index").exists():
+            self.out["podsearch_build"] = json.loads(done.read_text())  # a build that finished on its own
+            return
         shutil.rmtree(self.data, ignore_errors=True)
         self.out["podsearch_build"] = self.child("full", str(self.jsonl), str(self.data))
 
@@ -88,31 +93,60 @@ class Bench:
         self.out["fts5_build"] = {"total_s": round(fts.build(self.jsonl), 3), "bytes": fts.size()}
         self.out["tantivy_build"] = {"total_s": round(tv.build(self.jsonl), 3), "bytes": tv.size(), "threads": 2}
 
+    def ensure_model(self) -> None:
+        """Refit the similarity model when the podsearch code now running cannot read the saved one
+        (a newer model version in the working tree); the index is left as built. Timed and recorded."""
+        from podsearch.catalog import Catalog
+        from podsearch.errors import IndexMissing
+        from podsearch.generations import Generations
+        from podsearch.progress import Progress
+        from podsearch.reindex import Report, rebuild_derived
+        from podsearch.similar import SimilarModel
+
+        try:
+            SimilarModel.load(Generations(self.data / "model"))
+            return
+        except IndexMissing:
+            pass
+        started = time.perf_counter()
+        with Catalog.in_dir(self.data) as catalog:
+            rebuild_derived(self.data, catalog, Report(), Progress())
+        self.out["model_refit_before_serving_s"] = round(time.perf_counter() - started, 3)
+
     def latency(self) -> None:
         from podsearch.service import Library
+
+        self.ensure_model()
 
         per_query: dict[str, dict[str, Any]] = {q.text + (f" [{q.show or q.years}]" if q.show or q.years else ""): {}
                                                  for q in MIX}
         keys = list(per_query)
         with Server(self.data, self.work / "server.log") as server:
             calls = [lambda q=q: server.get("/api/v1/search", api_params(q)) for q in MIX]
-            ms, answers = timed(calls, rounds=self.rounds)
+            timed(calls, rounds=0)  # warm up before reading the server's CPU clock
+            cpu_before = proc_cpu_s(server.pid)
+            ms, answers = timed(calls, rounds=self.rounds, warmup=0)
+            server_cpu_ms = (proc_cpu_s(server.pid) - cpu_before) * 1000 / max(1, len(ms))
             memory = proc_memory_mb(server.pid)
             took = [a[1]["took_ms"] for a in answers if a[0] == 200]
             for key, (status, body) in zip(keys, answers):
                 per_query[key]["podsearch"] = body["total"] if status == 200 else f"HTTP {status}"
         self.out["search_http"] = {**summary(ms), "server_took_ms_p50": summary(took).get("p50"),
+                                   "server_cpu_ms_mean": round(server_cpu_ms, 3),
                                    "errors": sum(1 for a in answers if a[0] != 200)}
         self.out["server_memory_mb"] = memory
         lib = Library(self.data)
-        ms, _ = timed([lambda q=q: lib.search(search_request(q)) for q in MIX], rounds=self.rounds)
-        self.out["search_inprocess"] = summary(ms)
+        cpu: list[float] = []
+        ms, _ = timed([lambda q=q: lib.search(search_request(q)) for q in MIX], rounds=self.rounds, cpu=cpu)
+        self.out["search_inprocess"] = {**summary(ms), "cpu": summary(cpu)}
         for i, key in enumerate(keys):  # where the time goes, query by query (median of the rounds)
             per_query[key]["podsearch_inprocess_ms"] = summary(ms[i::len(MIX)])["p50"]
+            per_query[key]["podsearch_inprocess_cpu_ms"] = summary(cpu[i::len(MIX)])["p50"]
         for label, engine in (("fts5", FTS5(self.work / "fts5.sqlite")), ("tantivy", Tantivy(self.work / "tantivy"))):
             engine.open()
-            ms, answers = timed([lambda q=q, e=engine: e.search(q) for q in MIX], rounds=self.rounds)
-            self.out[f"search_{label}"] = summary(ms)
+            cpu = []
+            ms, answers = timed([lambda q=q, e=engine: e.search(q) for q in MIX], rounds=self.rounds, cpu=cpu)
+            self.out[f"search_{label}"] = {**summary(ms), "cpu": summary(cpu)}
             for key, answer in zip(keys, answers):
                 per_query[key][label] = answer["total"]
         self.out["per_query_totals"] = per_query
@@ -121,6 +155,7 @@ class Bench:
         from podsearch.index import SearchIndex
         from podsearch.service import Library
 
+        self.ensure_model()
         ids = self._episode_ids()
         sample = random.Random(7).sample(ids, min(self.similar_samples, len(ids)))
         with Server(self.data, self.work / "server-similar.log") as server:
@@ -129,17 +164,20 @@ class Bench:
                                         "empty": sum(1 for a in answers if a[0] == 200 and not a[1]["similar"])}
             self.out.setdefault("server_memory_mb", {})["after_similar"] = proc_memory_mb(server.pid)
         lib = Library(self.data)
-        ms, _ = timed([lambda i=i: lib.similar(i, 10) for i in sample], rounds=self.rounds)
-        self.out["similar_inprocess"] = summary(ms)
+        cpu: list[float] = []
+        ms, _ = timed([lambda i=i: lib.similar(i, 10) for i in sample], rounds=self.rounds, cpu=cpu)
+        self.out["similar_inprocess"] = {**summary(ms), "cpu": summary(cpu)}
         tfidf = SklearnTfidf()
         fit_s = tfidf.fit(self.jsonl)
-        ms, _ = timed([lambda i=i: tfidf.similar(i, 10) for i in sample], rounds=self.rounds)
-        self.out["similar_sklearn_tfidf"] = {**summary(ms), "fit_s": round(fit_s, 3)}
+        cpu = []
+        ms, _ = timed([lambda i=i: tfidf.similar(i, 10) for i in sample], rounds=self.rounds, cpu=cpu)
+        self.out["similar_sklearn_tfidf"] = {**summary(ms), "cpu": summary(cpu), "fit_s": round(fit_s, 3)}
         few = sample[: self.more_like_samples]
         index = SearchIndex(self.data)
         texts = {i: lib.catalog.episode(i).transcript_text for i in few}
-        ms, _ = timed([lambda i=i: index.more_like(i, texts[i], 10) for i in few], rounds=1)
-        self.out["similar_whoosh_more_like"] = summary(ms)
+        cpu = []
+        ms, _ = timed([lambda i=i: index.more_like(i, texts[i], 10) for i in few], rounds=1, cpu=cpu)
+        self.out["similar_whoosh_more_like"] = {**summary(ms), "cpu": summary(cpu)}
 
     def incremental(self) -> None:
         copy = self.work / "incremental"
@@ -161,6 +199,9 @@ class Bench:
             "search_http_vs_fts5_p50": _ratio(get("search_http", "p50"), get("search_fts5", "p50")),
             "search_inprocess_vs_fts5_p50": _ratio(get("search_inprocess", "p50"), get("search_fts5", "p50")),
             "search_inprocess_vs_tantivy_p50": _ratio(get("search_inprocess", "p50"), get("search_tantivy", "p50")),
+            "search_inprocess_cpu_p50_ms": get("search_inprocess", "cpu", "p50"),
+            "search_cpu_vs_fts5_p50": _ratio(get("search_inprocess", "cpu", "p50"), get("search_fts5", "cpu", "p50")),
+            "search_cpu_vs_tantivy_p50": _ratio(get("search_inprocess", "cpu", "p50"), get("search_tantivy", "cpu", "p50")),
             "similar_http_p50_ms": get("similar_http", "p50"), "similar_inprocess_p50_ms": get("similar_inprocess", "p50"),
             "sklearn_vs_similar_inprocess_p50": _ratio(get("similar_sklearn_tfidf", "p50"), get("similar_inprocess", "p50")),
             "more_like_vs_similar_inprocess_p50": _ratio(get("similar_whoosh_more_like", "p50"),
@@ -218,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--similar-samples", type=int, default=100)
     ap.add_argument("--more-like-samples", type=int, default=20)
     ap.add_argument("--results", type=Path, default=None, help="results file (default bench/results/<corpus>.json)")
+    ap.add_argument("--reuse-build", action="store_true", help="take the build step's figures from a finished child run")
     args = ap.parse_args(argv)
     steps = [s for s in args.steps.split(",") if s]
     unknown = set(steps) - set(STEPS)
@@ -232,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(name, jsonl, work / name, args.rounds, args.similar_samples, args.more_like_samples, base,
                   args.results or RESULTS / f"{name}.json")
     bench.work.mkdir(parents=True, exist_ok=True)
+    bench.reuse_build = args.reuse_build
     bench.out["corpus"] = facts
     bench.out.setdefault("machine", {})
     for step in steps:

@@ -34,7 +34,7 @@ class Server:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "podsearch", "--data", str(self.data), "serve", "--host", "127.0.0.1",
                  "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 900  # a loaded machine loads the model slowly
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"podsearch serve exited with {self.proc.returncode}; see {self.log_path}")
@@ -44,6 +44,7 @@ class Server:
             except OSError:
                 self.conn = None
             time.sleep(0.2)
+        self.__exit__()
         raise RuntimeError(f"podsearch serve did not become ready; see {self.log_path}")
 
     def __exit__(self, *exc: object) -> None:
