@@ -193,6 +193,7 @@ class SpokenAnalyzer(Tokenizer):
         stops = prof.stops
         cache = prof.cache
         fold_first = prof.fold_first
+        folded_stops = not fold_first and bool(stops)
         stem = self.stem
         pos = start_pos
         if not tokenize:
@@ -206,7 +207,9 @@ class SpokenAnalyzer(Tokenizer):
             words = [low] if low.isascii() and low.isalnum() else self._words(raw, query, fold_first)
             for word in words:
                 # a list written without accents (Romanian's) also stops the accented word ("și" = "si")
-                stopped = word in stops or (not fold_first and not word.isascii() and fold(word) in stops)
+                stopped = word in stops
+                if folded_stops and not stopped and not word.isascii():
+                    stopped = fold(word) in stops
                 if stopped and removestops:
                     continue
                 if stem and not stopped:
