@@ -170,3 +170,6 @@ def test_api_lang_params_facet_and_errors(lib: Library) -> None:
     assert all("language" in s for s in sim["similar"])
     assert client.get("/api/v1/similar/de-1?same_language=maybe").status_code == 400
     assert client.get("/api/v1/episodes/ja-1").get_json()["language"] == "ja"
+    page = client.get("/search?q=Speicher+OR+storage").get_data(as_text=True)
+    assert "<h2>Language</h2>" in page and "language=de" in page
+    assert ">German</a> <span>2</span>" in page and ">English</a> <span>2</span>" in page
