@@ -37,38 +37,44 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def synthetic(fields: tuple[list[str], ...], n: int, sentences: int, seed: int = 0) -> tuple[list[str], ...]:
+def synthetic(fields, n: int, sentences: int, seed: int = 0):
     import numpy as np
 
+    from podsearch.similar import EpisodeFields
+
     rng = np.random.default_rng(seed)
-    ids, shows, titles, notes, transcripts, _, people = fields
     split = re.compile(r"(?<=[.!?])\s+")
-    own = [split.split(t) or [""] for t in transcripts]
+    own = [split.split(t) or [""] for t in fields.transcripts]
     pool: dict[str, list[str]] = {}
-    for show, sents in zip(shows, own):
+    for show, sents in zip(fields.shows, own):
         pool.setdefault(show, []).extend(sents)
-    note_sents = [split.split(t) for t in notes]
-    out: tuple[list[str], ...] = ([], [], [], [], [], [], [])
-    bases = rng.integers(0, len(ids), n)
+    note_sents = [split.split(t) for t in fields.notes]
+    out = EpisodeFields(*([] for _ in range(9)), show_titles=fields.show_titles)
+    per_show: dict[str, int] = {}
+    bases = rng.integers(0, len(fields.ids), n)
     for k, b in enumerate(bases.tolist()):
-        mine, theirs = own[b], pool[shows[b]]
+        show = fields.shows[b]
+        mine, theirs = own[b], pool[show]
         picks_own = rng.integers(0, len(mine), int(sentences * 0.8))
         picks_pool = rng.integers(0, len(theirs), sentences - len(picks_own))
         text = " ".join([mine[i] for i in picks_own] + [theirs[i] for i in picks_pool])
         ns = note_sents[b]
-        out[0].append(f"synthetic:{k}")
-        out[1].append(shows[b])
-        out[2].append(f"{titles[b]} #{k}")
-        out[3].append(" ".join(ns[i] for i in rng.permutation(len(ns))))
-        out[4].append(text)
-        out[5].append("en")
-        out[6].append(people[b])
+        per_show[show] = per_show.get(show, 0) + 1
+        out.ids.append(f"synthetic:{k}")
+        out.shows.append(show)
+        out.titles.append(f"{fields.titles[b]} #{k}")
+        out.notes.append(" ".join(ns[i] for i in rng.permutation(len(ns))))
+        out.transcripts.append(text)
+        out.languages.append("en")
+        out.people.append(fields.people[b])
+        out.links.append(fields.links[b])
+        out.numbers.append(per_show[show])  # numbered in each show, so "episode 159" in a transcript names one
     return out
 
 
 def one(size: str, catalog_path: str, sentences: int) -> dict:
     from podsearch.catalog import Catalog
-    from podsearch.similar import ModelParams, SimilarModel, episode_texts
+    from podsearch.similar import CANDIDATES, EXACT_LIMIT, PRUNE_TERMS, ModelParams, SimilarModel, episode_texts
 
     started = time.perf_counter()
     with Catalog(catalog_path) as cat:
@@ -85,6 +91,7 @@ def one(size: str, catalog_path: str, sentences: int) -> dict:
     model = SimilarModel.fit_fields(fields, ModelParams(),
                                     progress=lambda name: marks.setdefault(name, time.perf_counter() - t0))
     total = time.perf_counter() - t0
+    agreement = exact_agreement(model)
     return {
         "size": size, "episodes": len(fields[0]), "text_mb": round(chars / 1e6, 1),
         "prepare_seconds": round(read_s, 1), "fit_seconds_total": round(total, 1),
@@ -94,7 +101,25 @@ def one(size: str, catalog_path: str, sentences: int) -> dict:
         "terms": int(model.matrix.shape[1]), "matrix_nnz": int(model.matrix.nnz),
         "rss_before_fit_mib": round(base_rss, 0), "peak_rss_mib": round(peak_mib(), 0),
         "synthetic_sentences_per_episode": None if size == "real" else sentences,
+        "neighbours_method": "exact (every pair, blockwise)" if len(fields[0]) <= EXACT_LIMIT else
+        f"pruned: candidates from the {PRUNE_TERMS} strongest terms, {CANDIDATES} per episode rescored in full",
+        "top10_agreement_with_exact": agreement,
     }
+
+
+def exact_agreement(model, sample: int = 200) -> float:
+    """Share of the exact top 10 (every pair scored) that the precomputed neighbours hold, over a sample of episodes."""
+    import numpy as np
+
+    n = len(model.ids)
+    rows = np.random.default_rng(1).choice(n, min(n, sample), replace=False)
+    shared = []
+    for i in rows.tolist():
+        sims = model.scores(i)
+        sims[i] = -np.inf
+        exact = set(np.argsort(-sims, kind="stable")[:10].tolist())
+        shared.append(len(exact & set(model.neigh_idx[i][:10].tolist())) / 10)
+    return round(float(np.mean(shared)), 4)
 
 
 def main() -> None:

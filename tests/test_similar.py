@@ -14,7 +14,8 @@ import scipy.sparse as sp
 from podsearch.catalog import Catalog
 from podsearch.generations import Generations
 from podsearch.sample import sample_feeds
-from podsearch.similar import ModelParams, SimilarModel, top_neighbours
+from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, top_neighbours
+from podsearch.similar_signals import episode_mentions, link_tokens
 
 BEES = "tag:example.org,2024:field-notes/ep-01"
 SIGNAL_4 = "https://example.org/signal-path/episodes/4?v=1"  # has '/', ':' and '?'
@@ -42,6 +43,70 @@ def test_blockwise_neighbours_equal_the_full_product():
     for i in rng.choice(60, 10, replace=False):
         assert i not in idx[i]
         np.testing.assert_allclose(score[i], np.sort(full[i])[::-1][:5], rtol=1e-5)
+
+
+def test_pruned_candidates_with_room_for_every_row_equal_the_exact_neighbours():
+    m = sp.random(80, 50, density=0.2, random_state=5, format="csr", dtype=np.float32)
+    m = sp.csr_matrix(m.multiply(1 / np.sqrt(m.multiply(m).sum(axis=1) + 1e-9)))
+    links = sp.csr_matrix((np.ones(4, dtype=np.float32), ([3, 9, 40, 3], [9, 3, 3, 40])), shape=(80, 80))
+    exact_idx, exact_score = top_neighbours(m, 6, block_rows=16, links=links, link_weight=0.3, exact_limit=10_000)
+    idx, score = top_neighbours(m, 6, block_rows=16, links=links, link_weight=0.3, exact_limit=0,
+                                candidates=80, prune_terms=50)
+    np.testing.assert_allclose(score, exact_score, rtol=1e-5, atol=1e-6)
+    # linked pairs are candidates even when few candidates come from the text
+    idx, score = top_neighbours(m, 6, links=links, link_weight=1.0, exact_limit=0, candidates=6, prune_terms=2)
+    assert set(idx[3][:2]) == {9, 40} and idx[40][0] == 3 and score[3][0] == pytest.approx(1.0)
+
+
+def test_pruned_neighbours_find_most_of_the_exact_top_ten():
+    rng = np.random.default_rng(11)
+    topics = rng.random((12, 300)) ** 8  # 12 topics over 300 terms; episodes are noisy mixtures of one topic
+    rows = np.vstack([topics[t] + 0.05 * rng.random(300) ** 8 for t in rng.integers(0, 12, 600)])
+    rows[rows < np.quantile(rows, 0.85, axis=1, keepdims=True)] = 0
+    m = sp.csr_matrix(rows / np.linalg.norm(rows, axis=1, keepdims=True), dtype=np.float32)
+    exact, exact_score = top_neighbours(m, 10, exact_limit=10_000)
+    approx, score = top_neighbours(m, 10, exact_limit=0, candidates=40, prune_terms=16)
+    shared = np.mean([len(set(exact[i]) & set(approx[i])) / 10 for i in range(600)])
+    assert shared >= 0.8, shared  # many near ties inside a topic: the rest are as good, as the scores show
+    assert score.sum() / exact_score.sum() >= 0.99, score.sum() / exact_score.sum()
+    np.testing.assert_allclose(score[:, 0], (m[np.arange(600)].multiply(m[approx[:, 0]])).sum(axis=1).A1, rtol=1e-5)
+
+
+def test_link_tokens_one_per_site_and_project():
+    html = ('<a href="https://github.com/dvyukov/go-fuzz#trophies">x</a> <a href="https://www.Example.org/a/b/c">y</a>'
+            '<a href="javascript:alert(1)">z</a> <a href="https://github.com/golang">g</a>')
+    assert link_tokens(html).split() == ["link_github_com", "link_github_com_dvyukov_go-fuzz", "link_example_org",
+                                         "link_example_org_a_b"]
+
+
+def test_episode_mentions_by_number_in_the_show_or_a_named_show():
+    texts = ["As we said on episode 2, and in Other Show #1.", "Nothing here but #1 priorities.", "episode 3 is me",
+             "", "Go back to ep. 2"]
+    shows = ["a", "a", "a", "b", "c"]
+    named = episode_mentions(texts, shows, [1, 2, 3, 1, None], {"b": "Other Show"})
+    assert {(int(i), int(j)) for i, j in zip(*named.nonzero())} == {(0, 1), (0, 3), (1, 0)}
+
+
+def test_an_episode_that_names_another_has_it_near_with_the_reason():
+    topics = ["bees hive pollen honey waggle dance foraging", "rust borrow checker lifetimes ownership traits",
+              "sourdough starter yeast flour crumb oven", "orbital launch rocket booster payload ascent"]
+    notes, numbers = [], []
+    for n in range(1, 25):
+        text = f"{topics[n % 4]} " * 3 + "welcome to the show thanks to our sponsor"
+        if n == 20:
+            text = topics[1] + " as we discussed on episode 3 years ago"  # 3 is about bees, 20 about rust
+        notes.append(text)
+        numbers.append(n)
+    fields = EpisodeFields([f"e{n}" for n in numbers], ["s"] * 24, [f"Show #{n}" for n in numbers], notes,
+                           [""] * 24, ["en"] * 24, [""] * 24, [""] * 24, numbers, {"s": "Show"})
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    picked, _ = model.similar("e20", 10)
+    assert "e3" in [p.id for p in picked]
+    assert next(p for p in picked if p.id == "e3").reasons[0] == "mentions episode 3"
+    back, _ = model.similar("e3", 30)
+    assert next(p for p in back if p.id == "e20").reasons[0] == "mentioned in episode 20"
+    plain = SimilarModel.fit_fields(fields, ModelParams(mention_weight=0))
+    assert "e3" not in [p.id for p in plain.similar("e20", 10)[0]]
 
 
 def test_lsa_blend_scores_match_precomputed_neighbours(sample_data: Path):

@@ -1,8 +1,9 @@
 """``podsearch eval similar`` on the site corpus: our model beats the baselines on every metric (slow).
 
 The site catalog is built once per session by the real ingest (25 local feeds and their transcripts) into a
-temporary folder. Whoosh's ``more_like`` needs the full-text index, whose build is too slow for this test;
-its figures come from ``podsearch eval similar`` over a reindexed data folder (docs/similar.md).
+temporary folder; the model is fitted once, by the command. Whoosh's ``more_like`` needs the full-text
+index, whose build is too slow for this test; its figures come from ``podsearch eval similar`` over a
+reindexed data folder (docs/similar.md).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-
-from podsearch.evaluation.similar import evaluate, read_pairs, read_tags
 
 pytestmark = pytest.mark.slow
 
@@ -34,22 +33,21 @@ def site_data(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-def test_ours_beats_every_baseline_on_the_dev_labels(site_data: Path, corpus: Path):
-    result = evaluate(site_data, read_pairs(corpus / "eval" / "related_pairs.dev.tsv"),
-                      read_tags(corpus / "eval" / "btc_tags.dev.tsv"), BASELINES)
-    figures = json.dumps(result.systems, indent=1)
-    assert result.episodes == 1869
-    assert result.systems["ours"]["pairs"] == 115 and result.systems["ours"]["episodes"] == 209
-    assert result.beats_baselines() == {"recall@10": True, "mrr@10": True, "p@5": True}, figures
-    assert result.systems["ours"]["recall@10"] >= 0.5 and result.systems["ours"]["p@5"] >= 0.45, figures
-
-
-def test_cli_prints_json(site_data: Path, corpus: Path, runner):
+def test_ours_beats_every_baseline_on_the_dev_labels(site_data: Path, corpus: Path, runner):
+    """One fit, through the command as a user runs it: every system on every metric, in one JSON."""
     from podsearch.evaluation.cli_similar import similar_cmd
 
-    result = runner.invoke(similar_cmd, ["--data", str(site_data), "--tags", str(corpus / "eval" / "btc_tags.dev.tsv"),
-                                         "--baselines", "by_date,random", "--json"], catch_exceptions=False)
+    result = runner.invoke(similar_cmd, ["--data", str(site_data), "--pairs", str(corpus / "eval" / "related_pairs.dev.tsv"),
+                                         "--tags", str(corpus / "eval" / "btc_tags.dev.tsv"),
+                                         "--baselines", ",".join(BASELINES), "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    assert set(out["systems"]) == {"ours", "by_date", "random"}
-    assert out["ours_beats_every_baseline"] == {"p@5": True}
+    figures = json.dumps(out["systems"], indent=1)
+    ours = out["systems"]["ours"]
+    assert out["episodes"] == 1869 and set(out["systems"]) == {"ours", *BASELINES}
+    assert ours["pairs"] == 115 and ours["episodes"] == 209
+    assert out["ours_beats_every_baseline"] == {"recall@10": True, "mrr@10": True, "p@5": True}, figures
+    # dev figures of this model (docs/similar.md): recall@10 0.6261, MRR@10 0.3556, P@5 0.5033; the aims
+    # (recall@10 >= 0.75, P@5 >= 0.55) are not reached, so this guards against sliding back instead.
+    assert ours["recall@10"] >= 0.6 and ours["mrr@10"] >= 0.33 and ours["p@5"] >= 0.49, figures
+

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,10 +29,15 @@ from . import __version__
 from .catalog import Catalog
 from .errors import IndexMissing, NotFound, QueryError
 from .generations import Generations
+from .similar_signals import episode_mentions, link_tokens
 
 log = logging.getLogger(__name__)
 
-MODEL_VERSION = 2
+MODEL_VERSION = 3
+EXACT_LIMIT = 5_000  # up to this many episodes, neighbours score every pair; above, pruned candidates + rescoring
+CANDIDATES = 200  # candidates per episode rescored with the full vectors (above EXACT_LIMIT)
+PRUNE_TERMS = 64  # terms per episode kept for finding candidates (above EXACT_LIMIT)
+RESCORE_TERMS = 0  # > 0: rescore against only a candidate's strongest terms (0: all; 128 lost too much, see docs)
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"
 GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
                     "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
@@ -46,9 +51,13 @@ class ModelParams:
     notes_weight: float = 2.0
     transcript_weight: float = 1.0
     people_weight: float = 2.0  # persons of the feed and transcript speakers, one token per name
+    links_weight: float = 0.0  # sites and projects linked from the show notes, one token each (0: off; see docs)
+    mention_weight: float = 0.2  # "episode 159" in i's text: score = cos + w * (1 - cos) for the pair (0: off)
     min_df: int = 2
     max_df: float = 0.5
     sublinear_tf: bool = True
+    bm25_k1: float = 0.0  # > 0: BM25 saturation tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg)) instead
+    bm25_b: float = 0.75
     max_features: int = 200_000
     max_terms_per_doc: int = 400  # keep each episode's strongest terms: less noise, faster products
     show_noise_df: float = 0.4  # a term in >= this share of one show's episodes ...
@@ -79,11 +88,29 @@ def person_token(name: str) -> str:
     return re.sub(r"[\W_]+", "_", name.lower()).strip("_")
 
 
-def episode_texts(catalog: Catalog) -> tuple[list[str], ...]:
-    """(ids, shows, titles, notes, transcripts, languages, people): the fields the model reads."""
-    ids, shows, titles, notes, transcripts, languages, people = [], [], [], [], [], [], []
+class EpisodeFields(NamedTuple):
+    """What the model reads of every episode (position k is episode k)."""
+
+    ids: list[str]
+    shows: list[str]
+    titles: list[str]
+    notes: list[str]
+    transcripts: list[str]
+    languages: list[str]
+    people: list[str]
+    links: list[str] | None = None  # link tokens of the notes' hrefs (similar_signals.link_tokens)
+    numbers: list[int | None] | None = None  # episode numbers, for "episode 159" mentions
+    show_titles: dict[str, str] | None = None  # show id -> title, for "Go Time #145" in another show
+
+
+def episode_texts(catalog: Catalog) -> EpisodeFields:
+    """The fields the model reads, from the catalog."""
+    fields = EpisodeFields([], [], [], [], [], [], [], [], [], {s.id: s.title for s in catalog.shows()})
+    ids, shows, titles, notes, transcripts, languages, people, links, numbers, _ = fields
     for ep in catalog.episodes(with_segments=False):
         segments = catalog.segments(ep.id)
+        links.append(link_tokens(ep.description_html))
+        numbers.append(ep.number)
         ids.append(ep.id)
         shows.append(ep.show_id)
         titles.append(ep.title)
@@ -93,7 +120,7 @@ def episode_texts(catalog: Catalog) -> tuple[list[str], ...]:
         names = dict.fromkeys([p.name for p in ep.persons] + [seg.speaker for seg in segments if seg.speaker])
         people.append(" ".join(t for t in (person_token(n) for n in names) if t and t not in GENERIC_SPEAKERS
                                and not any(c.isdigit() for c in t)))
-    return ids, shows, titles, notes, transcripts, languages, people
+    return fields
 
 
 def catalog_digest(catalog: Catalog) -> str:
@@ -107,7 +134,8 @@ class SimilarModel:
     def __init__(self, params: ModelParams, ids: list[str], shows: list[str], vectorizer: CountVectorizer,
                  transformer: TfidfTransformer, matrix: sp.csr_matrix, noise: dict[str, np.ndarray],
                  neigh_idx: np.ndarray, neigh_score: np.ndarray, digest: str = "", svd: Any = None,
-                 dense: np.ndarray | None = None) -> None:
+                 dense: np.ndarray | None = None, mentions: sp.csr_matrix | None = None,
+                 numbers: list[int | None] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -120,6 +148,8 @@ class SimilarModel:
         self.digest = digest
         self.svd = svd  # the LSA projection (TruncatedSVD) or None
         self.dense = dense  # L2-normalised LSA rows (N x components, float32) or None
+        self.mentions = mentions  # N x N, (i, j) = 1 when episode i names episode j by its number; or None
+        self.numbers = numbers or [None] * len(ids)
         self.position = {episode_id: i for i, episode_id in enumerate(ids)}
         self.terms = vectorizer.get_feature_names_out()
 
@@ -130,35 +160,46 @@ class SimilarModel:
         return cls.fit_fields(episode_texts(catalog), params, catalog_digest(catalog), progress)
 
     @classmethod
-    def fit_fields(cls, fields: tuple[list[str], ...], params: ModelParams | None = None, digest: str = "",
+    def fit_fields(cls, fields: tuple[Any, ...], params: ModelParams | None = None, digest: str = "",
                    progress: Callable[[str], None] | None = None) -> SimilarModel:
-        """Fit on ``(ids, shows, titles, notes, transcripts, languages[, people])`` as :func:`episode_texts` gives."""
+        """Fit on :class:`EpisodeFields` (or a plain tuple in its order: ids, shows, titles, notes, transcripts, ...)."""
         params = params or ModelParams()
         started = time.perf_counter()
-        ids, shows = list(fields[0]), list(fields[1])
+        fields = EpisodeFields(*fields) if not isinstance(fields, EpisodeFields) else fields
+        ids, shows = list(fields.ids), list(fields.shows)
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
-        people = fields[6] if len(fields) > 6 else [""] * len(ids)
+        empty = [""] * len(ids)
         vectorizer, counts = weighted_counts(
-            [(fields[2], params.title_weight), (fields[3], params.notes_weight), (fields[4], params.transcript_weight),
-             (people, params.people_weight)], params)
+            [(fields.titles, params.title_weight), (fields.notes, params.notes_weight),
+             (fields.transcripts, params.transcript_weight), (fields.people or empty, params.people_weight),
+             (fields.links or empty, params.links_weight)], params)
         if progress:
             progress("vectorized")
         noise = show_noise(counts, shows, params)
         counts = _drop_noise(counts, shows, noise)
         if params.show_idf:
             counts = _show_idf(counts, shows, params)
-        transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf)
+        if params.bm25_k1 > 0:
+            counts = _bm25_tf(counts, params.bm25_k1, params.bm25_b)
+        transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf and params.bm25_k1 <= 0)
         matrix = transformer.fit_transform(counts).astype(np.float32).tocsr()
         matrix = normalize(_keep_top_terms(matrix, params.max_terms_per_doc)).astype(np.float32).tocsr()
         svd, dense = fit_lsa(matrix, params)
+        mentions = None
+        if params.mention_weight > 0 and fields.numbers is not None:
+            named = episode_mentions([f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)], shows,
+                                     fields.numbers, fields.show_titles)
+            mentions = named if named.nnz else None
         if progress:
             progress("weighted")
-        neigh_idx, neigh_score = top_neighbours(matrix, params.neighbours, params.block_rows, dense, params.lsa_weight)
+        links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
+        neigh_idx, neigh_score = top_neighbours(matrix, params.neighbours, params.block_rows, dense, params.lsa_weight,
+                                                links, params.mention_weight)
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
-                   svd, dense)
+                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None)
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -168,10 +209,13 @@ class SimilarModel:
         np.save(path / "neigh_score.npy", self.neigh_score)
         if self.dense is not None:
             np.save(path / "dense.npy", self.dense)
+        if self.mentions is not None:
+            sp.save_npz(path / "mentions.npz", self.mentions, compressed=False)
         with open(path / "vectorizer.pkl", "wb") as fh:
             pickle.dump({"vectorizer": self.vectorizer, "transformer": self.transformer, "noise": self.noise,
                          "svd": self.svd}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        (path / "ids.json").write_text(json.dumps({"ids": self.ids, "shows": self.shows}), encoding="utf-8")
+        (path / "ids.json").write_text(json.dumps({"ids": self.ids, "shows": self.shows, "numbers": self.numbers}),
+                                       encoding="utf-8")
         (path / "params.json").write_text(json.dumps({**self.params.to_dict(), "digest": self.digest}, indent=1))
         return generations.publish(path)
 
@@ -191,7 +235,9 @@ class SimilarModel:
         return cls(params, ids["ids"], ids["shows"], parts["vectorizer"], parts["transformer"],
                    sp.load_npz(path / "matrix.npz").tocsr(), parts["noise"], np.load(path / "neigh_idx.npy"),
                    np.load(path / "neigh_score.npy"), meta.get("digest", ""), parts.get("svd"),
-                   np.load(path / "dense.npy") if (path / "dense.npy").exists() else None)
+                   np.load(path / "dense.npy") if (path / "dense.npy").exists() else None,
+                   sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
+                   ids.get("numbers"))
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -227,18 +273,50 @@ class SimilarModel:
                                  n_reasons, query_vec=vec, flag_duplicates=False)
         return picked
 
-    def scores(self, vec: sp.csr_matrix | int) -> np.ndarray:
-        """Similarity of every episode to a vectorized text or to the episode at position ``vec``."""
+    def scores(self, vec: sp.csr_matrix | int, *, mentions: bool = True) -> np.ndarray:
+        """Similarity of every episode to a vectorized text or to the episode at position ``vec``.
+
+        For an episode, the episodes it names by number or that name it ("episode 159") get
+        ``score + mention_weight * (1 - score)``, unless ``mentions=False`` (the text-only score).
+        """
         if isinstance(vec, (int, np.integer)):
-            sims = (self.matrix @ self.matrix[int(vec)].T).toarray().ravel()
-            lsa = self.dense[int(vec)] if self.dense is not None else None
+            i = int(vec)
+            sims = (self.matrix @ self.matrix[i].T).toarray().ravel()
+            lsa = self.dense[i] if self.dense is not None else None
         else:
+            i = None
             sims = (self.matrix @ vec.T).toarray().ravel()
             lsa = normalize(self.svd.transform(vec)).astype(np.float32)[0] if self.svd is not None else None
-        if lsa is None:
-            return sims
-        w = self.params.lsa_weight
-        return (1 - w) * sims + w * (self.dense @ lsa)
+        if lsa is not None:
+            w = self.params.lsa_weight
+            sims = (1 - w) * sims + w * (self.dense @ lsa)
+        if mentions and i is not None and self.mentions is not None:
+            linked = np.union1d(self.mentions[i].indices, self._named_by[i].indices)
+            sims[linked] += self.params.mention_weight * (1 - sims[linked])
+        return sims
+
+    @property
+    def _named_by(self) -> sp.csr_matrix:
+        if getattr(self, "_named_by_cache", None) is None:
+            self._named_by_cache = self.mentions.T.tocsr()
+        return self._named_by_cache
+
+    def text_score(self, i: int, j: int) -> float:
+        """The score of the pair from their text alone (no mention bonus): what decides near-duplicates."""
+        score = float(self.matrix[i].multiply(self.matrix[j]).sum())
+        if self.dense is not None:
+            w = self.params.lsa_weight
+            score = (1 - w) * score + w * float(self.dense[i] @ self.dense[j])
+        return score
+
+    def mention_reason(self, i: int, j: int) -> str | None:
+        if self.mentions is None:
+            return None
+        if self.mentions[i, j] and self.numbers[j] is not None:
+            return f"mentions episode {self.numbers[j]}"
+        if self.mentions[j, i] and self.numbers[j] is not None:
+            return f"mentioned in episode {self.numbers[j]}"
+        return None
 
     def vectorize(self, text: str) -> sp.csr_matrix:
         counts = self.vectorizer.transform([text])
@@ -264,8 +342,12 @@ class SimilarModel:
                 continue
             base = query_vec if query_vec is not None else self.matrix[origin]
             reasons = self.reasons(base, j, n_reasons)
+            mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
+            if mention:
+                reasons = [mention, *reasons][:n_reasons]
             item = Neighbour(self.ids[j], round(float(score), 4), reasons)
-            if flag_duplicates and score >= self.params.duplicate_threshold:
+            if (flag_duplicates and score >= self.params.duplicate_threshold
+                    and self.text_score(origin, j) >= self.params.duplicate_threshold):
                 item.duplicate = True
                 duplicates.append(item)
                 continue
@@ -373,6 +455,16 @@ def _show_idf(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> s
     return counts
 
 
+def _bm25_tf(counts: sp.csr_matrix, k1: float, b: float) -> sp.csr_matrix:
+    """BM25 term-frequency saturation, ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean length))``."""
+    counts = counts.tocsr(copy=True)
+    lengths = np.asarray(counts.sum(axis=1)).ravel()
+    norm = k1 * (1 - b + b * lengths / max(float(lengths.mean()), 1e-9))
+    row_norm = np.repeat(norm, np.diff(counts.indptr)).astype(np.float32)
+    counts.data = counts.data * (k1 + 1) / (counts.data + row_norm)
+    return counts
+
+
 def _replace_rows(matrix: sp.csr_matrix, rows: np.ndarray, block: sp.csr_matrix) -> sp.csr_matrix:
     keep = np.ones(matrix.shape[0], dtype=bool)
     keep[rows] = False
@@ -408,11 +500,18 @@ def fit_lsa(matrix: sp.csr_matrix, params: ModelParams) -> tuple[Any, np.ndarray
 
 
 def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: np.ndarray | None = None,
-                   dense_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                   dense_weight: float = 0.0, links: sp.csr_matrix | None = None, link_weight: float = 0.0,
+                   exact_limit: int = EXACT_LIMIT, candidates: int = CANDIDATES,
+                   prune_terms: int = PRUNE_TERMS, rescore_terms: int = RESCORE_TERMS) -> tuple[np.ndarray, np.ndarray]:
     """The k most similar rows of every row (cosine; rows are L2-normalised), computed block by block.
 
-    With ``dense`` (LSA rows), the score is ``(1 - dense_weight) * sparse cosine + dense_weight * dense cosine``.
-    Memory: one block of ``block_rows x N`` float32 scores at a time, never N x N.
+    With ``dense`` (LSA rows), the score is ``(1 - dense_weight) * sparse cosine + dense_weight * dense cosine``;
+    with ``links`` (symmetric N x N), a linked pair scores ``s + link_weight * (1 - s)``.
+
+    Up to ``exact_limit`` rows every pair is scored, one block of ``block_rows x N`` float32 at a time (never
+    N x N). Above it, two stages, so that time and memory stay near linear: *candidates* from vectors pruned
+    to their ``prune_terms`` strongest terms (a sparse product that only meets rare, strong terms), the best
+    ``candidates`` of each row plus its linked rows; then each candidate is *rescored* with the full vectors.
     """
     n = matrix.shape[0]
     k_eff = min(k, max(n - 1, 0))
@@ -420,6 +519,17 @@ def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: 
     score = np.zeros((n, k), dtype=np.float32)
     if k_eff == 0:
         return idx, score
+    if n <= exact_limit:
+        _exact_neighbours(matrix, k_eff, block_rows, dense, dense_weight, links, link_weight, idx, score)
+    else:
+        _pruned_neighbours(matrix, k_eff, block_rows, dense, dense_weight, links, link_weight, idx, score,
+                           max(candidates, k_eff), prune_terms, rescore_terms)
+    return idx, score
+
+
+def _exact_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.ndarray | None, dense_weight: float,
+                      links: sp.csr_matrix | None, link_weight: float, idx: np.ndarray, score: np.ndarray) -> None:
+    n = matrix.shape[0]
     transposed = matrix.T.tocsc()
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
@@ -427,10 +537,90 @@ def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: 
         if dense is not None:
             sims *= 1 - dense_weight
             sims += dense_weight * (dense[start:stop] @ dense.T)
+        if links is not None and link_weight:
+            r, c = links[start:stop].nonzero()
+            sims[r, c] += link_weight * (1 - sims[r, c])
         sims[np.arange(stop - start), np.arange(start, stop)] = -1.0  # never the episode itself
-        part = np.argpartition(-sims, k_eff, axis=1)[:, :k_eff] if k_eff < n else np.argsort(-sims, axis=1)[:, :k_eff]
+        part = np.argpartition(-sims, k, axis=1)[:, :k] if k < n else np.argsort(-sims, axis=1)[:, :k]
+        _store(start, part, np.take_along_axis(sims, part, axis=1), idx, score)
+
+
+def _pruned_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.ndarray | None, dense_weight: float,
+                       links: sp.csr_matrix | None, link_weight: float, idx: np.ndarray, score: np.ndarray,
+                       candidates: int, prune_terms: int, rescore_terms: int = 0) -> None:
+    n = matrix.shape[0]
+    pruned = _keep_top_terms(matrix, prune_terms)
+    pruned_t = pruned.T.tocsc()
+    rescore = _keep_top_terms(matrix, rescore_terms) if rescore_terms else matrix
+    block_rows = min(block_rows, 256)  # the block is made dense (rows x terms) for rescoring
+    for start in range(0, n, block_rows):
+        stop = min(start + block_rows, n)
+        approx = (pruned[start:stop] @ pruned_t).tocsr()
+        rows: list[np.ndarray] = []
+        cols: list[np.ndarray] = []
+        for r in range(stop - start):
+            a, b = approx.indptr[r], approx.indptr[r + 1]
+            cand = approx.indices[a:b]
+            if b - a > candidates:
+                cand = cand[np.argpartition(-approx.data[a:b], candidates)[:candidates]]
+            if links is not None:
+                cand = np.union1d(cand, links.indices[links.indptr[start + r]:links.indptr[start + r + 1]])
+            cand = cand[cand != start + r]
+            rows.append(np.full(len(cand), start + r, dtype=np.int64))
+            cols.append(cand.astype(np.int64))
+        pair_rows, pair_cols = np.concatenate(rows), np.concatenate(cols)
+        exact = _pair_scores(rescore, start, stop, pair_rows, pair_cols, matrix[start:stop].toarray().ravel())
+        if dense is not None:
+            exact = (1 - dense_weight) * exact + dense_weight * np.einsum("ij,ij->i", dense[pair_rows], dense[pair_cols])
+        if links is not None and link_weight:
+            linked = np.asarray(links[pair_rows, pair_cols]).ravel() > 0
+            exact[linked] += link_weight * (1 - exact[linked])
+        width = max(len(c) for c in cols) if cols else 0
+        sims = np.full((stop - start, max(width, k)), -1.0, dtype=np.float32)
+        who = np.zeros_like(sims, dtype=np.int64)
+        offset = 0
+        for r, c in enumerate(cols):
+            sims[r, :len(c)] = exact[offset:offset + len(c)]
+            who[r, :len(c)] = c
+            offset += len(c)
+        part = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        part_idx = np.take_along_axis(who, part, axis=1)
         part_scores = np.take_along_axis(sims, part, axis=1)
-        order = np.argsort(-part_scores, axis=1)
-        idx[start:stop, :k_eff] = np.take_along_axis(part, order, axis=1)
-        score[start:stop, :k_eff] = np.take_along_axis(part_scores, order, axis=1)
-    return idx, score
+        part_idx[part_scores < 0] = -1
+        _store(start, part_idx, part_scores, idx, score)
+
+
+def _pair_scores(matrix: sp.csr_matrix, start: int, stop: int, rows: np.ndarray, cols: np.ndarray,
+                 block: np.ndarray | None = None, chunk: int = 4_000_000) -> np.ndarray:
+    """Dot products of the row pairs (rows[p], cols[p]) of ``matrix``, every rows[p] in ``start:stop``.
+
+    The block's rows are made dense (block x terms; or given as ``block``, flattened), then each pair reads
+    the candidate's nonzeros from it: one gather per nonzero, a chunk of about ``chunk`` nonzeros at a time.
+    """
+    block = matrix[start:stop].toarray().ravel() if block is None else block
+    width = matrix.shape[1]
+    lengths = (matrix.indptr[cols + 1] - matrix.indptr[cols]).astype(np.int64)
+    out = np.zeros(len(rows), dtype=np.float32)
+    ends = np.cumsum(lengths)
+    a = 0
+    while a < len(rows):
+        b = int(np.searchsorted(ends, (ends[a - 1] if a else 0) + chunk, side="right"))
+        b = max(b, a + 1)
+        lens = lengths[a:b]
+        total = int(lens.sum())
+        if total:
+            first = np.cumsum(lens) - lens  # each pair's offset in the gathered run
+            pos = np.repeat(matrix.indptr[cols[a:b]].astype(np.int64) - first, lens) + np.arange(total)
+            flat = np.repeat((rows[a:b] - start).astype(np.int64) * width, lens) + matrix.indices[pos]
+            prod = block[flat] * matrix.data[pos]
+            nonempty = lens > 0
+            out[a:b][nonempty] = np.add.reduceat(prod, first[nonempty])
+        a = b
+    return out
+
+
+def _store(start: int, part: np.ndarray, part_scores: np.ndarray, idx: np.ndarray, score: np.ndarray) -> None:
+    order = np.argsort(-part_scores, axis=1, kind="stable")
+    k = part.shape[1]
+    idx[start:start + len(part), :k] = np.take_along_axis(part, order, axis=1)
+    score[start:start + len(part), :k] = np.maximum(np.take_along_axis(part_scores, order, axis=1), 0)

@@ -129,6 +129,10 @@ class MatrixRanker:
         out = self.matrix @ row.T
         return np.asarray(out.toarray() if sp.issparse(out) else out).ravel()
 
+    def text_scores(self, i: int, scores: np.ndarray) -> np.ndarray:
+        """The scores that decide near-duplicates (the text alone)."""
+        return scores
+
     def __call__(self, episode_id: str, depth: int, candidates: set[str] | None) -> list[str]:
         i = self.position[episode_id]
         scores = self.scores(i)
@@ -137,7 +141,8 @@ class MatrixRanker:
             allowed = np.zeros(len(self.ids), dtype=bool)
             allowed[[self.position[c] for c in candidates if c in self.position]] = True
         if self.drop_at is not None:
-            allowed = (allowed if allowed is not None else np.ones(len(self.ids), dtype=bool)) & (scores < self.drop_at)
+            text_scores = self.text_scores(i, scores)
+            allowed = (allowed if allowed is not None else np.ones(len(self.ids), dtype=bool)) & (text_scores < self.drop_at)
         return _top(scores, self.ids, i, depth, allowed)
 
 
@@ -148,6 +153,9 @@ class ModelRanker(MatrixRanker):
 
     def scores(self, i: int) -> np.ndarray:
         return self.model.scores(i)
+
+    def text_scores(self, i: int, scores: np.ndarray) -> np.ndarray:
+        return self.model.scores(i, mentions=False) if self.model.mentions is not None else scores
 
 
 def ours(model: Any) -> Ranker:
