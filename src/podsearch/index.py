@@ -440,6 +440,7 @@ class SearchIndex:
             published=published.strftime("%Y-%m-%dT%H:%M:%SZ") if published else None,
             url=fields.get("link", ""), audio_url=fields.get("audio_url", ""), duration=fields.get("duration"),
             score=round(float(hit.score or 0.0), 4), snippet=snippet, title_html=title_html, moments=moments,
+            language=fields.get("language", ""),
         )
 
     # -- suggestions for typeahead ------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import languages
 from .catalog import Catalog
 from .config import Config
 from .episodes import Chapter, Episode
@@ -194,6 +195,9 @@ class _Ingest:
                 self.report.warnings.extend(f"feed {source}: episode {ep.id!r}: {w}" for w in extras.warnings)
                 missing += bool(extras.problems)
                 self.progress.advance()
+                if not ep.language and ep.segments:
+                    # Feeds that declare no language were only guessed from titles and notes; the transcript says more.
+                    ep.language = languages.detect_language(ep.transcript_text)
         return missing
 
     def _get(self, url: str, local: bool) -> tuple[bytes, str, str]:

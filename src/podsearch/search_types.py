@@ -45,6 +45,7 @@ class Hit:
     snippet: str  # highlighted HTML (escaped, matches in <mark>)
     title_html: str
     moments: list[Moment] = field(default_factory=list)
+    language: str = ""
 
 
 @dataclass

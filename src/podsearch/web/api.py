@@ -40,7 +40,7 @@ def search_json(result: SearchResult) -> dict[str, Any]:
             {
                 "id": h.id, "title": h.title, "show": h.show, "show_id": h.show_id, "published": h.published,
                 "url": h.url, "audio_url": h.audio_url, "duration": h.duration, "score": h.score,
-                "snippet": h.snippet, "title_html": h.title_html,
+                "snippet": h.snippet, "title_html": h.title_html, "language": h.language,
                 "moments": [{"start": m.start, "speaker": m.speaker, "text": m.text, "chapter": m.chapter}
                             for m in h.moments],
             }

@@ -48,6 +48,7 @@ SCHEMAS: dict[str, Any] = {
                 duration={"type": ["integer", "null"], "description": "seconds"}, score=NUM,
                 snippet={"type": "string", "description": "Escaped HTML; matches wrapped in <mark>."},
                 title_html={"type": "string", "description": "The title as escaped HTML, matches in <mark>."},
+                language={"type": "string", "description": "Primary language subtag (en, de, ja, ...); empty when unknown."},
                 moments=_array(_ref("schemas", "Moment"))),
     "FacetValue": _obj(["value", "count"], value=STR, label=STR, count=INT),
     "Facets": {"type": "object", "description": "Counts over all matching episodes: show, year, person and language "
