@@ -23,6 +23,7 @@ SIMILAR = (("similar_http", "podsearch /similar (HTTP)"), ("similar_inprocess", 
 
 def load(folder: Path) -> dict[str, dict[str, Any]]:
     found = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+    found = {k: v for k, v in found.items() if isinstance(v, dict) and "figures" in v and "corpus" in v}  # not others' files
     return {k: found[k] for k in sorted(found, key=lambda k: (ORDER.index(k) if k in ORDER else 99, k))}
 
 
@@ -66,6 +67,9 @@ def _grouped(runs: dict[str, dict[str, Any]], series: tuple[tuple[str, str], ...
     names = list(runs)
     fig, ax = plt.subplots(figsize=(8, 3.8))
     width = 0.8 / len(series)
+    if not any((runs[n].get(key) or {}).get("n") for n in names for key, _ in series):
+        plt.close(fig)
+        return
     for k, (key, label) in enumerate(series):
         xs, p50, p99 = [], [], []
         for i, name in enumerate(names):
@@ -90,6 +94,8 @@ def plot_per_query(run: dict[str, Any], path: Path) -> None:
     plt = _plt()
     rows = [(k, v.get("podsearch_inprocess_ms")) for k, v in run.get("per_query_totals", {}).items()]
     rows = sorted((r for r in rows if r[1] is not None), key=lambda r: r[1])
+    if not rows:
+        return
     fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 1))
     ax.barh([r[0] for r in rows], [r[1] for r in rows], color="tab:blue")
     ax.set_xscale("log")
@@ -99,6 +105,10 @@ def plot_per_query(run: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 def tables(runs: dict[str, dict[str, Any]]) -> str:
@@ -119,7 +129,7 @@ def tables(runs: dict[str, dict[str, Any]]) -> str:
             elif isinstance(v, str):
                 cells.append(v)
             else:
-                cells.append(f"{v:,.3g}" if isinstance(v, float) else f"{v:,}")
+                cells.append(_num(v))
         out.append(f"| {label} | " + " | ".join(cells) + " |")
 
     row("episodes", lambda r: r["corpus"]["episodes"])
@@ -140,7 +150,8 @@ def tables(runs: dict[str, dict[str, Any]]) -> str:
     row("FTS5 MB", lambda r: r["fts5_build"]["bytes"] / 1e6)
     row("tantivy MB (text stored)", lambda r: r["tantivy_build"]["bytes"] / 1e6)
     for key, label in SEARCH + SIMILAR:
-        row(f"{label} p50 / p99, ms", lambda r, k=key: f"{r[k]['p50']:.3g} / {r[k]['p99']:.3g}")
+        row(f"{label} p50 / p99, ms", lambda r, k=key: f"{_num(r[k]['p50'])} / {_num(r[k]['p99'])}")
+        row(f"{label} CPU p50, ms", lambda r, k=key: r[k]["cpu"]["p50"])
     row("search: podsearch HTTP ÷ FTS5 (p50)", lambda r: r["figures"]["search_http_vs_fts5_p50"])
     row("search: podsearch in-process ÷ FTS5 (p50)", lambda r: r["figures"]["search_inprocess_vs_fts5_p50"])
     row("search: podsearch in-process ÷ tantivy (p50)", lambda r: r["figures"]["search_inprocess_vs_tantivy_p50"])
@@ -161,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_build(runs, args.out / "build.png")
     _grouped(runs, SEARCH, args.out / "search.png", "Search latency, fixed query mix")
     _grouped(runs, SIMILAR, args.out / "similar.png", "Similar episodes latency (k=10)")
-    biggest = [r for r in runs.values() if r.get("per_query_totals")]
+    biggest = [r for r in runs.values() if any("podsearch_inprocess_ms" in v for v in r.get("per_query_totals", {}).values())]
     if biggest:
         plot_per_query(biggest[-1], args.out / "per_query.png")
     print(tables(runs))

@@ -28,7 +28,7 @@ def smoke(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict,
     subprocess.run([sys.executable, "-m", "bench.run", "--corpus", "60", "--site", str(corpus / "site"),
                     "--shows", "afk,backstage,bigtent", "--max-segments", "20", "--rounds", "1",
                     "--similar-samples", "10", "--more-like-samples", "3", "--work", str(work),
-                    "--results", str(results)], cwd=ROOT, check=True, timeout=300)
+                    "--results", str(results)], cwd=ROOT, check=True, timeout=900)
     return json.loads(results.read_text()), work
 
 
