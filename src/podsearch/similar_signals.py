@@ -73,8 +73,9 @@ def episode_mentions(texts: Sequence[str], shows: Sequence[str], numbers: Sequen
             continue
         seen: set[int] = set()
         low = text.lower()
-        for start, number in _numbers_named(low).items():
-            show = _named_show(low[max(0, start - TITLE_GAP):start], titled) or shows[i]
+        for starts, number in _numbers_named(low).values():
+            named = (_named_show(low[max(0, start - TITLE_GAP):start], titled) for start in starts)
+            show = next((s for s in named if s), None) or shows[i]
             for j in where.get((show, number), ()):
                 if j != i and j not in seen:
                     seen.add(j)
@@ -84,14 +85,17 @@ def episode_mentions(texts: Sequence[str], shows: Sequence[str], numbers: Sequen
     return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n, n))
 
 
-def _numbers_named(low: str) -> dict[int, int]:
-    """{position of the number: the number} of every "episode N" (and the like) in the lower-cased text."""
-    found: dict[int, int] = {}
+def _numbers_named(low: str) -> dict[int, tuple[list[int], int]]:
+    """{position of the number: (where its mentions start, the number)} of every "episode N" (and the like).
+
+    "Go Time show #1" starts at "show" and at "#": a show's title may end just before either.
+    """
+    found: dict[int, tuple[list[int], int]] = {}
     for pattern in MENTIONS:
         for m in pattern.finditer(low):
             if pattern is not MENTIONS[-1] and m.start() and low[m.start() - 1].isalnum():
                 continue  # "keep 2" is not "ep 2"
-            found[m.start(1)] = int(m.group(1))
+            found.setdefault(m.start(1), ([], int(m.group(1))))[0].append(m.start())
     return found
 
 
