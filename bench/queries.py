@@ -42,7 +42,7 @@ MIX: tuple[Query, ...] = (
     Query("python packaging", "filter", show="talk-python-to-me"), Query("privacy", "filter", show="stephan-livera-podcast"),
     Query("lightning", "filter", years=(2019, 2021)), Query("mining", "filter", years=(2020, 2022)),
     Query('"smart contracts"', "filter", years=(2016, 2023)),
-    Query("kubernets", "typo"),  # no hits: podsearch looks for a spelling suggestion ("did you mean")
+    Query("kubernetis", "typo"),  # in no transcript: podsearch looks for a spelling suggestion ("did you mean")
 )
 
 
