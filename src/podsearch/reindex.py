@@ -178,6 +178,9 @@ class _Ingest:
                 ep.segments, ep.transcript_source = old.segments, old.transcript_source
             if same and ep.chapters_url and old.chapters_url == ep.chapters_url:
                 ep.chapters = old.chapters
+            if same and not ep.language and ep.segments:
+                # As for a fetched transcript below: a kept one says the language the same way, run after run.
+                ep.language = languages.detect_language(ep.transcript_text)
             need_transcript = bool(ep.transcript_links) and not ep.segments
             need_chapters = bool(ep.chapters_url) and not ep.chapters
             if need_transcript or need_chapters:
