@@ -12,6 +12,7 @@ import html
 import os
 import re
 import threading
+import time
 import wave
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -429,8 +430,17 @@ def test_embed_script_places_a_sized_widget_on_another_site(site, audio, tab):
     assert widget.locator("li a").first.inner_text() == "Inside a Magma Chamber"
     assert widget.locator("li a").first.get_attribute("target") == "_top"
     page.wait_for_function("() => document.querySelector('iframe').style.height !== '360px'")
-    height = frame_element.evaluate("f => f.getBoundingClientRect().height")
-    inner = widget.evaluate("() => document.documentElement.scrollHeight")
+
+    def sizes() -> tuple[float, float]:
+        return (frame_element.evaluate("f => f.getBoundingClientRect().height"),
+                widget.evaluate("() => document.documentElement.scrollHeight"))
+
+    # The widget reports its height whenever its layout changes; the iframe must settle on its content's height.
+    deadline = time.monotonic() + 10
+    height, inner = sizes()
+    while abs(height - inner) > 8 and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        height, inner = sizes()
     assert abs(height - inner) <= 8, (height, inner)
     widget.locator("li a").first.click()
     page.wait_for_url(re.compile(r"/episodes/earth-1$"))
