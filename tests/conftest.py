@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -89,11 +90,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_until_up(url: str, proc: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
+def wait_until_up(url: str, proc: subprocess.Popen | None = None, timeout: float = 30.0,
+                  log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            output = log.read_text(errors="replace") if log else (proc.stderr.read() if proc.stderr else "")
+            raise RuntimeError(f"server exited with {proc.returncode}: {output}")
         try:
             with urllib.request.urlopen(url, timeout=2) as resp:
                 if resp.status == 200:
@@ -104,8 +107,13 @@ def wait_until_up(url: str, proc: subprocess.Popen | None = None, timeout: float
 
 
 class LiveServer:
-    def __init__(self, proc: subprocess.Popen, base: str, data: Path) -> None:
-        self.proc, self.base, self.data = proc, base, data
+    def __init__(self, proc: subprocess.Popen, base: str, data: Path, log: Path) -> None:
+        self.proc, self.base, self.data, self.log = proc, base, data, log
+
+    def stderr(self) -> str:
+        """Everything the server has written on stderr so far (it goes to a file: a pipe nobody reads fills
+        up and blocks the server's logging, and with it every request)."""
+        return self.log.read_text(errors="replace")
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -118,21 +126,23 @@ class LiveServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.log.unlink(missing_ok=True)
 
 
 def start_server(data: Path, *extra: str, env: dict[str, str] | None = None) -> LiveServer:
     port = free_port()
     cmd = [sys.executable, "-m", "podsearch", "--data", str(data), "serve", "--host", "127.0.0.1",
            "--port", str(port), *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    fd, log_name = tempfile.mkstemp(prefix="podsearch-serve-", suffix=".log")
+    with os.fdopen(fd, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **(env or {})})
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(base + "/healthz", proc)
+        wait_until_up(base + "/healthz", proc, log=Path(log_name))
     except Exception:
         proc.kill()
         raise
-    return LiveServer(proc, base, data)
+    return LiveServer(proc, base, data, Path(log_name))
 
 
 @pytest.fixture

@@ -127,7 +127,8 @@ def test_reindex_with_a_config_file_and_a_broken_feed_exits_1(runner, tmp_path: 
     broken = tmp_path / "broken.xml"
     broken.write_bytes(b"this is not a feed at all")
     cfg = tmp_path / "podsearch.toml"
-    cfg.write_text("feeds = [%s]\n" % ", ".join(f'"{p}"' for p in [sample_feeds()[1], str(broken)]))
+    listed = ", ".join(f'"{p}"' for p in [sample_feeds()[1], str(broken)])
+    cfg.write_text(f"feeds = [{listed}]\n")
     result = runner.invoke(main, ["--data", str(tmp_path / "d"), "--config", str(cfg), "-q", "reindex"])
     assert result.exit_code == 1
     assert "broken.xml" in result.output and "not a feed" in result.output

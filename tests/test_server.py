@@ -40,12 +40,12 @@ def stop(server: LiveServer, timeout: float = 15) -> tuple[int, str]:
     """SIGTERM, then the exit status and everything the server wrote on stderr."""
     server.proc.send_signal(signal.SIGTERM)
     try:
-        _, err = server.proc.communicate(timeout=timeout)
+        server.proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         server.proc.kill()
-        _, err = server.proc.communicate()
-        pytest.fail(f"server did not stop within {timeout} s after SIGTERM:\n{err}")
-    return server.proc.returncode, err
+        server.proc.wait()
+        pytest.fail(f"server did not stop within {timeout} s after SIGTERM:\n{server.stderr()}")
+    return server.proc.returncode, server.stderr()
 
 
 def port_of(server: LiveServer) -> int:

@@ -12,7 +12,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
