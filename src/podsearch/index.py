@@ -670,14 +670,33 @@ def _shorten(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
+def _english_prefilter(terms: set[str]) -> Callable[[str], bool]:
+    """A cheap test that skips segments which cannot hold any of the (stemmed) terms, before analysis.
+
+    English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
+    term without its last letter must appear in the text (apostrophes dropped, as the analyzer does).
+    Text with other than ASCII letters is always analysed: accent folding could match it.
+    """
+    keys = {t[: max(2, len(t) - 1)] for t in terms if t}
+
+    def maybe(text: str) -> bool:
+        low = text.lower().replace("'", "").replace("\u2019", "")
+        return not low.isascii() or any(k in low for k in keys)
+
+    return maybe
+
+
 def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] | None = None,
                  top: int = 3, lang: str = "en") -> list[Moment]:
     """The transcript segments that match the query's terms best, with their times and speakers."""
     if not segments or not terms:
         return []
     analyzer = _analyzer(lang)
+    maybe = _english_prefilter(terms) if lang in ("", "en") else None
     scored = []
     for i, seg in enumerate(segments):
+        if maybe is not None and not maybe(seg.text):
+            continue
         tokens = [t.text for t in analyzer(seg.text)]
         if not tokens:
             continue
