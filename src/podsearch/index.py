@@ -144,6 +144,7 @@ class SearchIndex:
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
+        self._persons: tuple[Any, dict[int, list[str]]] | None = None
 
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -328,6 +329,32 @@ class SearchIndex:
                 hits = _run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
+    def _person_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, int]:
+        """Person facet counts over the matching documents.
+
+        Whoosh's overlapping FieldFacet reads every person's postings on every search; instead the
+        document -> persons map is built once per index generation (document numbers are stable within one).
+        """
+        reader = searcher.reader()
+        key = (self.generation(), reader.generation(), reader.doc_count_all())
+        with self._lock:
+            cached = self._persons
+        if cached is None or cached[0] != key:
+            by_doc: dict[int, list[str]] = {}
+            for term in reader.lexicon("person_key"):
+                name = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+                for docnum in reader.postings("person_key", term).all_ids():
+                    by_doc.setdefault(docnum, []).append(name)
+            cached = (key, by_doc)
+            with self._lock:
+                self._persons = cached
+        counts: dict[str, int] = {}
+        by_doc = cached[1]
+        for docnum in docnums:
+            for name in by_doc.get(docnum, ()):
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
     def search(self, catalog: Catalog, req: SearchRequest) -> SearchResult:
         started = time.perf_counter()
         _validate(req)
@@ -350,7 +377,6 @@ class SearchIndex:
             kwargs["groupedby"] = {
                 "show": sorting.FieldFacet("show_id", maptype=sorting.Count),
                 "year": sorting.FieldFacet("year", maptype=sorting.Count),
-                "person": sorting.FieldFacet("person_key", allow_overlap=True, maptype=sorting.Count),
                 "language": sorting.FieldFacet("language", maptype=sorting.Count),
             }
             relaxed = False
@@ -360,7 +386,7 @@ class SearchIndex:
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
-            facets = _facets(results, catalog)
+            facets = _facets(results, catalog, self._person_counts(s, results.docs()))
             suggestion = ""
             if text and (page.total < RELAX_BELOW or relaxed):
                 suggestion = self._suggestion(s, query, text)
@@ -595,12 +621,12 @@ def _query_terms(query: Any) -> dict[str, set[str]]:
     return out
 
 
-def _facets(results: Any, catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
+def _facets(results: Any, catalog: Catalog, persons: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
     names = {s.id: s.title for s in catalog.shows()}
     out: dict[str, list[dict[str, Any]]] = {}
     for facet in ("show", "year", "person", "language"):
         try:
-            groups = results.groups(facet)
+            groups = persons if facet == "person" else results.groups(facet)
         except KeyError:
             continue
         items = sorted(groups.items(), key=lambda kv: (-kv[1], str(kv[0])))
