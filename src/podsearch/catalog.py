@@ -260,6 +260,12 @@ class Catalog:
         for row in self.db.execute(sql, args).fetchall():
             yield _episode_from_row(row, self.segments(row["id"]) if with_segments else None)
 
+    def summaries(self) -> dict[str, tuple[str, str, str | None, str, str]]:
+        """{episode id: (title, show id, published, link, language)} in one query, for lists of episodes."""
+        rows = self.db.execute("SELECT id, title, show_id, published, json_extract(doc, '$.link'), "
+                               "json_extract(doc, '$.language') FROM episodes")
+        return {r[0]: (r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows}
+
     def hashes(self) -> dict[str, str]:
         """{episode id: content hash} of every episode: what the index must match."""
         return {r["id"]: r["content_hash"] for r in self.db.execute("SELECT id, content_hash FROM episodes")}

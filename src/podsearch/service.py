@@ -56,6 +56,10 @@ class Library:
         self._model: SimilarModel | None = None
         self._model_stamp: tuple[str, float] = ("", 0.0)
         self._model_lock = threading.Lock()
+        # Title, show, date, link and language of every episode the model knows, loaded with the model:
+        # /similar is then a lookup (a reindex that changes any episode refits the model, so they stay in step).
+        self._summaries: dict[str, tuple[str, str, str | None, str, str]] = {}
+        self._show_names: dict[str, str] = {}
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -80,8 +84,19 @@ class Library:
         with self._model_lock:
             if self._model is None or stamp != self._model_stamp:
                 self._model = SimilarModel.load(self.model_generations)
+                self._summaries = self.catalog.summaries()
+                self._show_names = {s.id: s.title for s in self.catalog.shows()}
                 self._model_stamp = stamp
             return self._model
+
+    def _summary(self, episode_id: str) -> tuple[str, str, str | None, str, str] | None:
+        found = self._summaries.get(episode_id)
+        if found is None:  # an episode newer than the model: read it from the catalog
+            ep = self.catalog.episode(episode_id, with_segments=False)
+            if ep is None:
+                return None
+            found = (ep.title, ep.show_id, ep.published, ep.link, ep.language)
+        return found
 
     # -- queries ----------------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:
@@ -167,8 +182,9 @@ class Library:
         return SimilarResult(id=None, similar=self._items(self._in_language(picked, lang, k)))
 
     def _language(self, episode_id: str) -> str:
-        ep = self.catalog.episode(episode_id, with_segments=False)
-        return primary(ep.language) if ep else ""
+        self.model()
+        found = self._summary(episode_id)
+        return primary(found[4]) if found else ""
 
     def _in_language(self, neighbours: list[Neighbour], lang: str, k: int) -> list[Neighbour]:
         """The first ``k`` neighbours in ``lang`` or of no known language (all of them when ``lang`` is "")."""
@@ -177,15 +193,16 @@ class Library:
         return [n for n in neighbours if self._language(n.id) in {lang, ""}][:k]
 
     def _items(self, neighbours: list[Neighbour]) -> list[SimilarItem]:
-        names = {s.id: s.title for s in self.catalog.shows()}
+        self.model()
         out = []
         for n in neighbours:
-            ep = self.catalog.episode(n.id, with_segments=False)
-            if ep is None:
+            found = self._summary(n.id)
+            if found is None:
                 continue
-            out.append(SimilarItem(id=ep.id, title=ep.title, show=names.get(ep.show_id, ep.show_id),
-                                   show_id=ep.show_id, published=ep.published, url=ep.link, score=n.score,
-                                   reasons=n.reasons, duplicate=n.duplicate, language=primary(ep.language)))
+            title, show_id, published, link, language = found
+            out.append(SimilarItem(id=n.id, title=title, show=self._show_names.get(show_id, show_id),
+                                   show_id=show_id, published=published, url=link, score=n.score,
+                                   reasons=n.reasons, duplicate=n.duplicate, language=primary(language)))
         return out
 
     # -- operations -------------------------------------------------------------------------------
