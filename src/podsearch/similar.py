@@ -330,6 +330,7 @@ class SimilarModel:
         picked: list[Neighbour] = []
         duplicates: list[Neighbour] = []
         origin_show = self.shows[origin] if origin is not None else None
+        base = query_vec if query_vec is not None else (self.matrix[origin] if origin is not None else None)
         for j, score in zip(idx.tolist(), scores.tolist()):
             if j < 0 or j == origin or score <= 0:
                 continue
@@ -340,8 +341,7 @@ class SimilarModel:
                 continue
             if exclude_shows and show in exclude_shows:
                 continue
-            base = query_vec if query_vec is not None else self.matrix[origin]
-            reasons = self.reasons(base, j, n_reasons)
+            reasons = self.reasons(base, j, n_reasons) if base is not None else []
             mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
             if mention:
                 reasons = [mention, *reasons][:n_reasons]
@@ -359,12 +359,18 @@ class SimilarModel:
         return picked, duplicates
 
     def reasons(self, base: sp.csr_matrix, j: int, n: int = 5) -> list[str]:
-        """The terms that weigh most in the match: the largest products of the two vectors."""
-        prod = base.multiply(self.matrix[j]).tocsr()
-        if prod.nnz == 0:
+        """The terms that weigh most in the match: the largest products of the two vectors.
+
+        Works on the CSR arrays directly: slicing a scipy row costs more than the whole product.
+        """
+        m = self.matrix
+        cols, vals = m.indices[m.indptr[j]:m.indptr[j + 1]], m.data[m.indptr[j]:m.indptr[j + 1]]
+        common, at_base, at_row = np.intersect1d(base.indices, cols, assume_unique=True, return_indices=True)
+        if len(common) == 0:
             return []
-        order = np.argsort(-prod.data)[:n]
-        return [str(self.terms[prod.indices[o]]) for o in order]
+        prod = base.data[at_base] * vals[at_row]
+        order = np.argsort(-prod, kind="stable")[:n]
+        return [str(self.terms[common[o]]) for o in order]
 
 
 def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) -> tuple[CountVectorizer, sp.csr_matrix]:
