@@ -271,3 +271,26 @@ def test_rebroadcast_in_another_feed_is_a_duplicate_not_a_recommendation(tmp_pat
         assert BEES in {d.id for d in rerun.duplicates} and BEES not in {s.id for s in rerun.similar}
     finally:
         lib.close()
+
+
+def test_each_language_loses_its_own_function_words_not_the_others():
+    """German function words do not pass for a topic, and a Dutch stop word ("door") stays an English topic."""
+    german = ["und der die das mit einem nicht auch {t} {t} {t}", "und der die das mit einem nicht auch {t} {t}"]
+    topics_de = ["bienen honig", "bienen wabe", "raketen start", "raketen nutzlast"] * 3
+    topics_en = ["door hinge carpentry", "door lock carpentry", "rocket launch", "rocket payload"] * 3
+    notes = [german[i % 2].format(t=t) for i, t in enumerate(topics_de)] + [t + " " + t for t in topics_en]
+    n = len(notes)
+    langs = ["de"] * len(topics_de) + ["en"] * len(topics_en)
+    fields = EpisodeFields([f"e{i}" for i in range(n)], [f"s{i % 5}" for i in range(n)], [""] * n, notes,
+                           [""] * n, langs, [""] * n)
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    vocab = model.vectorizer.vocabulary_
+    german_rows = model.matrix[: len(topics_de)]
+    for word in ("und", "der", "die", "das", "mit", "einem", "nicht", "auch"):
+        if word in vocab:
+            assert german_rows[:, vocab[word]].nnz == 0, word
+    for i in range(len(topics_de)):
+        picked, _ = model.similar(f"e{i}", 3)
+        for p in picked:
+            assert not {"und", "der", "die", "das", "mit", "einem", "nicht", "auch"} & set(p.reasons), p
+    assert model.matrix[len(topics_de):, vocab["door"]].nnz > 0  # English "door" is a topic here

@@ -29,11 +29,12 @@ from . import __version__
 from .catalog import Catalog
 from .errors import IndexMissing, NotFound, QueryError
 from .generations import Generations
+from .languages import fold, stop_words
 from .similar_signals import episode_mentions, link_tokens
 
 log = logging.getLogger(__name__)
 
-MODEL_VERSION = 3
+MODEL_VERSION = 4  # 4: per-language stop words
 EXACT_LIMIT = 5_000  # up to this many episodes, neighbours score every pair; above, pruned candidates + rescoring
 CANDIDATES = 200  # candidates per episode rescored with the full vectors (above EXACT_LIMIT)
 PRUNE_TERMS = 64  # terms per episode kept for finding candidates (above EXACT_LIMIT)
@@ -176,6 +177,7 @@ class SimilarModel:
              (fields.links or empty, params.links_weight)], params)
         if progress:
             progress("vectorized")
+        counts = _drop_stop_words(counts, vectorizer.vocabulary_, list(fields.languages or []))
         noise = show_noise(counts, shows, params)
         counts = _drop_noise(counts, shows, noise)
         if params.show_idf:
@@ -400,6 +402,21 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     terms = raw.get_feature_names_out()[keep]
     vectorizer = CountVectorizer(**options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
     return vectorizer, counts[:, keep].tocsr()
+
+
+def _drop_stop_words(counts: sp.csr_matrix, vocabulary: dict[str, int], langs: list[str]) -> sp.csr_matrix:
+    """Each episode loses the stop words of its own language, so that one language's function words do not
+    pass for a topic ("und", "der", "și"). English ones are already gone (the vectorizer's list); a shared
+    list would be wrong: Dutch "door" is an English topic word."""
+    if len(langs) != counts.shape[0]:
+        return counts
+    groups: dict[str, np.ndarray] = {}
+    for lang in sorted(set(langs) - {"", "en"}):
+        # The vocabulary is lower case with accents stripped, as the vectorizer saw the text.
+        cols = sorted({vocabulary[w] for word in stop_words(lang) for w in (word, fold(word)) if w in vocabulary})
+        if cols:
+            groups[lang] = np.array(cols)
+    return _drop_noise(counts, langs, groups) if groups else counts
 
 
 def show_noise(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> dict[str, np.ndarray]:
