@@ -124,8 +124,7 @@ def test_searches_never_fail_while_reindexes_swap_generations(sample_data: Path)
         done.set()
         for c in clients:
             c.join(timeout=60)
-        server.proc.terminate()
-        server.proc.wait(timeout=30)
+        server.stop(timeout=30)
     assert not failures, failures[:10]
     assert answered["library"] > 5 and answered["server"] > 20, answered
     assert len(generations) >= 2, "the index generation never changed under the clients"

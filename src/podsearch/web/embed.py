@@ -44,20 +44,20 @@ def similar(episode_id: str):
     return render_template("embed_similar.html", ep=ep, items=items, note=note, mode=mode, public=_public)
 
 
-@bp.get("/embed.js")
-def script():
-    body = render_template("embed.js")
-    response = Response(body, mimetype="text/javascript")
+def _cached_template(name: str, mimetype: str) -> Response:
+    response = Response(render_template(name), mimetype=mimetype)
     response.headers["Cache-Control"] = f"public, max-age={SCRIPT_MAX_AGE}"
     return response
+
+
+@bp.get("/embed.js")
+def script():
+    return _cached_template("embed.js", "text/javascript")
 
 
 @bp.get("/opensearch.xml")
 def opensearch():
-    body = render_template("opensearch.xml")
-    response = Response(body, mimetype="application/opensearchdescription+xml")
-    response.headers["Cache-Control"] = f"public, max-age={SCRIPT_MAX_AGE}"
-    return response
+    return _cached_template("opensearch.xml", "application/opensearchdescription+xml")
 
 
 @bp.get("/opensearch/suggest")
