@@ -182,7 +182,7 @@ class Library:
         return SimilarResult(id=None, similar=self._items(self._in_language(picked, lang, k)))
 
     def _language(self, episode_id: str) -> str:
-        self.model()
+        """Callers have loaded the model (and with it the summaries) for this request."""
         found = self._summary(episode_id)
         return primary(found[4]) if found else ""
 
@@ -193,8 +193,7 @@ class Library:
         return [n for n in neighbours if self._language(n.id) in {lang, ""}][:k]
 
     def _items(self, neighbours: list[Neighbour]) -> list[SimilarItem]:
-        self.model()
-        out = []
+        out = []  # the model, loaded by the caller, brought the summaries
         for n in neighbours:
             found = self._summary(n.id)
             if found is None:
