@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, g
+from flask import Flask
 
 from ..config import Config, load_config
 from ..service import Library
@@ -50,11 +50,6 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
     app.add_template_filter(clock)
     app.add_template_filter(date)
-
-    @app.teardown_appcontext
-    def _close(_exc: BaseException | None) -> None:
-        # Searchers are opened and closed inside each call; nothing per-request stays open.
-        g.pop("podsearch_request", None)
 
     return app
 
