@@ -26,6 +26,7 @@ from typing import Any
 from whoosh import index as windex
 from whoosh import sorting
 from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.filedb.filestore import FileStorage
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, highlight
 from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
 from whoosh.qparser.dateparse import DateParserPlugin
@@ -54,6 +55,7 @@ SEARCH_FIELDS = list(FIELD_BOOSTS)
 MAX_QUERY_LENGTH = 500
 RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
+FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 100  # episodes handed to a worker process at a time
@@ -144,7 +146,7 @@ class SearchIndex:
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
-        self._persons: tuple[Any, dict[int, list[str]]] | None = None
+        self._doc_facets: tuple[Any, list[Any]] | None = None
 
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -159,7 +161,9 @@ class SearchIndex:
                 if path is None or not windex.exists_in(str(path)):
                     raise IndexMissing(
                         f"No index in {self.generations.root.parent}. Run 'podsearch reindex' first.")
-                self._ix = windex.open_dir(str(path))
+                # Read segments through plain file reads, not mmap: this Whoosh copies each mmapped part it
+                # opens into a BytesIO, i.e. the whole index (660 MB at 10k episodes) on every new searcher.
+                self._ix = FileStorage(str(path), supports_mmap=False).open_index()
                 self._stamp = stamp
             return self._ix
 
@@ -329,30 +333,28 @@ class SearchIndex:
                 hits = _run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
-    def _person_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, int]:
-        """Person facet counts over the matching documents.
+    def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
+        """Show, year, language and person counts over the matching documents.
 
-        Whoosh's overlapping FieldFacet reads every person's postings on every search; instead the
-        document -> persons map is built once per index generation (document numbers are stable within one).
+        Whoosh's ``groupedby`` reads a column value per match (and for persons, every person's postings)
+        inside its scoring loop; instead each document's facet values are read once per index generation
+        (document numbers are stable within one) and counted here.
         """
         reader = searcher.reader()
         key = (self.generation(), reader.generation(), reader.doc_count_all())
         with self._lock:
-            cached = self._persons
+            cached = self._doc_facets
         if cached is None or cached[0] != key:
-            by_doc: dict[int, list[str]] = {}
-            for term in reader.lexicon("person_key"):
-                name = term.decode("utf-8") if isinstance(term, bytes) else str(term)
-                for docnum in reader.postings("person_key", term).all_ids():
-                    by_doc.setdefault(docnum, []).append(name)
-            cached = (key, by_doc)
+            cached = (key, _doc_facet_values(reader))
             with self._lock:
-                self._persons = cached
-        counts: dict[str, int] = {}
-        by_doc = cached[1]
+                self._doc_facets = cached
+        values = cached[1]
+        counts: dict[str, dict[str, int]] = {facet: {} for facet in FACETS}
         for docnum in docnums:
-            for name in by_doc.get(docnum, ()):
-                counts[name] = counts.get(name, 0) + 1
+            for facet, names in values[docnum]:
+                bucket = counts[facet]
+                for name in names:
+                    bucket[name] = bucket.get(name, 0) + 1
         return counts
 
     def search(self, catalog: Catalog, req: SearchRequest) -> SearchResult:
@@ -367,18 +369,13 @@ class SearchIndex:
             if query is None:
                 query = filt or _every()
                 filt = None
-            kwargs: dict[str, Any] = {"filter": filt, "terms": True}
+            kwargs: dict[str, Any] = {"filter": filt}
             if req.sort == "date":
                 kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
             elif req.sort == "oldest":
                 kwargs["sortedby"] = "published"
             elif not text:
                 kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
-            kwargs["groupedby"] = {
-                "show": sorting.FieldFacet("show_id", maptype=sorting.Count),
-                "year": sorting.FieldFacet("year", maptype=sorting.Count),
-                "language": sorting.FieldFacet("language", maptype=sorting.Count),
-            }
             relaxed = False
             page = _run(s.search_page, query, req.page, pagelen=req.per_page, **kwargs)
             if fallback is not None and page.total < RELAX_BELOW and repr(fallback) != repr(query):
@@ -386,7 +383,7 @@ class SearchIndex:
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
-            facets = _facets(results, catalog, self._person_counts(s, results.docs()))
+            facets = _facets(catalog, self._facet_counts(s, results.docs()))
             suggestion = ""
             if text and (page.total < RELAX_BELOW or relaxed):
                 suggestion = self._suggestion(s, query, text)
@@ -621,20 +618,36 @@ def _query_terms(query: Any) -> dict[str, set[str]]:
     return out
 
 
-def _facets(results: Any, catalog: Catalog, persons: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
+def _doc_facet_values(reader: Any) -> list[Any]:
+    """For each document number, its ((facet, (value, ...)), ...): read from the columns and the person postings."""
+    n = reader.doc_count_all()
+    columns = {facet: list(reader.column_reader(field)) if reader.has_column(field) else [None] * n
+               for facet, field in (("show", "show_id"), ("year", "year"), ("language", "language"))}
+    persons: list[list[str]] = [[] for _ in range(n)]
+    for term in reader.lexicon("person_key"):
+        name = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+        for docnum in reader.postings("person_key", term).all_ids():
+            persons[docnum].append(name)
+    out: list[Any] = []
+    for docnum in range(n):
+        row = [(facet, (_facet_key(col[docnum]),)) for facet, col in columns.items() if col[docnum] not in (None, "", b"")]
+        if persons[docnum]:
+            row.append(("person", tuple(persons[docnum])))
+        out.append(tuple(row))
+    return out
+
+
+def _facet_key(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _facets(catalog: Catalog, counts: dict[str, dict[str, int]]) -> dict[str, list[dict[str, Any]]]:
     names = {s.id: s.title for s in catalog.shows()}
     out: dict[str, list[dict[str, Any]]] = {}
-    for facet in ("show", "year", "person", "language"):
-        try:
-            groups = persons if facet == "person" else results.groups(facet)
-        except KeyError:
-            continue
-        items = sorted(groups.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    for facet in FACETS:
+        items = sorted(counts[facet].items(), key=lambda kv: (-kv[1], kv[0]))
         rows = []
         for key, count in items[:20]:
-            if key is None or key == "":
-                continue
-            key = key.decode() if isinstance(key, bytes) else str(key)
             if facet == "show":
                 label = names.get(key, key)
             elif facet == "person":
