@@ -23,8 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from whoosh import collectors, sorting
 from whoosh import index as windex
-from whoosh import sorting
 from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, highlight
@@ -33,6 +33,7 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import And, DateRange, NullQuery, NumericRange, Or, Prefix, Require, Term
 from whoosh.query.qcore import QueryError as WhooshQueryError
 from whoosh.scoring import BM25F
+from whoosh.searching import ResultsPage
 from whoosh.writing import LockError
 
 from . import languages
@@ -369,17 +370,15 @@ class SearchIndex:
             if query is None:
                 query = filt or _every()
                 filt = None
-            kwargs: dict[str, Any] = {"filter": filt}
-            if req.sort == "date":
-                kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
+            sortedby: Any = None
+            if req.sort == "date" or (not text and req.sort != "oldest"):
+                sortedby = sorting.FieldFacet("published", reverse=True)
             elif req.sort == "oldest":
-                kwargs["sortedby"] = "published"
-            elif not text:
-                kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
+                sortedby = "published"
             relaxed = False
-            page = _run(s.search_page, query, req.page, pagelen=req.per_page, **kwargs)
+            page = _run(_page, query, s, req.page, req.per_page, filt, sortedby)
             if fallback is not None and page.total < RELAX_BELOW and repr(fallback) != repr(query):
-                page2 = _run(s.search_page, fallback, req.page, pagelen=req.per_page, **kwargs)
+                page2 = _run(_page, fallback, s, req.page, req.per_page, filt, sortedby)
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
@@ -557,6 +556,36 @@ def _run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> A
         return method(query, *args, **kwargs)
     except WhooshQueryError as exc:
         raise QueryError(f"This query cannot be run: {exc}") from None
+
+
+def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any) -> Any:
+    """One page of results, with the exact total and the set of all matching documents (for the facets).
+
+    Ranked by score, every match is scored in one pass that also keeps the matching documents. (Whoosh's
+    own top-N collector skips low-scoring blocks, then runs the query again to count the matches and a
+    third time, without the filter, when asked for them.)
+    """
+    if sortedby is not None:
+        return searcher.search_page(query, pagenum, pagelen=pagelen, filter=filt, sortedby=sortedby)
+    collector: Any = _TopAndMatches(pagenum * pagelen)
+    if filt is not None:
+        collector = collectors.FilterCollector(collector, allow=filt)
+    searcher.search_with_collector(query, collector)
+    return ResultsPage(collector.results(), pagenum, pagelen)
+
+
+class _TopAndMatches(collectors.TopCollector):
+    """The top ``limit`` by score, plus every matching document number, in one pass."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit=limit, usequality=False)
+
+    def _collect(self, global_docnum: int, score: float) -> Any:
+        self.docset.add(global_docnum)
+        return super()._collect(global_docnum, score)
+
+    def all_ids(self) -> Any:
+        return self.docset
 
 
 def _lenient(text: str) -> str:
