@@ -738,44 +738,53 @@ def _shorten(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _english_prefilter(terms: set[str]) -> Callable[[str], bool]:
-    """A cheap test that skips segments which cannot hold any of the (stemmed) terms, before analysis.
+def _english_term_bound(terms: set[str]) -> Callable[[str], int]:
+    """A cheap upper bound on how many of the (stemmed) terms a segment holds, before analysis.
 
     English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
     term without its last letter must appear in the text (apostrophes dropped, as the analyzer does).
-    Text with other than ASCII letters is always analysed: accent folding could match it.
+    Text with other than ASCII letters may hold them all: accent folding could match it.
     """
-    keys = {t[: max(2, len(t) - 1)] for t in terms if t}
+    keys = [t[: max(2, len(t) - 1)] for t in terms if t]
 
-    def maybe(text: str) -> bool:
+    def bound(text: str) -> int:
         low = text.lower().replace("'", "").replace("\u2019", "")
-        return not low.isascii() or any(k in low for k in keys)
+        return len(keys) if not low.isascii() else sum(1 for k in keys if k in low)
 
-    return maybe
+    return bound
 
 
 def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] | None = None,
                  top: int = 3, lang: str = "en") -> list[Moment]:
-    """The transcript segments that match the query's terms best, with their times and speakers."""
+    """The transcript segments that match the query's terms best, with their times and speakers.
+
+    A segment scores 10 per distinct query term it holds, plus log1p(matching tokens) - log1p(tokens) / 2,
+    which is at most log1p(tokens) / 2. Segments are analysed best bound first (the bound from a substring
+    test of each term), and the search stops once the top ``top`` cannot change.
+    """
     if not segments or not terms:
         return []
     analyzer = _analyzer(lang)
-    maybe = _english_prefilter(terms) if lang in ("", "en") else None
-    scored = []
+    count_bound = _english_term_bound(terms) if lang in ("", "en") else (lambda text: len(terms))
+    order = []
     for i, seg in enumerate(segments):
-        if maybe is not None and not maybe(seg.text):
-            continue
-        tokens = [t.text for t in analyzer(seg.text)]
-        if not tokens:
-            continue
+        n = count_bound(seg.text)
+        if n:  # tokens <= 2 x characters + 1 (compound words are indexed whole and in parts)
+            order.append((n * 10 + 0.5 * math.log1p(2 * len(seg.text) + 1), i))
+    order.sort(key=lambda p: (-p[0], p[1]))
+    scored: list[tuple[float, int]] = []
+    for bound, i in order:
+        if len(scored) >= top and scored[top - 1][0] > bound:
+            break
+        tokens = [t.text for t in analyzer(segments[i].text)]
         present = {t for t in tokens if t in terms}
         if not present:
             continue
         hits = sum(1 for t in tokens if t in terms)
         # Distinct query terms count most; repeats a little; long segments a little less.
-        score = len(present) * 10 + math.log1p(hits) - math.log1p(len(tokens)) * 0.5
-        scored.append((score, i))
-    scored.sort(key=lambda p: (-p[0], p[1]))
+        scored.append((len(present) * 10 + math.log1p(hits) - math.log1p(len(tokens)) * 0.5, i))
+        scored.sort(key=lambda p: (-p[0], p[1]))
+        del scored[top:]
     moments = []
     for _, i in scored[:top]:
         seg = segments[i]
