@@ -108,6 +108,10 @@ def test_facets_and_total_count_only_what_the_filters_let_through(lib: Library) 
     assert filtered.total == count == len(filtered.hits)
     assert {f["value"]: f["count"] for f in filtered.facets["show"]} == {show: count}
     assert sum(f["count"] for f in filtered.facets["year"]) == count
+    assert lib.search(SearchRequest(q="people", shows=[show], per_page=50)).total == count  # the filter, cached
+    nothing = lib.search(SearchRequest(q="people", shows=["no-such-show"]))
+    assert nothing.total == 0 and nothing.hits == [] and nothing.facets["show"] == []
+    assert lib.search(SearchRequest(q="people", published_from="2030-01-01")).total == 0
     # page 2 of a ranked search: same total and facets, the next hits in score order
     first, second = (lib.search(SearchRequest(q="people", page=p, per_page=5)) for p in (1, 2))
     assert first.total == second.total == everywhere.total and first.facets == second.facets

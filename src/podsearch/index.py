@@ -17,6 +17,7 @@ import os
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import lru_cache
@@ -28,6 +29,7 @@ from whoosh import index as windex
 from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, highlight
+from whoosh.idsets import BitSet
 from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import And, DateRange, NullQuery, NumericRange, Or, Prefix, Require, Term
@@ -56,6 +58,7 @@ SEARCH_FIELDS = list(FIELD_BOOSTS)
 MAX_QUERY_LENGTH = 500
 RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
+FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
 FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
@@ -148,6 +151,7 @@ class SearchIndex:
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
         self._doc_facets: tuple[Any, list[Any]] | None = None
+        self._filter_cache: OrderedDict[tuple[Any, ...], BitSet] = OrderedDict()
 
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -370,6 +374,10 @@ class SearchIndex:
             if query is None:
                 query = filt or _every()
                 filt = None
+            elif filt is not None:
+                filt = self._allowed(s, filt)
+                if not filt:  # (Whoosh takes an empty set for no filter at all)
+                    query, fallback, filt = NullQuery(), None, None
             sortedby: Any = None
             if req.sort == "date" or (not text and req.sort != "oldest"):
                 sortedby = sorting.FieldFacet("published", reverse=True)
@@ -392,6 +400,23 @@ class SearchIndex:
         return SearchResult(query=req.q, total=total, page=req.page, per_page=req.per_page, hits=hits,
                             facets=facets, suggestion=suggestion, relaxed=relaxed,
                             took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def _allowed(self, searcher: Any, filt: Any) -> BitSet:
+        """The documents a filter lets through, kept per index generation for the filters asked most recently
+        (a show's page, a year's archive): a date range alone reads hundreds of range terms."""
+        reader = searcher.reader()
+        key = (self.generation(), reader.generation(), reader.doc_count_all(), repr(filt))
+        with self._lock:
+            docs = self._filter_cache.get(key)
+            if docs is not None:
+                self._filter_cache.move_to_end(key)
+                return docs
+        docs = BitSet(_run(searcher.docs_for_query, filt), size=reader.doc_count_all())
+        with self._lock:
+            self._filter_cache[key] = docs
+            while len(self._filter_cache) > FILTER_CACHE:
+                self._filter_cache.popitem(last=False)
+        return docs
 
     def _filter(self, req: SearchRequest) -> Any:
         parts = []
