@@ -43,6 +43,7 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 from .catalog import Catalog
 from .episodes import Episode, Segment
 from .errors import IndexMissing, QueryError, ReindexRunning
+from .facets import DocFacets, facet_rows
 from .generations import Generations
 from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
 
@@ -59,7 +60,6 @@ MAX_QUERY_LENGTH = 500
 RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
-FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 100  # episodes handed to a worker process at a time
@@ -150,7 +150,7 @@ class SearchIndex:
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
-        self._doc_facets: tuple[Any, list[Any]] | None = None
+        self._doc_facets: tuple[Any, DocFacets] | None = None
         self._filter_cache: OrderedDict[tuple[Any, ...], BitSet] = OrderedDict()
 
     # -- opening --------------------------------------------------------------------------------
@@ -338,29 +338,27 @@ class SearchIndex:
                 hits = _run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
+    def warm(self) -> None:
+        """Read the per-generation facet values now rather than in the first search."""
+        with self._index().searcher() as s:
+            self._facet_counts(s, ())
+
     def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
         """Show, year, language and person counts over the matching documents.
 
         Whoosh's ``groupedby`` reads a column value per match (and for persons, every person's postings)
         inside its scoring loop; instead each document's facet values are read once per index generation
-        (document numbers are stable within one) and counted here.
+        (document numbers are stable within one) and counted by :class:`podsearch.facets.DocFacets`.
         """
         reader = searcher.reader()
         key = (self.generation(), reader.generation(), reader.doc_count_all())
         with self._lock:
             cached = self._doc_facets
         if cached is None or cached[0] != key:
-            cached = (key, _doc_facet_values(reader))
+            cached = (key, DocFacets(_doc_facet_values(reader), reader.doc_count_all()))
             with self._lock:
                 self._doc_facets = cached
-        values = cached[1]
-        counts: dict[str, dict[str, int]] = {facet: {} for facet in FACETS}
-        for docnum in docnums:
-            for facet, names in values[docnum]:
-                bucket = counts[facet]
-                for name in names:
-                    bucket[name] = bucket.get(name, 0) + 1
-        return counts
+        return cached[1].count(docnums)
 
     def search(self, catalog: Catalog, req: SearchRequest) -> SearchResult:
         started = time.perf_counter()
@@ -390,7 +388,7 @@ class SearchIndex:
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
-            facets = _facets(catalog, self._facet_counts(s, results.docs()))
+            facets = facet_rows(catalog, self._facet_counts(s, results.docs()))
             suggestion = ""
             if text and (page.total < RELAX_BELOW or relaxed):
                 suggestion = self._suggestion(s, query, text)
@@ -672,45 +670,24 @@ def _query_terms(query: Any) -> dict[str, set[str]]:
     return out
 
 
-def _doc_facet_values(reader: Any) -> list[Any]:
-    """For each document number, its ((facet, (value, ...)), ...): read from the columns and the person postings."""
+def _doc_facet_values(reader: Any) -> dict[str, list[tuple[str, ...]]]:
+    """Per facet, each document's values: read from the columns and the person postings."""
     n = reader.doc_count_all()
-    columns = {facet: list(reader.column_reader(field)) if reader.has_column(field) else [None] * n
-               for facet, field in (("show", "show_id"), ("year", "year"), ("language", "language"))}
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for facet, field in (("show", "show_id"), ("year", "year"), ("language", "language")):
+        column = list(reader.column_reader(field)) if reader.has_column(field) else [None] * n
+        out[facet] = [(_facet_key(v),) if v not in (None, "", b"") else () for v in column]
     persons: list[list[str]] = [[] for _ in range(n)]
     for term in reader.lexicon("person_key"):
-        name = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+        name = _facet_key(term)
         for docnum in reader.postings("person_key", term).all_ids():
             persons[docnum].append(name)
-    out: list[Any] = []
-    for docnum in range(n):
-        row = [(facet, (_facet_key(col[docnum]),)) for facet, col in columns.items() if col[docnum] not in (None, "", b"")]
-        if persons[docnum]:
-            row.append(("person", tuple(persons[docnum])))
-        out.append(tuple(row))
+    out["person"] = [tuple(p) for p in persons]
     return out
 
 
 def _facet_key(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def _facets(catalog: Catalog, counts: dict[str, dict[str, int]]) -> dict[str, list[dict[str, Any]]]:
-    names = {s.id: s.title for s in catalog.shows()}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for facet in FACETS:
-        items = sorted(counts[facet].items(), key=lambda kv: (-kv[1], kv[0]))
-        rows = []
-        for key, count in items[:20]:
-            if facet == "show":
-                label = names.get(key, key)
-            elif facet == "person":
-                label = key.title()
-            else:
-                label = languages.name(key) if facet == "language" else key
-            rows.append({"value": key, "label": label, "count": int(count)})
-        out[facet] = rows
-    return out
 
 
 @lru_cache(maxsize=512)

@@ -6,6 +6,7 @@ when a reindex has swapped in a new generation.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -21,6 +22,8 @@ from .index import SearchIndex
 from .languages import detect_language, primary
 from .search_types import SearchRequest, SearchResult
 from .similar import Neighbour, SimilarModel
+
+log = logging.getLogger(__name__)
 
 MAX_K = 50
 
@@ -78,6 +81,15 @@ class Library:
         if cat is not None:
             cat.close()
             self._local.catalog = None
+
+    def warm(self) -> None:
+        """Load what the first search and the first /similar would otherwise load (the server calls this before
+        it says it is ready): the index's per-generation facet values and the similarity model, where they exist."""
+        for load in (self.index.warm, self.model):
+            try:
+                load()
+            except IndexMissing as exc:
+                log.info("nothing to warm: %s", exc)
 
     def model(self) -> SimilarModel:
         stamp = self.model_generations.stamp()
