@@ -34,7 +34,7 @@ from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import And, DateRange, NullQuery, NumericRange, Or, Prefix, Require, Term
 from whoosh.query.qcore import QueryError as WhooshQueryError
-from whoosh.scoring import BM25F
+from whoosh.scoring import BM25F, BM25FScorer
 from whoosh.searching import ResultsPage
 from whoosh.writing import LockError
 
@@ -550,6 +550,45 @@ class SpokenBM25F(BM25F):
         n = parent.doc_frequency(fieldname, text)
         total = parent.doc_count_all()
         return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+    def scorer(self, searcher: Any, fieldname: str, text: str, qf: int = 1) -> Any:
+        if not searcher.schema[fieldname].scorable:
+            return super().scorer(searcher, fieldname, text, qf)
+        return _LengthCachedScorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B), self.K1, qf=qf)
+
+
+class _LengthCachedScorer(BM25FScorer):
+    """Whoosh's BM25F scorer, reading field lengths from an array kept per segment (segments never change)
+    instead of a column read per document and field."""
+
+    def setup(self, searcher: Any, fieldname: str, text: str) -> Any:
+        plain = super().setup(searcher, fieldname, text)
+        self.dfl = _field_lengths(searcher.reader(), fieldname).__getitem__
+        return plain
+
+    def score(self, matcher: Any) -> float:
+        tf = matcher.weight()
+        k1 = self.K1
+        return self.idf * tf * (k1 + 1) / (tf + k1 * ((1 - self.B) + self.B * self.dfl(matcher.id()) / self.avgfl))
+
+
+_LENGTHS: OrderedDict[tuple[str, str, int], list[int]] = OrderedDict()
+_LENGTHS_LOCK = threading.Lock()
+
+
+def _field_lengths(reader: Any, fieldname: str) -> list[int]:
+    """Every document's length in ``fieldname``, for one segment's reader (kept for the 64 latest)."""
+    segment = reader.segment()
+    key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all())
+    with _LENGTHS_LOCK:
+        found = _LENGTHS.get(key)
+    if found is None:
+        found = [reader.doc_field_length(d, fieldname, 1) for d in range(reader.doc_count_all())]
+        with _LENGTHS_LOCK:
+            _LENGTHS[key] = found
+            while len(_LENGTHS) > 64:
+                _LENGTHS.popitem(last=False)
+    return found
 
 
 def weighting() -> BM25F:
