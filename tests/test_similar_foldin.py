@@ -202,3 +202,18 @@ def test_similar_answers_for_an_episode_added_by_podsearch_import(sample_data: P
     result = runner.invoke(main, ["--data", str(sample_data), "import", str(export)])
     assert result.exit_code == 0 and "model: refitted" in result.output, result.output
     assert saved(sample_data)["folded"] == 0
+
+
+def test_an_episode_of_a_show_the_model_never_saw_is_folded_in_with_the_global_weights(sample_data: Path, runner,
+                                                                                       tmp_path: Path):
+    with Catalog.in_dir(sample_data) as cat:
+        bees = cat.episode(BEES)
+    line = {"id": "guest-bees", "show": "Brand New Show", "show_id": "brand-new-show", "title": "Bees, again",
+            "transcript": " ".join(bees.transcript_text.split()[: len(bees.transcript_text.split()) // 2])}
+    (tmp_path / "new.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    result = runner.invoke(main, ["--data", str(sample_data), "import", str(tmp_path / "new.jsonl")])
+    assert result.exit_code == 0 and "model: folded in 1" in result.output, result.output
+    model = load(sample_data)
+    assert model.can_fold_in() and "brand-new-show" not in model.weighting.show_freqs.shows
+    picked, duplicates = model.similar("guest-bees", 3)
+    assert [n.id for n in duplicates + picked][0] == BEES
