@@ -19,6 +19,7 @@ class Generations:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.pointer = self.root / "CURRENT"
+        self._seen: tuple[tuple[int, int, int], tuple[str, float]] | None = None
 
     def current(self) -> Path | None:
         try:
@@ -34,7 +35,16 @@ class Generations:
             st = self.pointer.stat()
         except FileNotFoundError:
             return ("", 0.0)
-        return (self.pointer.read_text(encoding="utf-8").strip(), st.st_mtime)
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)  # publish() replaces the file: a new inode
+        seen = self._seen
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        try:
+            stamp = (self.pointer.read_text(encoding="utf-8").strip(), st.st_mtime)
+        except FileNotFoundError:
+            return ("", 0.0)
+        self._seen = (key, stamp)
+        return stamp
 
     def new(self) -> Path:
         self.root.mkdir(parents=True, exist_ok=True)

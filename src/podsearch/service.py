@@ -96,18 +96,19 @@ class Library:
         with self._model_lock:
             if self._model is None or stamp != self._model_stamp:
                 self._model = SimilarModel.load(self.model_generations)
-                self._summaries = self.catalog.summaries()
+                self._summaries = {i: (*row[:4], primary(row[4])) for i, row in self.catalog.summaries().items()}
                 self._show_names = {s.id: s.title for s in self.catalog.shows()}
                 self._model_stamp = stamp
             return self._model
 
     def _summary(self, episode_id: str) -> tuple[str, str, str | None, str, str] | None:
+        """(title, show id, published, link, primary language code)."""
         found = self._summaries.get(episode_id)
         if found is None:  # an episode newer than the model: read it from the catalog
             ep = self.catalog.episode(episode_id, with_segments=False)
             if ep is None:
                 return None
-            found = (ep.title, ep.show_id, ep.published, ep.link, ep.language)
+            found = (ep.title, ep.show_id, ep.published, ep.link, primary(ep.language))
         return found
 
     # -- queries ----------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ class Library:
     def _language(self, episode_id: str) -> str:
         """Callers have loaded the model (and with it the summaries) for this request."""
         found = self._summary(episode_id)
-        return primary(found[4]) if found else ""
+        return found[4] if found else ""
 
     def _in_language(self, neighbours: list[Neighbour], lang: str, k: int) -> list[Neighbour]:
         """The first ``k`` neighbours in ``lang`` or of no known language (all of them when ``lang`` is "")."""
@@ -213,7 +214,7 @@ class Library:
             title, show_id, published, link, language = found
             out.append(SimilarItem(id=n.id, title=title, show=self._show_names.get(show_id, show_id),
                                    show_id=show_id, published=published, url=link, score=n.score,
-                                   reasons=n.reasons, duplicate=n.duplicate, language=primary(language)))
+                                   reasons=n.reasons, duplicate=n.duplicate, language=language))
         return out
 
     # -- operations -------------------------------------------------------------------------------
