@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from podsearch import languages
 from podsearch.analysis import mark, spoken_analyzer
@@ -173,3 +175,15 @@ def test_api_lang_params_facet_and_errors(lib: Library) -> None:
     page = client.get("/search?q=Speicher+OR+storage").get_data(as_text=True)
     assert "<h2>Language</h2>" in page and "language=de" in page
     assert ">German</a> <span>2</span>" in page and ">English</a> <span>2</span>" in page
+
+
+WORDS = st.sampled_from(["Running", "the", "l'homme", "embryo's", "Häuser", "cărțile", "open-source", "e-mail",
+                         "naïve", "KUBERNETES", "x86_64", "日本語", "rock'n'roll", "co-op", "Zürich", "it’s", "42", "und"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(WORDS, st.text(max_size=12)), max_size=30), st.sampled_from(["", "en", "de", "fr", "ro", "nl"]))
+def test_texts_gives_what_the_analyzer_gives(words: list[str], lang: str) -> None:
+    ana = spoken_analyzer(lang)
+    for text in (" ".join(words), mark(lang, " ".join(words))):
+        assert ana.texts(text) == [t.text for t in ana(text)]

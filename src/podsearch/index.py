@@ -817,7 +817,7 @@ def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] |
     for bound, i in order:
         if len(scored) >= top and scored[top - 1][0] > bound:
             break
-        tokens = [t.text for t in analyzer(segments[i].text)]
+        tokens = analyzer.texts(segments[i].text)
         present = {t for t in tokens if t in terms}
         if not present:
             continue
