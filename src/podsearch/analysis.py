@@ -243,6 +243,8 @@ class SpokenAnalyzer(Tokenizer):
         out: list[str] = []
         for raw in self.expression.findall(value):
             low = raw.lower()
+            if prof.fold_first and "'" in low:  # English "don't" is "dont", as _words makes it
+                low = low.replace("'", "")
             if low.isascii() and low.isalnum():
                 if low not in stops:
                     out.append(cache.get(low) or self._stem(prof, low))
