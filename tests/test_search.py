@@ -99,6 +99,26 @@ def test_facets_count_shows_years_and_persons(lib: Library) -> None:
     assert persons.get("Hannah Szabo") == 1
 
 
+def test_facets_and_total_count_only_what_the_filters_let_through(lib: Library) -> None:
+    everywhere = lib.search(SearchRequest(q="people"))
+    by_show = {f["value"]: f["count"] for f in everywhere.facets["show"]}
+    assert len(by_show) == 3 and sum(by_show.values()) == everywhere.total
+    show, count = sorted(by_show.items())[0]
+    filtered = lib.search(SearchRequest(q="people", shows=[show], per_page=50))
+    assert filtered.total == count == len(filtered.hits)
+    assert {f["value"]: f["count"] for f in filtered.facets["show"]} == {show: count}
+    assert sum(f["count"] for f in filtered.facets["year"]) == count
+    assert lib.search(SearchRequest(q="people", shows=[show], per_page=50)).total == count  # the filter, cached
+    nothing = lib.search(SearchRequest(q="people", shows=["no-such-show"]))
+    assert nothing.total == 0 and nothing.hits == [] and nothing.facets["show"] == []
+    assert lib.search(SearchRequest(q="people", published_from="2030-01-01")).total == 0
+    # page 2 of a ranked search: same total and facets, the next hits in score order
+    first, second = (lib.search(SearchRequest(q="people", page=p, per_page=5)) for p in (1, 2))
+    assert first.total == second.total == everywhere.total and first.facets == second.facets
+    assert not {h.id for h in first.hits} & {h.id for h in second.hits}
+    assert min(h.score for h in first.hits) >= max(h.score for h in second.hits)
+
+
 def test_sort_by_date_and_pagination(lib: Library) -> None:
     newest = lib.search(SearchRequest(q="the", sort="date", per_page=5))
     dates = [h.published for h in newest.hits]

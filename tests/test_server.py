@@ -22,6 +22,7 @@ from conftest import LiveServer, start_server
 
 from podsearch.errors import ConfigError
 from podsearch.lock import ReindexLock
+from podsearch.search_types import SearchRequest
 from podsearch.server import parse_duration
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -70,6 +71,31 @@ def read_response(sock: socket.socket) -> tuple[int, bytes]:
     assert raw, "connection closed without an answer"
     status = int(raw.split(b" ", 2)[1])
     return status, raw.split(b"\r\n\r\n", 1)[1]
+
+
+# -- start-up ------------------------------------------------------------------------------------------
+
+
+def test_starts_on_an_empty_data_folder_and_says_what_to_do(tmp_path):
+    server = start_server(tmp_path / "empty")  # nothing to warm: it still starts
+    try:
+        status, body, _ = get(server.url("/api/v1/search?q=bees"))
+        assert status == 503 and "podsearch reindex" in body["error"]["message"]
+        assert get(server.url("/healthz"))[0] == 200
+    finally:
+        server.stop()
+
+
+def test_warm_loads_the_facet_values_and_the_model(sample_data):
+    from podsearch.service import Library
+
+    lib = Library(sample_data)
+    lib.warm()
+    assert lib.index._doc_facets is not None and lib._model is not None
+    warmed = lib.index._doc_facets
+    assert lib.search(SearchRequest(q="bees")).facets["show"]
+    assert lib.index._doc_facets is warmed  # the search used what warm() loaded
+    lib.close()
 
 
 # -- durations ------------------------------------------------------------------------------------------

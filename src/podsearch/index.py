@@ -17,21 +17,25 @@ import os
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from whoosh import collectors, sorting
 from whoosh import index as windex
-from whoosh import sorting
 from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.filedb.filestore import FileStorage
 from whoosh.highlight import ContextFragmenter, HtmlFormatter, WholeFragmenter, highlight
+from whoosh.idsets import BitSet
 from whoosh.qparser import AndGroup, FieldAliasPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import And, DateRange, NullQuery, NumericRange, Or, Prefix, Require, Term
 from whoosh.query.qcore import QueryError as WhooshQueryError
-from whoosh.scoring import BM25F
+from whoosh.scoring import BM25F, BM25FScorer
+from whoosh.searching import ResultsPage
 from whoosh.writing import LockError
 
 from . import languages
@@ -39,6 +43,7 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 from .catalog import Catalog
 from .episodes import Episode, Segment
 from .errors import IndexMissing, QueryError, ReindexRunning
+from .facets import DocFacets, facet_rows
 from .generations import Generations
 from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
 
@@ -54,6 +59,7 @@ SEARCH_FIELDS = list(FIELD_BOOSTS)
 MAX_QUERY_LENGTH = 500
 RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
+FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 100  # episodes handed to a worker process at a time
@@ -144,7 +150,8 @@ class SearchIndex:
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
-        self._persons: tuple[Any, dict[int, list[str]]] | None = None
+        self._doc_facets: tuple[Any, DocFacets] | None = None
+        self._filter_cache: OrderedDict[tuple[Any, ...], BitSet] = OrderedDict()
 
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -159,7 +166,9 @@ class SearchIndex:
                 if path is None or not windex.exists_in(str(path)):
                     raise IndexMissing(
                         f"No index in {self.generations.root.parent}. Run 'podsearch reindex' first.")
-                self._ix = windex.open_dir(str(path))
+                # Read segments through plain file reads, not mmap: this Whoosh copies each mmapped part it
+                # opens into a BytesIO, i.e. the whole index (660 MB at 10k episodes) on every new searcher.
+                self._ix = FileStorage(str(path), supports_mmap=False).open_index()
                 self._stamp = stamp
             return self._ix
 
@@ -329,31 +338,27 @@ class SearchIndex:
                 hits = _run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
-    def _person_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, int]:
-        """Person facet counts over the matching documents.
+    def warm(self) -> None:
+        """Read the per-generation facet values now rather than in the first search."""
+        with self._index().searcher() as s:
+            self._facet_counts(s, ())
 
-        Whoosh's overlapping FieldFacet reads every person's postings on every search; instead the
-        document -> persons map is built once per index generation (document numbers are stable within one).
+    def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
+        """Show, year, language and person counts over the matching documents.
+
+        Whoosh's ``groupedby`` reads a column value per match (and for persons, every person's postings)
+        inside its scoring loop; instead each document's facet values are read once per index generation
+        (document numbers are stable within one) and counted by :class:`podsearch.facets.DocFacets`.
         """
         reader = searcher.reader()
         key = (self.generation(), reader.generation(), reader.doc_count_all())
         with self._lock:
-            cached = self._persons
+            cached = self._doc_facets
         if cached is None or cached[0] != key:
-            by_doc: dict[int, list[str]] = {}
-            for term in reader.lexicon("person_key"):
-                name = term.decode("utf-8") if isinstance(term, bytes) else str(term)
-                for docnum in reader.postings("person_key", term).all_ids():
-                    by_doc.setdefault(docnum, []).append(name)
-            cached = (key, by_doc)
+            cached = (key, DocFacets(_doc_facet_values(reader), reader.doc_count_all()))
             with self._lock:
-                self._persons = cached
-        counts: dict[str, int] = {}
-        by_doc = cached[1]
-        for docnum in docnums:
-            for name in by_doc.get(docnum, ()):
-                counts[name] = counts.get(name, 0) + 1
-        return counts
+                self._doc_facets = cached
+        return cached[1].count(docnums)
 
     def search(self, catalog: Catalog, req: SearchRequest) -> SearchResult:
         started = time.perf_counter()
@@ -367,26 +372,23 @@ class SearchIndex:
             if query is None:
                 query = filt or _every()
                 filt = None
-            kwargs: dict[str, Any] = {"filter": filt, "terms": True}
-            if req.sort == "date":
-                kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
+            elif filt is not None:
+                filt = self._allowed(s, filt)
+                if not filt:  # (Whoosh takes an empty set for no filter at all)
+                    query, fallback, filt = NullQuery(), None, None
+            sortedby: Any = None
+            if req.sort == "date" or (not text and req.sort != "oldest"):
+                sortedby = sorting.FieldFacet("published", reverse=True)
             elif req.sort == "oldest":
-                kwargs["sortedby"] = "published"
-            elif not text:
-                kwargs["sortedby"] = sorting.FieldFacet("published", reverse=True)
-            kwargs["groupedby"] = {
-                "show": sorting.FieldFacet("show_id", maptype=sorting.Count),
-                "year": sorting.FieldFacet("year", maptype=sorting.Count),
-                "language": sorting.FieldFacet("language", maptype=sorting.Count),
-            }
+                sortedby = "published"
             relaxed = False
-            page = _run(s.search_page, query, req.page, pagelen=req.per_page, **kwargs)
+            page = _run(_page, query, s, req.page, req.per_page, filt, sortedby)
             if fallback is not None and page.total < RELAX_BELOW and repr(fallback) != repr(query):
-                page2 = _run(s.search_page, fallback, req.page, pagelen=req.per_page, **kwargs)
+                page2 = _run(_page, fallback, s, req.page, req.per_page, filt, sortedby)
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
-            facets = _facets(results, catalog, self._person_counts(s, results.docs()))
+            facets = facet_rows(catalog, self._facet_counts(s, results.docs()))
             suggestion = ""
             if text and (page.total < RELAX_BELOW or relaxed):
                 suggestion = self._suggestion(s, query, text)
@@ -396,6 +398,23 @@ class SearchIndex:
         return SearchResult(query=req.q, total=total, page=req.page, per_page=req.per_page, hits=hits,
                             facets=facets, suggestion=suggestion, relaxed=relaxed,
                             took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def _allowed(self, searcher: Any, filt: Any) -> BitSet:
+        """The documents a filter lets through, kept per index generation for the filters asked most recently
+        (a show's page, a year's archive): a date range alone reads hundreds of range terms."""
+        reader = searcher.reader()
+        key = (self.generation(), reader.generation(), reader.doc_count_all(), repr(filt))
+        with self._lock:
+            docs = self._filter_cache.get(key)
+            if docs is not None:
+                self._filter_cache.move_to_end(key)
+                return docs
+        docs = BitSet(_run(searcher.docs_for_query, filt), size=reader.doc_count_all())
+        with self._lock:
+            self._filter_cache[key] = docs
+            while len(self._filter_cache) > FILTER_CACHE:
+                self._filter_cache.popitem(last=False)
+        return docs
 
     def _filter(self, req: SearchRequest) -> Any:
         parts = []
@@ -532,6 +551,45 @@ class SpokenBM25F(BM25F):
         total = parent.doc_count_all()
         return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
 
+    def scorer(self, searcher: Any, fieldname: str, text: str, qf: int = 1) -> Any:
+        if not searcher.schema[fieldname].scorable:
+            return super().scorer(searcher, fieldname, text, qf)
+        return _LengthCachedScorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B), self.K1, qf=qf)
+
+
+class _LengthCachedScorer(BM25FScorer):
+    """Whoosh's BM25F scorer, reading field lengths from an array kept per segment (segments never change)
+    instead of a column read per document and field."""
+
+    def setup(self, searcher: Any, fieldname: str, text: str) -> Any:
+        plain = super().setup(searcher, fieldname, text)
+        self.dfl = _field_lengths(searcher.reader(), fieldname).__getitem__
+        return plain
+
+    def score(self, matcher: Any) -> float:
+        tf = matcher.weight()
+        k1 = self.K1
+        return self.idf * tf * (k1 + 1) / (tf + k1 * ((1 - self.B) + self.B * self.dfl(matcher.id()) / self.avgfl))
+
+
+_LENGTHS: OrderedDict[tuple[str, str, int], list[int]] = OrderedDict()
+_LENGTHS_LOCK = threading.Lock()
+
+
+def _field_lengths(reader: Any, fieldname: str) -> list[int]:
+    """Every document's length in ``fieldname``, for one segment's reader (kept for the 64 latest)."""
+    segment = reader.segment()
+    key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all())
+    with _LENGTHS_LOCK:
+        found = _LENGTHS.get(key)
+    if found is None:
+        found = [reader.doc_field_length(d, fieldname, 1) for d in range(reader.doc_count_all())]
+        with _LENGTHS_LOCK:
+            _LENGTHS[key] = found
+            while len(_LENGTHS) > 64:
+                _LENGTHS.popitem(last=False)
+    return found
+
 
 def weighting() -> BM25F:
     return SpokenBM25F(B=BM25_B, K1=BM25_K1)
@@ -560,6 +618,36 @@ def _run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> A
         return method(query, *args, **kwargs)
     except WhooshQueryError as exc:
         raise QueryError(f"This query cannot be run: {exc}") from None
+
+
+def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any) -> Any:
+    """One page of results, with the exact total and the set of all matching documents (for the facets).
+
+    Ranked by score, every match is scored in one pass that also keeps the matching documents. (Whoosh's
+    own top-N collector skips low-scoring blocks, then runs the query again to count the matches and a
+    third time, without the filter, when asked for them.)
+    """
+    if sortedby is not None:
+        return searcher.search_page(query, pagenum, pagelen=pagelen, filter=filt, sortedby=sortedby)
+    collector: Any = _TopAndMatches(pagenum * pagelen)
+    if filt is not None:
+        collector = collectors.FilterCollector(collector, allow=filt)
+    searcher.search_with_collector(query, collector)
+    return ResultsPage(collector.results(), pagenum, pagelen)
+
+
+class _TopAndMatches(collectors.TopCollector):
+    """The top ``limit`` by score, plus every matching document number, in one pass."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit=limit, usequality=False)
+
+    def _collect(self, global_docnum: int, score: float) -> Any:
+        self.docset.add(global_docnum)
+        return super()._collect(global_docnum, score)
+
+    def all_ids(self) -> Any:
+        return self.docset
 
 
 def _lenient(text: str) -> str:
@@ -621,29 +709,24 @@ def _query_terms(query: Any) -> dict[str, set[str]]:
     return out
 
 
-def _facets(results: Any, catalog: Catalog, persons: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
-    names = {s.id: s.title for s in catalog.shows()}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for facet in ("show", "year", "person", "language"):
-        try:
-            groups = persons if facet == "person" else results.groups(facet)
-        except KeyError:
-            continue
-        items = sorted(groups.items(), key=lambda kv: (-kv[1], str(kv[0])))
-        rows = []
-        for key, count in items[:20]:
-            if key is None or key == "":
-                continue
-            key = key.decode() if isinstance(key, bytes) else str(key)
-            if facet == "show":
-                label = names.get(key, key)
-            elif facet == "person":
-                label = key.title()
-            else:
-                label = languages.name(key) if facet == "language" else key
-            rows.append({"value": key, "label": label, "count": int(count)})
-        out[facet] = rows
+def _doc_facet_values(reader: Any) -> dict[str, list[tuple[str, ...]]]:
+    """Per facet, each document's values: read from the columns and the person postings."""
+    n = reader.doc_count_all()
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for facet, field in (("show", "show_id"), ("year", "year"), ("language", "language")):
+        column = list(reader.column_reader(field)) if reader.has_column(field) else [None] * n
+        out[facet] = [(_facet_key(v),) if v not in (None, "", b"") else () for v in column]
+    persons: list[list[str]] = [[] for _ in range(n)]
+    for term in reader.lexicon("person_key"):
+        name = _facet_key(term)
+        for docnum in reader.postings("person_key", term).all_ids():
+            persons[docnum].append(name)
+    out["person"] = [tuple(p) for p in persons]
     return out
+
+
+def _facet_key(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 @lru_cache(maxsize=512)
@@ -696,44 +779,53 @@ def _shorten(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _english_prefilter(terms: set[str]) -> Callable[[str], bool]:
-    """A cheap test that skips segments which cannot hold any of the (stemmed) terms, before analysis.
+def _english_term_bound(terms: set[str]) -> Callable[[str], int]:
+    """A cheap upper bound on how many of the (stemmed) terms a segment holds, before analysis.
 
     English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
     term without its last letter must appear in the text (apostrophes dropped, as the analyzer does).
-    Text with other than ASCII letters is always analysed: accent folding could match it.
+    Text with other than ASCII letters may hold them all: accent folding could match it.
     """
-    keys = {t[: max(2, len(t) - 1)] for t in terms if t}
+    keys = [t[: max(2, len(t) - 1)] for t in terms if t]
 
-    def maybe(text: str) -> bool:
+    def bound(text: str) -> int:
         low = text.lower().replace("'", "").replace("\u2019", "")
-        return not low.isascii() or any(k in low for k in keys)
+        return len(keys) if not low.isascii() else sum(1 for k in keys if k in low)
 
-    return maybe
+    return bound
 
 
 def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] | None = None,
                  top: int = 3, lang: str = "en") -> list[Moment]:
-    """The transcript segments that match the query's terms best, with their times and speakers."""
+    """The transcript segments that match the query's terms best, with their times and speakers.
+
+    A segment scores 10 per distinct query term it holds, plus log1p(matching tokens) - log1p(tokens) / 2,
+    which is at most log1p(tokens) / 2. Segments are analysed best bound first (the bound from a substring
+    test of each term), and the search stops once the top ``top`` cannot change.
+    """
     if not segments or not terms:
         return []
     analyzer = _analyzer(lang)
-    maybe = _english_prefilter(terms) if lang in ("", "en") else None
-    scored = []
+    count_bound = _english_term_bound(terms) if lang in ("", "en") else (lambda text: len(terms))
+    order = []
     for i, seg in enumerate(segments):
-        if maybe is not None and not maybe(seg.text):
-            continue
-        tokens = [t.text for t in analyzer(seg.text)]
-        if not tokens:
-            continue
+        n = count_bound(seg.text)
+        if n:  # tokens <= 2 x characters + 1 (compound words are indexed whole and in parts)
+            order.append((n * 10 + 0.5 * math.log1p(2 * len(seg.text) + 1), i))
+    order.sort(key=lambda p: (-p[0], p[1]))
+    scored: list[tuple[float, int]] = []
+    for bound, i in order:
+        if len(scored) >= top and scored[top - 1][0] > bound:
+            break
+        tokens = [t.text for t in analyzer(segments[i].text)]
         present = {t for t in tokens if t in terms}
         if not present:
             continue
         hits = sum(1 for t in tokens if t in terms)
         # Distinct query terms count most; repeats a little; long segments a little less.
-        score = len(present) * 10 + math.log1p(hits) - math.log1p(len(tokens)) * 0.5
-        scored.append((score, i))
-    scored.sort(key=lambda p: (-p[0], p[1]))
+        scored.append((len(present) * 10 + math.log1p(hits) - math.log1p(len(tokens)) * 0.5, i))
+        scored.sort(key=lambda p: (-p[0], p[1]))
+        del scored[top:]
     moments = []
     for _, i in scored[:top]:
         seg = segments[i]

@@ -27,7 +27,7 @@ from .ingest.jsonl import read_jsonl
 from .ingest.transcripts import decode_bytes, parse_transcript, pick_order
 from .lock import ReindexLock
 from .progress import Progress
-from .similar import ModelParams, SimilarModel, catalog_digest
+from .similar import ModelParams, SimilarModel, catalog_digest, fold_in_catalog
 
 log = logging.getLogger(__name__)
 
@@ -298,10 +298,15 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     saved = SimilarModel.saved_params(generations) or {}
     digest = catalog_digest(catalog)
     wanted = {**params.to_dict(), "digest": digest}
-    if not full and saved == wanted:
+    if not full and {k: v for k, v in saved.items() if k != "folded"} == wanted:
         report.model = "unchanged"
     elif total == 0:
         report.model = "empty catalog"
+    elif not full and (folded := fold_in_catalog(generations, catalog, params)) is not None:
+        # Only episodes were added, few since the last fit: folded into the saved model, saved as a new generation.
+        log.info("reindex: saving the similarity model with the new episodes folded in")
+        folded.save(generations)
+        report.model = f"folded in {folded.folded - int(saved.get('folded', 0))}"
     else:
         log.info("reindex: fitting the similarity model")
         progress.phase("similarity model", None)

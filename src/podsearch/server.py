@@ -189,6 +189,9 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
     scheduler = ReindexScheduler(config, options.reindex_every) if options.reindex_every else None
     if scheduler is not None:
         app.extensions["podsearch_scheduler"] = scheduler
+    library = app.extensions.get("podsearch")
+    if library is not None:
+        library.warm()
     server = GracefulServer(app, options)
     previous = {sig: signal.signal(sig, server.request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if announce:

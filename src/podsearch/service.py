@@ -6,6 +6,7 @@ when a reindex has swapped in a new generation.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -21,6 +22,8 @@ from .index import SearchIndex
 from .languages import detect_language, primary
 from .search_types import SearchRequest, SearchResult
 from .similar import Neighbour, SimilarModel
+
+log = logging.getLogger(__name__)
 
 MAX_K = 50
 
@@ -78,6 +81,15 @@ class Library:
         if cat is not None:
             cat.close()
             self._local.catalog = None
+
+    def warm(self) -> None:
+        """Load what the first search and the first /similar would otherwise load (the server calls this before
+        it says it is ready): the index's per-generation facet values and the similarity model, where they exist."""
+        for load in (self.index.warm, self.model):
+            try:
+                load()
+            except IndexMissing as exc:
+                log.info("nothing to warm: %s", exc)
 
     def model(self) -> SimilarModel:
         stamp = self.model_generations.stamp()
@@ -152,9 +164,6 @@ class Library:
             raise IndexMissing("This episode is newer than the similarity model; run 'podsearch reindex'.")
         opts = dict(same_show=same_show, shows=shows, exclude_shows=exclude_shows, min_score=min_score)
         lang = self._language(episode_id) if same_language else ""
-        want = k
-        if lang:  # the model keeps MAX_K neighbours: ask for all of them, then keep this language's
-            k = MAX_K
         duplicates: list[Neighbour] = []
         if t is not None:
             if t < 0:
@@ -162,10 +171,13 @@ class Library:
             text = segments_around(self.catalog.segments(episode_id), t)
             if not text.strip():
                 raise QueryError(f"The episode has no transcript around {t:g} s.")
-            picked = model.similar_to_text(text, k, exclude=episode_id, **opts)
+            picked = model.similar_to_text(text, MAX_K if lang else k, exclude=episode_id, **opts)
         else:
             picked, duplicates = model.similar(episode_id, k, **opts)
-        picked = self._in_language(picked, lang, want)
+            if lang and len(self._in_language(picked, lang, k)) < len(picked):
+                # some of the first k are in another language: look through all MAX_K kept neighbours
+                picked, duplicates = model.similar(episode_id, MAX_K, **opts)
+        picked = self._in_language(picked, lang, k)
         return SimilarResult(id=episode_id, similar=self._items(picked), duplicates=self._items(duplicates), t=t)
 
     def similar_to_text(self, text: str, k: int = 10, *, same_language: bool = True, **opts: Any) -> SimilarResult:

@@ -2,7 +2,9 @@
 
 Fitted at reindex from the catalog; neighbours of every episode are precomputed blockwise on sparse
 matrices (never a dense N x N matrix), so that ``/similar/<id>`` is a lookup. Saved in
-``<data>/model/<generation>/`` with its parameters and versions; refitted when they change.
+``<data>/model/<generation>/`` with its parameters and versions; refitted when they change. A few added
+episodes are *folded in* (:meth:`SimilarModel.fold_in`) instead: weighed with the saved vocabulary and
+weights, their neighbours computed against all the rows, until :data:`FOLD_IN_SHARE` calls for a refit.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ CANDIDATES = 200  # candidates per episode rescored with the full vectors (above
 PRUNE_TERMS = 64  # terms per episode kept for finding candidates (above EXACT_LIMIT)
 RESCORE_TERMS = 0  # > 0: rescore against only a candidate's strongest terms (0: all; 128 lost too much, see docs)
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"
+# Added episodes are folded into the saved model (no refit) while the episodes folded in since the last full
+# fit, these included, are at most this share of the episodes that fit saw; past it (or on any removal or
+# change of an episode, or of the parameters) the model is refitted. See docs/similar.md, "Incremental updates".
+FOLD_IN_SHARE = 0.05
 GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
                     "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
 
@@ -107,11 +113,13 @@ class EpisodeFields(NamedTuple):
     show_titles: dict[str, str] | None = None  # show id -> title, for "Go Time #145" in another show
 
 
-def episode_texts(catalog: Catalog) -> EpisodeFields:
-    """The fields the model reads, from the catalog."""
+def episode_texts(catalog: Catalog, only: list[str] | None = None) -> EpisodeFields:
+    """The fields the model reads, from the catalog (every episode, or the episodes ``only`` in its order)."""
     fields = EpisodeFields([], [], [], [], [], [], [], [], [], {s.id: s.title for s in catalog.shows()})
     ids, shows, titles, notes, transcripts, languages, people, links, numbers, _ = fields
-    for ep in catalog.episodes(with_segments=False):
+    episodes = catalog.episodes(with_segments=False) if only is None else (
+        ep for ep in (catalog.episode(i, with_segments=False) for i in only) if ep is not None)
+    for ep in episodes:
         segments = catalog.segments(ep.id)
         links.append(link_tokens(ep.description_html))
         numbers.append(ep.number)
@@ -128,8 +136,13 @@ def episode_texts(catalog: Catalog) -> EpisodeFields:
 
 
 def catalog_digest(catalog: Catalog) -> str:
+    return hashes_digest(catalog.hashes())
+
+
+def hashes_digest(hashes: dict[str, str]) -> str:
+    """One digest of {episode id: content hash}: what the saved model was fitted on."""
     h = hashlib.sha256()
-    for episode_id, digest in sorted(catalog.hashes().items()):
+    for episode_id, digest in sorted(hashes.items()):
         h.update(episode_id.encode() + b"\0" + digest.encode() + b"\n")
     return h.hexdigest()
 
@@ -139,7 +152,8 @@ class SimilarModel:
                  transformer: TfidfTransformer, matrix: sp.csr_matrix, noise: dict[str, np.ndarray],
                  neigh_idx: np.ndarray, neigh_score: np.ndarray, digest: str = "", svd: Any = None,
                  dense: np.ndarray | None = None, mentions: sp.csr_matrix | None = None,
-                 numbers: list[int | None] | None = None) -> None:
+                 numbers: list[int | None] | None = None, weighting: Weighting | None = None,
+                 folded: int = 0, path: Path | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -156,6 +170,11 @@ class SimilarModel:
         self.numbers = numbers or [None] * len(ids)
         self.position = {episode_id: i for i, episode_id in enumerate(ids)}
         self.terms = vectorizer.get_feature_names_out()
+        # What weighs an episode's counts (for fold-in; the per-show document frequencies are read from
+        # ``path`` on demand, a server never needs them), and how many episodes were folded in since the fit.
+        self.weighting = weighting or Weighting(params, vectorizer.vocabulary_, transformer, noise)
+        self.folded = folded
+        self.path = path
 
     # -- fitting --------------------------------------------------------------------------------
     @classmethod
@@ -173,24 +192,12 @@ class SimilarModel:
         ids, shows = list(fields.ids), list(fields.shows)
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
-        empty = [""] * len(ids)
-        titles = with_title_phrases(fields.titles, fields.languages) if params.title_phrases else fields.titles
-        vectorizer, counts = weighted_counts(
-            [(titles, params.title_weight), (fields.notes, params.notes_weight),
-             (fields.transcripts, params.transcript_weight), (fields.people or empty, params.people_weight),
-             (fields.links or empty, params.links_weight)], params)
+        vectorizer, counts = weighted_counts(_weighted_fields(fields, params), params)
         if progress:
             progress("vectorized")
-        counts = _drop_stop_words(counts, vectorizer.vocabulary_, list(fields.languages or []))
-        noise = show_noise(counts, shows, params)
-        counts = _drop_noise(counts, shows, noise)
-        if params.show_idf:
-            counts = _show_idf(counts, shows, params)
-        if params.bm25_k1 > 0:
-            counts = _bm25_tf(counts, params.bm25_k1, params.bm25_b)
-        transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf and params.bm25_k1 <= 0)
-        matrix = transformer.fit_transform(counts).astype(np.float32).tocsr()
-        matrix = normalize(_keep_top_terms(matrix, params.max_terms_per_doc)).astype(np.float32).tocsr()
+        weighting = Weighting(params, vectorizer.vocabulary_)
+        matrix = weighting.rows(counts, shows, list(fields.languages or []))
+        transformer, noise = weighting.transformer, weighting.noise
         svd, dense = fit_lsa(matrix, params)
         mentions = None
         if params.mention_weight > 0 and fields.numbers is not None:
@@ -205,7 +212,7 @@ class SimilarModel:
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
-                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None)
+                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None, weighting)
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -219,10 +226,16 @@ class SimilarModel:
             sp.save_npz(path / "mentions.npz", self.mentions, compressed=False)
         with open(path / "vectorizer.pkl", "wb") as fh:
             pickle.dump({"vectorizer": self.vectorizer, "transformer": self.transformer, "noise": self.noise,
-                         "svd": self.svd}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                         "svd": self.svd, "mean_length": self.weighting.mean_length}, fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        freqs = self.weighting.show_freqs if self.weighting.show_freqs is not None else _load_show_freqs(self.path)
+        if freqs is not None:
+            sp.save_npz(path / "show_df.npz", freqs.df, compressed=False)
+            (path / "show_df.json").write_text(json.dumps({"shows": freqs.shows, "sizes": freqs.sizes}), encoding="utf-8")
         (path / "ids.json").write_text(json.dumps({"ids": self.ids, "shows": self.shows, "numbers": self.numbers}),
                                        encoding="utf-8")
-        (path / "params.json").write_text(json.dumps({**self.params.to_dict(), "digest": self.digest}, indent=1))
+        (path / "params.json").write_text(json.dumps({**self.params.to_dict(), "digest": self.digest,
+                                                      "folded": self.folded}, indent=1))
         return generations.publish(path)
 
     @classmethod
@@ -238,12 +251,64 @@ class SimilarModel:
         with open(path / "vectorizer.pkl", "rb") as fh:
             parts = pickle.load(fh)  # our own file, written by save() above
         ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
+        weighting = Weighting(params, parts["vectorizer"].vocabulary_, parts["transformer"], parts["noise"],
+                              mean_length=parts.get("mean_length"))
         return cls(params, ids["ids"], ids["shows"], parts["vectorizer"], parts["transformer"],
                    sp.load_npz(path / "matrix.npz").tocsr(), parts["noise"], np.load(path / "neigh_idx.npy"),
                    np.load(path / "neigh_score.npy"), meta.get("digest", ""), parts.get("svd"),
                    np.load(path / "dense.npy") if (path / "dense.npy").exists() else None,
                    sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
-                   ids.get("numbers"))
+                   ids.get("numbers"), weighting, int(meta.get("folded", 0)), path)
+
+    # -- fold-in ----------------------------------------------------------------------------------
+    def can_fold_in(self) -> bool:
+        """Whether this model holds all it needs to weigh new episodes as its fit did (older saves do not)."""
+        w = self.weighting
+        if self.params.show_idf and w.show_freqs is None:
+            w.show_freqs = _load_show_freqs(self.path)
+        return (w.noise is not None and (not self.params.show_idf or w.show_freqs is not None)
+                and (self.params.bm25_k1 <= 0 or w.mean_length is not None))
+
+    def fold_in(self, fields: EpisodeFields, digest: str) -> SimilarModel:
+        """A new model: this one with the episodes of ``fields`` appended, without refitting.
+
+        The new episodes are vectorized by the fit's own steps with this model's vocabulary, stop words,
+        show noise, per-show IDF, IDF and term cap (:class:`Weighting`); words the vocabulary lacks are ignored,
+        and an episode of a show the fit did not weigh gets no per-show IDF (as a show too small for it).
+        Their neighbours are scored against every row, and each old episode's list takes a new episode
+        that beats its k-th. Mentions made in the new episodes' text count; old episodes naming a new one
+        are only found by the next fit.
+        """
+        params, old = self.params, len(self.ids)
+        if not fields.ids:
+            return self
+        if not self.can_fold_in():
+            raise IndexMissing("The saved similarity model cannot take new episodes; refit it.")
+        new_ids, new_shows = list(fields.ids), list(fields.shows)
+        m = len(new_ids)
+        weighted = _weighted_fields(fields, params)
+        stacked = self.vectorizer.transform(chain.from_iterable(texts for texts, _ in weighted)).tocsr()
+        counts = _weigh_fields(stacked, [w for _, w in weighted], m, params.field_sublinear)
+        rows = self.weighting.rows(counts, new_shows, list(fields.languages or []))
+        matrix = sp.vstack([self.matrix, rows], format="csr", dtype=np.float32)
+        dense = self.dense
+        if self.svd is not None and dense is not None:
+            dense = np.vstack([dense, normalize(self.svd.transform(rows)).astype(np.float32)])
+        ids, shows = self.ids + new_ids, self.shows + new_shows
+        numbers = list(self.numbers) + (list(fields.numbers) if fields.numbers is not None else [None] * m)
+        n = old + m
+        mentions = self.mentions.copy() if self.mentions is not None else sp.csr_matrix((old, old), dtype=np.float32)
+        mentions.resize((n, n))
+        if params.mention_weight > 0:
+            texts = [""] * old + [f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)]
+            mentions = (mentions + episode_mentions(texts, shows, numbers, fields.show_titles)).tocsr()
+        mentions = mentions if mentions.nnz else None
+        links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
+        neigh_idx, neigh_score = fold_neighbours(matrix, old, self.neigh_idx, self.neigh_score, params.block_rows,
+                                                 dense, params.lsa_weight, links, params.mention_weight)
+        return SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
+                            neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
+                            self.folded + m, self.path)
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -393,13 +458,7 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     n = len(fields[0][0])
     raw = CountVectorizer(**options)
     stacked = raw.fit_transform(chain.from_iterable(texts for texts, _ in fields)).tocsr()
-    if params.field_sublinear:
-        stacked.data = 1 + np.log(stacked.data)
-    counts = sp.csr_matrix((n, stacked.shape[1]), dtype=np.float32)
-    for k, (_, weight) in enumerate(fields):
-        if weight:
-            counts = counts + weight * stacked[k * n:(k + 1) * n]
-    counts = counts.tocsr()
+    counts = _weigh_fields(stacked, [weight for _, weight in fields], n, params.field_sublinear)
     del stacked
     df = np.bincount(counts.indices, minlength=counts.shape[1])
     min_df = params.min_df if n >= 20 else 1
@@ -419,6 +478,74 @@ def with_title_phrases(titles: list[str], languages: list[str] | None = None) ->
     langs = list(languages or []) if languages is not None and len(languages) == len(titles) else [""] * len(titles)
     return [f"{title} {phrases(title, ENGLISH_STOP_WORDS | stop_words(lang) if lang else ENGLISH_STOP_WORDS)}"
             for title, lang in zip(titles, langs)]
+
+
+def _weighted_fields(fields: EpisodeFields, params: ModelParams) -> list[tuple[list[str], float]]:
+    empty = [""] * len(fields.ids)
+    titles = with_title_phrases(list(fields.titles), fields.languages) if params.title_phrases else list(fields.titles)
+    return [(titles, params.title_weight), (list(fields.notes), params.notes_weight),
+            (list(fields.transcripts), params.transcript_weight), (list(fields.people or empty), params.people_weight),
+            (list(fields.links or empty), params.links_weight)]
+
+
+def _weigh_fields(stacked: sp.csr_matrix, weights: list[float], n: int, sublinear: bool = False) -> sp.csr_matrix:
+    """The weighted sum of the fields' counts, stacked field after field (n rows each); with ``sublinear``
+    (``field_sublinear``), each field's count is ``1 + log(tf)`` first (``stacked`` is changed in place)."""
+    if sublinear:
+        stacked.data = 1 + np.log(stacked.data)
+    counts = sp.csr_matrix((n, stacked.shape[1]), dtype=np.float32)
+    for k, weight in enumerate(weights):
+        if weight:
+            counts = counts + weight * stacked[k * n:(k + 1) * n]
+    return counts.tocsr()
+
+
+class ShowFreqs(NamedTuple):
+    """Per show (of at least ``show_noise_min_episodes`` episodes): its size and its document frequencies."""
+
+    shows: list[str]
+    sizes: list[int]
+    df: sp.csr_matrix  # shows x terms
+
+
+@dataclass
+class Weighting:
+    """Turns an episode's weighted counts into its model row. What it learns from all the episodes (show noise,
+    per-show document frequencies, mean length, IDF) is fitted on the first call, at fit; fold-in reuses it."""
+
+    params: ModelParams
+    vocabulary: dict[str, int]
+    transformer: TfidfTransformer | None = None
+    noise: dict[str, np.ndarray] | None = None
+    show_freqs: ShowFreqs | None = None
+    mean_length: float | None = None
+
+    def rows(self, counts: sp.csr_matrix, shows: list[str], languages: list[str]) -> sp.csr_matrix:
+        """The L2-normalised rows of the episodes of ``counts``, as the fit weighs them."""
+        params = self.params
+        counts = _drop_stop_words(counts, self.vocabulary, languages)
+        if self.noise is None:
+            self.noise = show_noise(counts, shows, params)
+        counts = _drop_noise(counts, shows, self.noise)
+        if params.show_idf:
+            if self.show_freqs is None:
+                self.show_freqs = show_doc_freqs(counts, shows, params)
+            counts = _show_idf(counts, shows, self.show_freqs)
+        if params.bm25_k1 > 0:
+            if self.mean_length is None:
+                self.mean_length = float(np.asarray(counts.sum(axis=1)).mean())
+            counts = _bm25_tf(counts, params.bm25_k1, params.bm25_b, self.mean_length)
+        if self.transformer is None:
+            self.transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf and params.bm25_k1 <= 0).fit(counts)
+        matrix = self.transformer.transform(counts).astype(np.float32).tocsr()
+        return normalize(_keep_top_terms(matrix, params.max_terms_per_doc)).astype(np.float32).tocsr()
+
+
+def _load_show_freqs(path: Path | None) -> ShowFreqs | None:
+    if path is None or not (path / "show_df.npz").exists():
+        return None
+    meta = json.loads((path / "show_df.json").read_text(encoding="utf-8"))
+    return ShowFreqs(meta["shows"], meta["sizes"], sp.load_npz(path / "show_df.npz").tocsr())
 
 
 def _drop_stop_words(counts: sp.csr_matrix, vocabulary: dict[str, int], langs: list[str]) -> sp.csr_matrix:
@@ -472,22 +599,38 @@ def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.nda
     return counts
 
 
-def _show_idf(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> sp.csr_matrix:
-    """Scale each count by the term's IDF inside the episode's show, ``log((1 + n) / (1 + df)) + 1`` over its max.
-
-    A softer form of show noise: a host's first name or a recurring segment in a third of a show's episodes
-    weighs less in that show, while a topic word rare in the show keeps its weight.
-    """
-    counts = counts.tocsr(copy=True)
-    present = counts.copy()
+def show_doc_freqs(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> ShowFreqs:
+    """Per show of at least ``show_noise_min_episodes`` episodes, in how many of them each term is (for _show_idf)."""
+    present = counts.copy().tocsr()
     present.data[:] = 1
     shows_arr = np.array(shows)
+    names, sizes, dfs = [], [], []
     for show in np.unique(shows_arr):
         rows = np.flatnonzero(shows_arr == show)
         if len(rows) < params.show_noise_min_episodes:
             continue
-        df = np.asarray(present[rows].sum(axis=0)).ravel()
-        n = len(rows)
+        names.append(str(show))
+        sizes.append(len(rows))
+        dfs.append(sp.csr_matrix(present[rows].sum(axis=0), dtype=np.float32))
+    df = sp.vstack(dfs, format="csr") if dfs else sp.csr_matrix((0, counts.shape[1]), dtype=np.float32)
+    return ShowFreqs(names, sizes, df)
+
+
+def _show_idf(counts: sp.csr_matrix, shows: list[str], freqs: ShowFreqs) -> sp.csr_matrix:
+    """Scale each count by the term's IDF inside the episode's show, ``log((1 + n) / (1 + df)) + 1`` over its max.
+
+    A softer form of show noise: a host's first name or a recurring segment in a third of a show's episodes
+    weighs less in that show, while a topic word rare in the show keeps its weight. A show not in ``freqs``
+    (too small, or new since the fit) is left as it is.
+    """
+    counts = counts.tocsr(copy=True)
+    shows_arr = np.array(shows)
+    for s, show in enumerate(freqs.shows):
+        rows = np.flatnonzero(shows_arr == show)
+        if len(rows) == 0:
+            continue
+        df = freqs.df[s].toarray().ravel()
+        n = freqs.sizes[s]
         factor = (np.log((1 + n) / (1 + df)) + 1) / (np.log(1 + n) + 1)
         for r in rows:
             a, b = counts.indptr[r], counts.indptr[r + 1]
@@ -495,11 +638,11 @@ def _show_idf(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> s
     return counts
 
 
-def _bm25_tf(counts: sp.csr_matrix, k1: float, b: float) -> sp.csr_matrix:
+def _bm25_tf(counts: sp.csr_matrix, k1: float, b: float, mean_length: float) -> sp.csr_matrix:
     """BM25 term-frequency saturation, ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean length))``."""
     counts = counts.tocsr(copy=True)
     lengths = np.asarray(counts.sum(axis=1)).ravel()
-    norm = k1 * (1 - b + b * lengths / max(float(lengths.mean()), 1e-9))
+    norm = k1 * (1 - b + b * lengths / max(mean_length, 1e-9))
     row_norm = np.repeat(norm, np.diff(counts.indptr)).astype(np.float32)
     counts.data = counts.data * (k1 + 1) / (counts.data + row_norm)
     return counts
@@ -573,16 +716,59 @@ def _exact_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.
     transposed = matrix.T.tocsc()
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
-        sims = (matrix[start:stop] @ transposed).toarray()
-        if dense is not None:
-            sims *= 1 - dense_weight
-            sims += dense_weight * (dense[start:stop] @ dense.T)
-        if links is not None and link_weight:
-            r, c = links[start:stop].nonzero()
-            sims[r, c] += link_weight * (1 - sims[r, c])
-        sims[np.arange(stop - start), np.arange(start, stop)] = -1.0  # never the episode itself
+        sims = _block_scores(matrix, transposed, start, stop, dense, dense_weight, links, link_weight)
         part = np.argpartition(-sims, k, axis=1)[:, :k] if k < n else np.argsort(-sims, axis=1)[:, :k]
         _store(start, part, np.take_along_axis(sims, part, axis=1), idx, score)
+
+
+def _block_scores(matrix: sp.csr_matrix, transposed: sp.csc_matrix, start: int, stop: int, dense: np.ndarray | None,
+                  dense_weight: float, links: sp.csr_matrix | None, link_weight: float) -> np.ndarray:
+    """The scores of rows ``start:stop`` against every row (dense, block x N); -1 for a row against itself."""
+    sims = (matrix[start:stop] @ transposed).toarray()
+    if dense is not None:
+        sims *= 1 - dense_weight
+        sims += dense_weight * (dense[start:stop] @ dense.T)
+    if links is not None and link_weight:
+        r, c = links[start:stop].nonzero()
+        sims[r, c] += link_weight * (1 - sims[r, c])
+    sims[np.arange(stop - start), np.arange(start, stop)] = -1.0  # never the episode itself
+    return sims
+
+
+def fold_neighbours(matrix: sp.csr_matrix, old: int, neigh_idx: np.ndarray, neigh_score: np.ndarray,
+                    block_rows: int = 512, dense: np.ndarray | None = None, dense_weight: float = 0.0,
+                    links: sp.csr_matrix | None = None, link_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The neighbour lists of ``matrix`` whose first ``old`` rows have theirs in ``neigh_idx``/``neigh_score``.
+
+    Each new row (``old:``) is scored against every row, exactly (as :func:`top_neighbours` up to its exact
+    limit), a block of new rows at a time; the scores are symmetric, so the same block also says which
+    earlier rows a new one enters: those whose k-th score it beats (or whose list has room) take it in.
+    """
+    n, k = matrix.shape[0], neigh_idx.shape[1]
+    k_eff = min(k, max(n - 1, 0))
+    idx = np.vstack([neigh_idx, np.full((n - old, k), -1, dtype=np.int32)])
+    score = np.vstack([neigh_score, np.zeros((n - old, k), dtype=np.float32)])
+    if k_eff == 0:
+        return idx, score
+    transposed = matrix.T.tocsc()
+    for start in range(old, n, block_rows):
+        stop = min(start + block_rows, n)
+        sims = _block_scores(matrix, transposed, start, stop, dense, dense_weight, links, link_weight)
+        part = np.argpartition(-sims, k_eff, axis=1)[:, :k_eff] if k_eff < n else np.argsort(-sims, axis=1)[:, :k_eff]
+        _store(start, part, np.take_along_axis(sims, part, axis=1), idx, score)
+        # Rows before the block take in the block's rows that beat their k-th (later new rows get theirs above).
+        kth = np.where(idx[:start, k_eff - 1] >= 0, score[:start, k_eff - 1], -np.inf)
+        better = np.maximum(sims[:, :start], 0)
+        rows = np.flatnonzero((better > kth).any(axis=0))
+        if len(rows) == 0:
+            continue
+        cand_idx = np.hstack([idx[rows, :k_eff], np.broadcast_to(np.arange(start, stop, dtype=np.int32),
+                                                                 (len(rows), stop - start))])
+        cand_score = np.hstack([np.where(idx[rows, :k_eff] >= 0, score[rows, :k_eff], -np.inf), better[:, rows].T])
+        order = np.argsort(-cand_score, axis=1, kind="stable")[:, :k_eff]  # an old neighbour wins a tie
+        idx[rows, :k_eff] = np.take_along_axis(cand_idx, order, axis=1)
+        score[rows, :k_eff] = np.maximum(np.take_along_axis(cand_score, order, axis=1), 0)
+    return idx, score
 
 
 def _pruned_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.ndarray | None, dense_weight: float,
@@ -664,3 +850,37 @@ def _store(start: int, part: np.ndarray, part_scores: np.ndarray, idx: np.ndarra
     k = part.shape[1]
     idx[start:start + len(part), :k] = np.take_along_axis(part, order, axis=1)
     score[start:start + len(part), :k] = np.maximum(np.take_along_axis(part_scores, order, axis=1), 0)
+
+
+def fold_in_catalog(generations: Generations, catalog: Catalog, params: ModelParams,
+                    share: float = FOLD_IN_SHARE) -> SimilarModel | None:
+    """The saved model with the catalog's added episodes folded in (:meth:`SimilarModel.fold_in`), not saved;
+    or None when the model must be refitted: other parameters or versions, an episode removed or changed,
+    nothing added, too many folded in since the last fit (``share``), or a save without what fold-in needs."""
+    saved = SimilarModel.saved_params(generations)
+    if not saved or {k: v for k, v in saved.items() if k not in ("digest", "folded")} != params.to_dict():
+        return None
+    hashes = catalog.hashes()
+    try:
+        model = SimilarModel.load(generations)
+    except (IndexMissing, OSError, ValueError, KeyError, pickle.UnpicklingError) as exc:
+        log.info("similar model: refit (the saved model does not load: %s)", exc)
+        return None
+    known = set(model.ids)
+    if not known <= hashes.keys() or hashes_digest({i: hashes[i] for i in model.ids}) != model.digest:
+        log.info("similar model: refit (episodes were removed or changed)")
+        return None
+    added = sorted(hashes.keys() - known)
+    folded = model.folded + len(added)
+    if not added or folded > share * (len(model.ids) - model.folded):
+        log.info("similar model: refit (%d episodes to fold in, %d since the fit, limit %.0f%% of %d)", len(added),
+                 folded, share * 100, len(model.ids) - model.folded)
+        return None
+    if not model.can_fold_in():
+        log.info("similar model: refit (the saved model predates fold-in)")
+        return None
+    started = time.perf_counter()
+    folded_model = model.fold_in(episode_texts(catalog, added), hashes_digest(hashes))
+    log.info("folded %d episodes into the similar model (%d since the fit) in %.1fs", len(added), folded,
+             time.perf_counter() - started)
+    return folded_model

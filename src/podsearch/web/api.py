@@ -51,13 +51,16 @@ def search_json(result: SearchResult) -> dict[str, Any]:
 
 
 def similar_json(result: SimilarResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": result.id, "similar": [asdict(s) for s in result.similar]}
-    for item in out["similar"]:
-        item.pop("duplicate", None)
-    out["duplicates"] = [asdict(s) for s in result.duplicates]
+    out: dict[str, Any] = {"id": result.id, "similar": [_similar_item(s) for s in result.similar]}
+    out["duplicates"] = [{**_similar_item(s), "duplicate": s.duplicate} for s in result.duplicates]
     if result.t is not None:
         out["t"] = result.t
     return out
+
+
+def _similar_item(s: Any) -> dict[str, Any]:
+    return {"id": s.id, "title": s.title, "show": s.show, "show_id": s.show_id, "published": s.published, "url": s.url,
+            "score": s.score, "reasons": list(s.reasons), "language": s.language}
 
 
 def _public_url(value: str) -> str:

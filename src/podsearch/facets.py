@@ -1,0 +1,73 @@
+"""Facet counts (show, year, person, language) over the documents a search matched.
+
+The facet values of every document are read from the index once per index generation (``index.py`` does the
+reading) into a sparse documents x values matrix; counting the matches is then one sparse product in C,
+whatever the number of matches or of persons per episode (about 40 in the synthetic 10k corpus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import languages
+from .catalog import Catalog
+
+FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
+TOP = 20  # values shown per facet
+
+
+class DocFacets:
+    """Each document's facet values, for counting over any set of document numbers."""
+
+    def __init__(self, values: dict[str, Sequence[Sequence[str]]], doc_count: int) -> None:
+        """``values[facet][docnum]``: that document's values of the facet (none, one, or several)."""
+        self.labels: list[tuple[str, str]] = []
+        index: dict[tuple[str, str], int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        for facet in FACETS:
+            for docnum, names in enumerate(values.get(facet, ())):
+                for name in names:
+                    col = index.setdefault((facet, name), len(index))
+                    if col == len(self.labels):
+                        self.labels.append((facet, name))
+                    rows.append(docnum)
+                    cols.append(col)
+        self.doc_count = doc_count
+        ones = np.ones(len(rows), dtype=np.float32)
+        # values x documents: a count is the row's dot product with the 0/1 vector of the matches
+        self.matrix = sp.csr_matrix((ones, (cols, rows)), shape=(len(self.labels), doc_count))
+
+    def count(self, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
+        matched = np.zeros(self.doc_count, dtype=np.float32)
+        ids = np.fromiter(docnums, dtype=np.int64)
+        if ids.size:
+            matched[ids] = 1.0
+        totals = self.matrix @ matched
+        counts: dict[str, dict[str, int]] = {facet: {} for facet in FACETS}
+        for col in np.flatnonzero(totals):
+            facet, name = self.labels[col]
+            counts[facet][name] = int(totals[col])
+        return counts
+
+
+def facet_rows(catalog: Catalog, counts: dict[str, dict[str, int]]) -> dict[str, list[dict[str, Any]]]:
+    """The answer's facets: per facet, the ``TOP`` values by count, with their labels."""
+    names = {s.id: s.title for s in catalog.shows()}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for facet in FACETS:
+        rows = []
+        for key, count in sorted(counts[facet].items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]:
+            if facet == "show":
+                label = names.get(key, key)
+            elif facet == "person":
+                label = key.title()
+            else:
+                label = languages.name(key) if facet == "language" else key
+            rows.append({"value": key, "label": label, "count": count})
+        out[facet] = rows
+    return out
