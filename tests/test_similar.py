@@ -10,12 +10,13 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from podsearch.catalog import Catalog
 from podsearch.generations import Generations
 from podsearch.sample import sample_feeds
-from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, top_neighbours
-from podsearch.similar_signals import episode_mentions, link_tokens
+from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, top_neighbours, weighted_counts
+from podsearch.similar_signals import episode_mentions, link_tokens, phrases
 
 BEES = "tag:example.org,2024:field-notes/ep-01"
 SIGNAL_4 = "https://example.org/signal-path/episodes/4?v=1"  # has '/', ':' and '?'
@@ -85,6 +86,37 @@ def test_episode_mentions_by_number_in_the_show_or_a_named_show():
     shows = ["a", "a", "a", "b", "c"]
     named = episode_mentions(texts, shows, [1, 2, 3, 1, None], {"b": "Other Show"})
     assert {(int(i), int(j)) for i, j in zip(*named.nonzero())} == {(0, 1), (0, 3), (1, 0)}
+
+
+def test_title_phrases_are_word_pairs_without_stop_words_or_punctuation():
+    title = "Schnorr Signatures and the Taproot Upgrade: Lightning, Network"
+    assert phrases(title, ENGLISH_STOP_WORDS).split() == ["schnorr_signatures", "taproot_upgrade"]
+
+
+def test_each_field_is_saturated_before_its_weight():
+    """1 + log(tf) per field, then the weights: a word said 400 times in one field weighs 1 + log 400, not 400."""
+    fields = [(["bees bees bees bees", "wasp"], 2.0), (["bees", "wasp"], 1.0)]
+    vectorizer, counts = weighted_counts(fields, ModelParams())
+    bees = vectorizer.vocabulary_["bees"]
+    assert counts[0, bees] == pytest.approx(2 * (1 + np.log(4)) + 1)
+    _, raw = weighted_counts(fields, ModelParams(field_sublinear=False))
+    assert raw[0, bees] == pytest.approx(2 * 4 + 1)
+
+
+def test_a_shared_title_phrase_brings_episodes_nearer_than_the_same_words_apart():
+    titles = ["Lightning Network basics", "Lightning Network future", "Network tools for lightning mistakes"]
+    titles += [f"{a} {b}" for a in ("sourdough", "rocket", "honeybee", "compiler") for b in ("basics", "history",
+                                                                                              "tools", "mistakes", "future")]
+    n = len(titles)
+    fields = EpisodeFields([f"e{i}" for i in range(n)], [f"s{i % 4}" for i in range(n)], titles,
+                           ["a conversation with friends"] * n, [""] * n, ["en"] * n, [""] * n)
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    picked = {p.id: p for p in model.similar("e0", 5)[0]}
+    assert "lightning_network" in picked["e1"].reasons
+    plain = SimilarModel.fit_fields(fields, ModelParams(title_phrases=False))
+    assert "lightning_network" not in plain.vectorizer.vocabulary_
+    apart = {p.id: p.score for p in plain.similar("e0", 5)[0]}
+    assert picked["e1"].score - picked["e2"].score > apart["e1"] - apart["e2"] + 0.1  # the phrase is the gap
 
 
 def test_an_episode_that_names_another_has_it_near_with_the_reason():

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import sklearn
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfTransformer
 from sklearn.preprocessing import normalize
 
 from . import __version__
@@ -32,11 +32,11 @@ from .catalog import Catalog
 from .errors import IndexMissing, NotFound, QueryError
 from .generations import Generations
 from .languages import fold, stop_words
-from .similar_signals import episode_mentions, link_tokens
+from .similar_signals import episode_mentions, link_tokens, phrases
 
 log = logging.getLogger(__name__)
 
-MODEL_VERSION = 4  # 4: per-language stop words
+MODEL_VERSION = 5  # 4: per-language stop words; 5: per-field sublinear tf, title phrases
 EXACT_LIMIT = 5_000  # up to this many episodes, neighbours score every pair; above, pruned candidates + rescoring
 CANDIDATES = 200  # candidates per episode rescored with the full vectors (above EXACT_LIMIT)
 PRUNE_TERMS = 64  # terms per episode kept for finding candidates (above EXACT_LIMIT)
@@ -62,7 +62,10 @@ class ModelParams:
     mention_weight: float = 0.2  # "episode 159" in i's text: score = cos + w * (1 - cos) for the pair (0: off)
     min_df: int = 2
     max_df: float = 0.5
-    sublinear_tf: bool = True
+    field_sublinear: bool = True  # each field's counts become 1 + log(tf) before the weights (a transcript's
+    #                               hundreds of mentions do not drown the title and notes); see docs
+    title_phrases: bool = True  # a title's word pairs are terms too ("lightning_network"), at the title's weight
+    sublinear_tf: bool = False  # 1 + log of the weighted sum (the round-2 model; off when field_sublinear)
     bm25_k1: float = 0.0  # > 0: BM25 saturation tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg)) instead
     bm25_b: float = 0.75
     max_features: int = 200_000
@@ -285,7 +288,7 @@ class SimilarModel:
         m = len(new_ids)
         weighted = _weighted_fields(fields, params)
         stacked = self.vectorizer.transform(chain.from_iterable(texts for texts, _ in weighted)).tocsr()
-        counts = _weigh_fields(stacked, [w for _, w in weighted], m)
+        counts = _weigh_fields(stacked, [w for _, w in weighted], m, params.field_sublinear)
         rows = self.weighting.rows(counts, new_shows, list(fields.languages or []))
         matrix = sp.vstack([self.matrix, rows], format="csr", dtype=np.float32)
         dense = self.dense
@@ -388,6 +391,8 @@ class SimilarModel:
 
     def vectorize(self, text: str) -> sp.csr_matrix:
         counts = self.vectorizer.transform([text])
+        if self.params.field_sublinear:
+            counts.data = 1 + np.log(counts.data)
         vec = self.transformer.transform(counts).astype(np.float32)
         return normalize(vec).tocsr()
 
@@ -445,14 +450,15 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     """Term counts of each episode, every field weighted, from one tokenising pass over all the text.
 
     The vocabulary keeps terms in at least ``min_df`` and at most ``max_df`` of the episodes (any field),
-    the ``max_features`` most frequent of them; the returned vectorizer maps new text onto it.
+    the ``max_features`` most frequent of them; the returned vectorizer maps new text onto it. With
+    ``field_sublinear``, each field's count is ``1 + log(tf)`` before it is weighted.
     """
     options: dict[str, Any] = dict(stop_words="english", strip_accents="unicode", lowercase=True,
                                    token_pattern=TOKEN_PATTERN, dtype=np.float32)
     n = len(fields[0][0])
     raw = CountVectorizer(**options)
     stacked = raw.fit_transform(chain.from_iterable(texts for texts, _ in fields)).tocsr()
-    counts = _weigh_fields(stacked, [weight for _, weight in fields], n)
+    counts = _weigh_fields(stacked, [weight for _, weight in fields], n, params.field_sublinear)
     del stacked
     df = np.bincount(counts.indices, minlength=counts.shape[1])
     min_df = params.min_df if n >= 20 else 1
@@ -466,15 +472,27 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     return vectorizer, counts[:, keep].tocsr()
 
 
+def with_title_phrases(titles: list[str], languages: list[str] | None = None) -> list[str]:
+    """Each title followed by its word pairs as tokens (``similar_signals.phrases``; no pair with a stop word of
+    English or of the episode's language)."""
+    langs = list(languages or []) if languages is not None and len(languages) == len(titles) else [""] * len(titles)
+    return [f"{title} {phrases(title, ENGLISH_STOP_WORDS | stop_words(lang) if lang else ENGLISH_STOP_WORDS)}"
+            for title, lang in zip(titles, langs)]
+
+
 def _weighted_fields(fields: EpisodeFields, params: ModelParams) -> list[tuple[list[str], float]]:
     empty = [""] * len(fields.ids)
-    return [(list(fields.titles), params.title_weight), (list(fields.notes), params.notes_weight),
+    titles = with_title_phrases(list(fields.titles), fields.languages) if params.title_phrases else list(fields.titles)
+    return [(titles, params.title_weight), (list(fields.notes), params.notes_weight),
             (list(fields.transcripts), params.transcript_weight), (list(fields.people or empty), params.people_weight),
             (list(fields.links or empty), params.links_weight)]
 
 
-def _weigh_fields(stacked: sp.csr_matrix, weights: list[float], n: int) -> sp.csr_matrix:
-    """The weighted sum of the fields' counts, stacked field after field (n rows each)."""
+def _weigh_fields(stacked: sp.csr_matrix, weights: list[float], n: int, sublinear: bool = False) -> sp.csr_matrix:
+    """The weighted sum of the fields' counts, stacked field after field (n rows each); with ``sublinear``
+    (``field_sublinear``), each field's count is ``1 + log(tf)`` first (``stacked`` is changed in place)."""
+    if sublinear:
+        stacked.data = 1 + np.log(stacked.data)
     counts = sp.csr_matrix((n, stacked.shape[1]), dtype=np.float32)
     for k, weight in enumerate(weights):
         if weight:

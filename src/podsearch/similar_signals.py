@@ -6,13 +6,15 @@
 - **Episode mentions**: "episode 159", "ep. 42", "show #12", "#145" in an episode's notes or transcript name
   another episode of the same show by its number ("Go Time #145" or "Go Time episode 145" names one of that
   show). A round-up ("our favourite unpopular opinions: episode 159, ...") is then near what it recaps.
+- **Title phrases**: the word pairs of a title ("Schnorr Signatures and Taproot" -> ``schnorr_signatures``), so
+  that two titles naming the same thing in two words match on it, not only on each word.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -29,6 +31,8 @@ MENTIONS = tuple(re.compile(p) for p in (r"episodes?\s*(?:number\s+|no\.?\s*)?#?
                                          r"show\s*(?:number\s+|no\.?\s*)?#?\s?(\d{1,4})\b",
                                          r"ep\.?\s*#?\s?(\d{1,4})\b", r"#\s?(\d{1,4})\b"))
 TITLE_GAP = 40  # characters before a mention searched for another show's title
+WORD = re.compile(r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b")  # the model's token pattern
+PHRASE_BREAK = re.compile(r"[.!?;:\n()\[\]\"“”,|–—-]+")  # no phrase across punctuation (nor across a hyphen)
 
 
 def link_tokens(html: str) -> str:
@@ -46,6 +50,16 @@ def link_tokens(html: str) -> str:
         out[_token(host)] = None
         if path and (host in CODE_HOSTS and len(path) == 2 or host not in CODE_HOSTS):
             out[_token(host + "/" + "/".join(path))] = None
+    return " ".join(out)
+
+
+def phrases(text: str, stop: Collection[str]) -> str:
+    """The text's adjacent word pairs, as one token each ("lightning network" -> "lightning_network"); pairs
+    with a stop word are left out, and none spans punctuation. Meant for titles: short, and phrase-like."""
+    out = []
+    for part in PHRASE_BREAK.split(text.lower()):
+        words = WORD.findall(part)
+        out.extend(f"{a}_{b}" for a, b in zip(words, words[1:]) if a not in stop and b not in stop)
     return " ".join(out)
 
 
