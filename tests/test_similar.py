@@ -119,6 +119,18 @@ def test_a_shared_title_phrase_brings_episodes_nearer_than_the_same_words_apart(
     assert picked["e1"].score - picked["e2"].score > apart["e1"] - apart["e2"] + 0.1  # the phrase is the gap
 
 
+def test_compatibility_characters_fold_to_lower_case_terms():
+    # "llm™" decomposes to "llmTM"; scikit-learn lower-cases before it strips accents, and warned about (and
+    # never matched) such terms. pytest turns warnings into errors here.
+    titles = ["Benchmarking LLM™ inference", "Training LLM™ adapters", "Quantised llmtm weights"] * 3
+    n = len(titles)
+    fields = EpisodeFields([f"e{i}" for i in range(n)], ["s"] * n, titles, [""] * n, [""] * n, ["en"] * n, [""] * n)
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert "llmtm" in model.vectorizer.vocabulary_
+    assert not [t for t in model.vectorizer.vocabulary_ if t != t.lower()]
+    assert model.vectorize("LLM™").nnz == 1
+
+
 def test_an_episode_that_names_another_has_it_near_with_the_reason():
     topics = ["bees hive pollen honey waggle dance foraging", "rust borrow checker lifetimes ownership traits",
               "sourdough starter yeast flour crumb oven", "orbital launch rocket booster payload ascent"]

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import sklearn
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfTransformer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfTransformer, strip_accents_unicode
 from sklearn.preprocessing import normalize
 
 from . import __version__
@@ -453,8 +453,8 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     the ``max_features`` most frequent of them; the returned vectorizer maps new text onto it. With
     ``field_sublinear``, each field's count is ``1 + log(tf)`` before it is weighted.
     """
-    options: dict[str, Any] = dict(stop_words="english", strip_accents="unicode", lowercase=True,
-                                   token_pattern=TOKEN_PATTERN, dtype=np.float32)
+    options: dict[str, Any] = dict(stop_words="english", preprocessor=fold_lower, token_pattern=TOKEN_PATTERN,
+                                   dtype=np.float32)
     n = len(fields[0][0])
     raw = CountVectorizer(**options)
     stacked = raw.fit_transform(chain.from_iterable(texts for texts, _ in fields)).tocsr()
@@ -470,6 +470,12 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     terms = raw.get_feature_names_out()[keep]
     vectorizer = CountVectorizer(**options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
     return vectorizer, counts[:, keep].tocsr()
+
+
+def fold_lower(text: str) -> str:
+    """Lower case, accents stripped, lower case again: compatibility forms can decompose to capitals
+    ("llm™" -> "llmTM"), which scikit-learn's own order (lower, then strip) would keep as terms."""
+    return strip_accents_unicode(text.lower()).lower()
 
 
 def with_title_phrases(titles: list[str], languages: list[str] | None = None) -> list[str]:
