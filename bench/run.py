@@ -163,6 +163,9 @@ class Bench:
             self.out["similar_http"] = {**summary(ms), "errors": sum(1 for a in answers if a[0] != 200),
                                         "empty": sum(1 for a in answers if a[0] == 200 and not a[1]["similar"])}
             self.out.setdefault("server_memory_mb", {})["after_similar"] = proc_memory_mb(server.pid)
+            # The floor under any answer of this stack: /healthz through the same client, waitress, Flask and app
+            ms, _ = timed([lambda: server.get("/healthz") for _ in sample], rounds=self.rounds)
+            self.out["http_floor"] = summary(ms)
         lib = Library(self.data)
         cpu: list[float] = []
         ms, _ = timed([lambda i=i: lib.similar(i, 10) for i in sample], rounds=self.rounds, cpu=cpu)
@@ -203,6 +206,7 @@ class Bench:
             "search_cpu_vs_fts5_p50": _ratio(get("search_inprocess", "cpu", "p50"), get("search_fts5", "cpu", "p50")),
             "search_cpu_vs_tantivy_p50": _ratio(get("search_inprocess", "cpu", "p50"), get("search_tantivy", "cpu", "p50")),
             "similar_http_p50_ms": get("similar_http", "p50"), "similar_inprocess_p50_ms": get("similar_inprocess", "p50"),
+            "http_floor_p50_ms": get("http_floor", "p50"),
             "sklearn_vs_similar_inprocess_p50": _ratio(get("similar_sklearn_tfidf", "p50"), get("similar_inprocess", "p50")),
             "more_like_vs_similar_inprocess_p50": _ratio(get("similar_whoosh_more_like", "p50"),
                                                           get("similar_inprocess", "p50")),
