@@ -152,6 +152,7 @@ def tables(runs: dict[str, dict[str, Any]]) -> str:
     for key, label in SEARCH + SIMILAR:
         row(f"{label} p50 / p99, ms", lambda r, k=key: f"{_num(r[k]['p50'])} / {_num(r[k]['p99'])}")
         row(f"{label} CPU p50, ms", lambda r, k=key: r[k]["cpu"]["p50"])
+    row("HTTP floor (/healthz, same client) p50, ms", lambda r: r["http_floor"]["p50"])
     row("search: podsearch HTTP ÷ FTS5 (p50)", lambda r: r["figures"]["search_http_vs_fts5_p50"])
     row("search: podsearch in-process ÷ FTS5 (p50)", lambda r: r["figures"]["search_inprocess_vs_fts5_p50"])
     row("search: podsearch in-process ÷ tantivy (p50)", lambda r: r["figures"]["search_inprocess_vs_tantivy_p50"])
