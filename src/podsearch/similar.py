@@ -885,6 +885,7 @@ def fold_in_catalog(generations: Generations, catalog: Catalog, params: ModelPar
     if not model.can_fold_in():
         log.info("similar model: refit (the saved model predates fold-in)")
         return None
+    log.info("reindex: folding %d new episodes into the similarity model", len(added))
     started = time.perf_counter()
     folded_model = model.fold_in(episode_texts(catalog, added), hashes_digest(hashes))
     log.info("folded %d episodes into the similar model (%d since the fit) in %.1fs", len(added), folded,

@@ -2,10 +2,11 @@
 
 A *scenario* is a data folder indexed from an older version of some feeds (the base) while the feed server
 now serves newer versions (new episodes, a changed one, a removed one), so that a reindex has work in each
-phase: fetching, index writing, model fitting and saving. ``reference`` is what one uninterrupted reindex
-of the base gives. Each trial copies the base, starts ``podsearch -v reindex`` (``--full`` on every other
-round of the four phases), waits for the log line of the phase to hit, sleeps a random part of that
-phase's length (measured once, uninterrupted), sends SIGKILL and records the phase the last log line names. Then:
+phase: fetching, index writing, model fitting (or folding in the new episodes) and saving. ``reference`` is
+what one uninterrupted reindex of the base gives. Each trial copies the base, starts ``podsearch -v reindex``
+(``--full`` on every other round of the four phases), waits for the log line of the phase to hit, sleeps a
+random part of that phase's length (measured once, uninterrupted), sends SIGKILL and records the phase the
+last log line names. Then:
 
 - the catalog passes ``PRAGMA integrity_check``;
 - a fresh Library answers a search and a similar query from the last good index and model (each is the
@@ -51,7 +52,8 @@ SITE_SHOWS = ["afk", "spotlight", "rfc"]
 PHASES = {  # log line (from podsearch.reindex at -v) -> phase name
     "reindex: reading": "fetching",
     "reindex: writing the index": "index",
-    "reindex: fitting the similarity model": "model-fit",
+    "reindex: fitting the similarity model": "model-fit",  # a refit, or (next line) new episodes folded in:
+    "reindex: folding": "model-fit",  # either way the model's work before its save
     "reindex: saving the similarity model": "model-save",
     "reindex: finished": "finished",
 }
