@@ -231,7 +231,6 @@ class SpokenAnalyzer(Tokenizer):
                     pos += 1
                 yield t
 
-
     def texts(self, value: str) -> list[str]:
         """``[t.text for t in self(value)]``, faster: plain ASCII words take a short path (for moments, which
         analyse the segments of every hit at query time); any other word goes through ``__call__``."""

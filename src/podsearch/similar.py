@@ -32,7 +32,7 @@ from .catalog import Catalog
 from .errors import IndexMissing, NotFound, QueryError
 from .generations import Generations
 from .languages import fold, stop_words
-from .similar_signals import episode_mentions, link_tokens, phrases
+from .similar_signals import TOKEN_PATTERN, episode_mentions, link_tokens, phrases
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,6 @@ EXACT_LIMIT = 5_000  # up to this many episodes, neighbours score every pair; ab
 CANDIDATES = 200  # candidates per episode rescored with the full vectors (above EXACT_LIMIT)
 PRUNE_TERMS = 64  # terms per episode kept for finding candidates (above EXACT_LIMIT)
 RESCORE_TERMS = 0  # > 0: rescore against only a candidate's strongest terms (0: all; 128 lost too much, see docs)
-TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"
 # Added episodes are folded into the saved model (no refit) while the episodes folded in since the last full
 # fit, these included, are at most this share of the episodes that fit saw; past it (or on any removal or
 # change of an episode, or of the parameters) the model is refitted. See docs/similar.md, "Incremental updates".

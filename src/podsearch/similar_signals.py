@@ -31,7 +31,8 @@ MENTIONS = tuple(re.compile(p) for p in (r"episodes?\s*(?:number\s+|no\.?\s*)?#?
                                          r"show\s*(?:number\s+|no\.?\s*)?#?\s?(\d{1,4})\b",
                                          r"ep\.?\s*#?\s?(\d{1,4})\b", r"#\s?(\d{1,4})\b"))
 TITLE_GAP = 40  # characters before a mention searched for another show's title
-WORD = re.compile(r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b")  # the model's token pattern
+TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"  # the model's terms (scikit-learn's token_pattern)
+WORD = re.compile(TOKEN_PATTERN)
 PHRASE_BREAK = re.compile(r"[.!?;:\n()\[\]\"“”,|–—-]+")  # no phrase across punctuation (nor across a hyphen)
 
 
