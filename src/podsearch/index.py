@@ -189,14 +189,14 @@ class SearchIndex:
         return sum(f.stat().st_size for f in path.iterdir()) if path else 0
 
     # -- writing --------------------------------------------------------------------------------
-    def sync(self, catalog: Catalog, full: bool = False,
-             progress: Callable[[int], None] | None = None) -> dict[str, int]:
+    def sync(self, catalog: Catalog, full: bool = False, progress: Callable[[int], None] | None = None,
+             hashes: dict[str, str] | None = None) -> dict[str, int]:
         """Bring the index in line with the catalog: add new, update changed, delete removed episodes.
 
         With ``full`` (or when there is no index yet) everything is written into a new generation folder
-        that is then swapped in atomically.
+        that is then swapped in atomically. ``hashes``: the catalog's, when the caller has read them.
         """
-        wanted = catalog.hashes()
+        wanted = catalog.hashes() if hashes is None else hashes
         if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
             return self._rebuild(catalog, wanted, progress)
         ix = self._index()

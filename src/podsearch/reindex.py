@@ -27,7 +27,7 @@ from .ingest.jsonl import read_jsonl
 from .ingest.transcripts import decode_bytes, parse_transcript, pick_order
 from .lock import ReindexLock
 from .progress import Progress
-from .similar import ModelParams, SimilarModel, catalog_digest, fold_in_catalog
+from .similar import ModelParams, SimilarModel, fold_in_catalog, hashes_digest, same_params
 
 log = logging.getLogger(__name__)
 
@@ -288,21 +288,20 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     # Folders a killed run left half-written are removed here, not only at the next full rebuild.
     index.generations.cleanup()
     generations.cleanup()
-    total = len(catalog.hashes())
+    hashes = catalog.hashes()  # read once: the catalog does not change while the reindex lock is held
+    total = len(hashes)
     log.info("reindex: writing the index (%s)", "full rebuild" if full or not index.exists() else "incremental")
     progress.phase("index", total)
-    report.index = index.sync(catalog, full=full, progress=progress.advance)
+    report.index = index.sync(catalog, full=full, progress=progress.advance, hashes=hashes)
     report.seconds["index"] = round(time.perf_counter() - started, 3)
     started = time.perf_counter()
     params = params or ModelParams()
     saved = SimilarModel.saved_params(generations) or {}
-    digest = catalog_digest(catalog)
-    wanted = {**params.to_dict(), "digest": digest}
-    if not full and {k: v for k, v in saved.items() if k != "folded"} == wanted:
+    if not full and same_params(saved, params) and saved.get("digest") == hashes_digest(hashes):
         report.model = "unchanged"
     elif total == 0:
         report.model = "empty catalog"
-    elif not full and (folded := fold_in_catalog(generations, catalog, params)) is not None:
+    elif not full and (folded := fold_in_catalog(generations, catalog, params, hashes=hashes)) is not None:
         # Only episodes were added, few since the last fit: folded into the saved model, saved as a new generation.
         log.info("reindex: saving the similarity model with the new episodes folded in")
         folded.save(generations)

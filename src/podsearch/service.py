@@ -172,14 +172,16 @@ class Library:
             text = segments_around(self.catalog.segments(episode_id), t)
             if not text.strip():
                 raise QueryError(f"The episode has no transcript around {t:g} s.")
-            picked = model.similar_to_text(text, MAX_K if lang else k, exclude=episode_id, **opts)
+            kept = self._in_language(model.similar_to_text(text, MAX_K if lang else k, exclude=episode_id, **opts),
+                                     lang, k)
         else:
             picked, duplicates = model.similar(episode_id, k, **opts)
-            if lang and len(self._in_language(picked, lang, k)) < len(picked):
+            kept = self._in_language(picked, lang, k)
+            if len(kept) < len(picked):
                 # some of the first k are in another language: look through all MAX_K kept neighbours
                 picked, duplicates = model.similar(episode_id, MAX_K, **opts)
-        picked = self._in_language(picked, lang, k)
-        return SimilarResult(id=episode_id, similar=self._items(picked), duplicates=self._items(duplicates), t=t)
+                kept = self._in_language(picked, lang, k)
+        return SimilarResult(id=episode_id, similar=self._items(kept), duplicates=self._items(duplicates), t=t)
 
     def similar_to_text(self, text: str, k: int = 10, *, same_language: bool = True, **opts: Any) -> SimilarResult:
         """Episodes near in topic to ``text``; with ``same_language``, only those in the language the text is

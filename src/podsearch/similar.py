@@ -722,8 +722,7 @@ def _exact_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
         sims = _block_scores(matrix, transposed, start, stop, dense, dense_weight, links, link_weight)
-        part = np.argpartition(-sims, k, axis=1)[:, :k] if k < n else np.argsort(-sims, axis=1)[:, :k]
-        _store(start, part, np.take_along_axis(sims, part, axis=1), idx, score)
+        _store_top(start, sims, k, idx, score)
 
 
 def _block_scores(matrix: sp.csr_matrix, transposed: sp.csc_matrix, start: int, stop: int, dense: np.ndarray | None,
@@ -759,8 +758,7 @@ def fold_neighbours(matrix: sp.csr_matrix, old: int, neigh_idx: np.ndarray, neig
     for start in range(old, n, block_rows):
         stop = min(start + block_rows, n)
         sims = _block_scores(matrix, transposed, start, stop, dense, dense_weight, links, link_weight)
-        part = np.argpartition(-sims, k_eff, axis=1)[:, :k_eff] if k_eff < n else np.argsort(-sims, axis=1)[:, :k_eff]
-        _store(start, part, np.take_along_axis(sims, part, axis=1), idx, score)
+        _store_top(start, sims, k_eff, idx, score)
         # Rows before the block take in the block's rows that beat their k-th (later new rows get theirs above).
         kth = np.where(idx[:start, k_eff - 1] >= 0, score[:start, k_eff - 1], -np.inf)
         better = np.maximum(sims[:, :start], 0)
@@ -850,6 +848,12 @@ def _pair_scores(matrix: sp.csr_matrix, start: int, stop: int, rows: np.ndarray,
     return out
 
 
+def _store_top(start: int, sims: np.ndarray, k: int, idx: np.ndarray, score: np.ndarray) -> None:
+    """Store the best ``k`` columns of each row of the dense block ``sims`` (rows ``start:``)."""
+    part = np.argpartition(-sims, k, axis=1)[:, :k] if k < sims.shape[1] else np.argsort(-sims, axis=1)[:, :k]
+    _store(start, part, np.take_along_axis(sims, part, axis=1), idx, score)
+
+
 def _store(start: int, part: np.ndarray, part_scores: np.ndarray, idx: np.ndarray, score: np.ndarray) -> None:
     order = np.argsort(-part_scores, axis=1, kind="stable")
     k = part.shape[1]
@@ -857,15 +861,22 @@ def _store(start: int, part: np.ndarray, part_scores: np.ndarray, idx: np.ndarra
     score[start:start + len(part), :k] = np.maximum(np.take_along_axis(part_scores, order, axis=1), 0)
 
 
+def same_params(saved: dict[str, Any], params: ModelParams) -> bool:
+    """Whether a saved model's parameters (:meth:`SimilarModel.saved_params`) are ``params``, whatever it was
+    fitted on (``digest``) and however many episodes were folded in since."""
+    return {k: v for k, v in saved.items() if k not in ("digest", "folded")} == params.to_dict()
+
+
 def fold_in_catalog(generations: Generations, catalog: Catalog, params: ModelParams,
-                    share: float = FOLD_IN_SHARE) -> SimilarModel | None:
+                    share: float = FOLD_IN_SHARE, hashes: dict[str, str] | None = None) -> SimilarModel | None:
     """The saved model with the catalog's added episodes folded in (:meth:`SimilarModel.fold_in`), not saved;
     or None when the model must be refitted: other parameters or versions, an episode removed or changed,
-    nothing added, too many folded in since the last fit (``share``), or a save without what fold-in needs."""
+    nothing added, too many folded in since the last fit (``share``), or a save without what fold-in needs.
+    ``hashes`` is the catalog's :meth:`~podsearch.catalog.Catalog.hashes` when the caller has read them."""
     saved = SimilarModel.saved_params(generations)
-    if not saved or {k: v for k, v in saved.items() if k not in ("digest", "folded")} != params.to_dict():
+    if not saved or not same_params(saved, params):
         return None
-    hashes = catalog.hashes()
+    hashes = catalog.hashes() if hashes is None else hashes
     try:
         model = SimilarModel.load(generations)
     except (IndexMissing, OSError, ValueError, KeyError, pickle.UnpicklingError) as exc:
