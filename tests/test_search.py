@@ -217,3 +217,41 @@ def test_api_filters_facets_and_suggest(client) -> None:
     assert all("2023-06" <= h["published"][:7] <= "2024-12" for h in body["hits"])
     suggestions = client.get("/api/suggest", query_string={"q": "volc"}).get_json()["suggestions"]
     assert any(s["text"].lower().startswith("volc") for s in suggestions)
+
+
+def _best_segments_by_brute_force(segments: list, terms: set[str], lang: str, top: int = 3) -> list[float | None]:
+    """Every segment analysed and scored as find_moments documents it; the starts of the best ``top``."""
+    import math
+
+    from podsearch.analysis import spoken_analyzer
+
+    ana = spoken_analyzer(lang)
+    scored = []
+    for i, seg in enumerate(segments):
+        matched = [t.text for t in ana(seg.text) if t.text in terms]
+        if matched:
+            score = len(set(matched)) * 10 + math.log1p(len(matched)) - math.log1p(len(seg.text.split())) * 0.5
+            scored.append((-score, i))
+    return [segments[i].start for _, i in sorted(scored)[:top]]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+@pytest.mark.parametrize("name", ["gotime/go-time-100.json", "practicalai/practical-ai-10.json"])
+def test_moments_are_the_best_segments_whatever_the_bound_skips(corpus: Path, name: str, lang: str) -> None:
+    """The bounded order (substring counts before analysis, early stop) picks what scoring every segment picks
+    (English; other languages have a looser bound, and the same definition)."""
+    import random
+
+    from podsearch.analysis import spoken_analyzer
+    from podsearch.index import find_moments
+
+    source = corpus / "site" / "transcripts" / name
+    if not source.exists():
+        pytest.fail(f"{source} is missing from the shared corpus")
+    segments = parse_transcript(source.read_bytes(), "application/json", url=str(source))
+    vocabulary = sorted({t.text for s in segments for t in spoken_analyzer(lang)(s.text)})
+    rng = random.Random(name)
+    for _ in range(60):
+        terms = set(rng.sample(vocabulary, rng.randint(1, 3)))
+        got = [m.start for m in find_moments(segments, terms, lang=lang)]
+        assert got == _best_segments_by_brute_force(segments, terms, lang), sorted(terms)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokenizer, Token, Tokenizer
@@ -84,11 +85,12 @@ class _Profile:
     stemming (English, as it always was) or after (the Snowball stemmers of other languages read accents:
     German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``)."""
 
-    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache")
+    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "words")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.cache: dict[str, str] = {}
+        self.words: dict[str, tuple[str, ...]] = {}  # a word as the tokenizer finds it -> its tokens (texts())
         if key == "en":
             self.stops, self.fold_first = STOP_WORDS, True
             self.stemfn: Any = stemmer_for_language("en")
@@ -232,24 +234,32 @@ class SpokenAnalyzer(Tokenizer):
                 yield t
 
     def texts(self, value: str) -> list[str]:
-        """``[t.text for t in self(value)]``, faster: plain ASCII words take a short path (for moments, which
-        analyse the segments of every hit at query time); any other word goes through ``__call__``."""
+        """``[t.text for t in self(value)]``, faster (moments analyse the segments of every hit at query time):
+        each word the tokenizer finds is analysed once per process and its tokens remembered; ASCII text is
+        lower-cased whole before it is split, which finds the same words."""
         if value.startswith(MARK) or not self.stem:
             return [t.text for t in self(value)]
         key = self.lang or "en"
         prof = self._profiles.get(key) or self.profile(key)
-        stops, cache = prof.stops, prof.cache
-        out: list[str] = []
-        for raw in self.expression.findall(value):
-            low = raw.lower()
-            if prof.fold_first and "'" in low:  # English "don't" is "dont", as _words makes it
-                low = low.replace("'", "")
-            if low.isascii() and low.isalnum():
-                if low not in stops:
-                    out.append(cache.get(low) or self._stem(prof, low))
-            else:  # each match is analysed on its own, so alone it gives what it gives in the text
-                out.extend(t.text for t in self(raw))
-        return out
+        memo = prof.words
+        found = self.expression.findall(value.lower() if value.isascii() else value)
+        tokens = list(map(memo.get, found))
+        if None in tokens:  # words not seen yet
+            if len(memo) > self.CACHE_LIMIT:
+                memo.clear()
+            for i, raw in enumerate(found):
+                if tokens[i] is None:
+                    tokens[i] = memo[raw] = self._word_texts(prof, raw)
+        return list(chain.from_iterable(tokens))  # type: ignore[arg-type]
+
+    def _word_texts(self, prof: _Profile, raw: str) -> tuple[str, ...]:
+        """The tokens of one word of a text, as :meth:`__call__` makes them there (alone it gives the same)."""
+        low = raw.lower()
+        if prof.fold_first and "'" in low:  # English "don't" is "dont", as _words makes it
+            low = low.replace("'", "")
+        if low.isascii() and low.isalnum():
+            return () if low in prof.stops else (prof.cache.get(low) or self._stem(prof, low),)
+        return tuple(t.text for t in self(raw))
 
 
 class SpokenEnglishAnalyzer(SpokenAnalyzer):

@@ -779,18 +779,23 @@ def _shorten(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _english_term_bound(terms: set[str]) -> Callable[[str], int]:
-    """A cheap upper bound on how many of the (stemmed) terms a segment holds, before analysis.
+def _english_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
+    """Cheap upper bounds, before analysis, on how many of the (stemmed) terms a segment holds and on how many
+    of its tokens are one of them.
 
     English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
-    term without its last letter must appear in the text (apostrophes dropped, as the analyzer does).
-    Text with other than ASCII letters may hold them all: accent folding could match it.
+    term without its last letter must appear in the text (apostrophes dropped, as the analyzer does), once
+    for each word that gives it. Text with other than ASCII letters may hold them all: accent folding could
+    match it (and then a word gives at most two tokens per character, joined and in parts, plus one).
     """
     keys = [t[: max(2, len(t) - 1)] for t in terms if t]
 
-    def bound(text: str) -> int:
+    def bound(text: str) -> tuple[int, int]:
         low = text.lower().replace("'", "").replace("\u2019", "")
-        return len(keys) if not low.isascii() else sum(1 for k in keys if k in low)
+        if not low.isascii():
+            return len(keys), 2 * len(text) + 1
+        counts = [low.count(k) for k in keys]
+        return sum(1 for c in counts if c), sum(counts)
 
     return bound
 
@@ -799,31 +804,31 @@ def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] |
                  top: int = 3, lang: str = "en") -> list[Moment]:
     """The transcript segments that match the query's terms best, with their times and speakers.
 
-    A segment scores 10 per distinct query term it holds, plus log1p(matching tokens) - log1p(tokens) / 2,
-    which is at most log1p(tokens) / 2. Segments are analysed best bound first (the bound from a substring
-    test of each term), and the search stops once the top ``top`` cannot change.
+    A segment scores 10 per distinct query term it holds, plus log1p(its tokens that are query terms) minus
+    log1p(its words) / 2: distinct terms count most, repeats a little, long segments a little less. Segments
+    are analysed best bound first (the bound from substring tests of the terms, which also bound the repeats),
+    and the search stops once the top ``top`` cannot change: a few segments of a long transcript, not all
+    that hold a term.
     """
     if not segments or not terms:
         return []
     analyzer = _analyzer(lang)
-    count_bound = _english_term_bound(terms) if lang in ("", "en") else (lambda text: len(terms))
+    count_bound = _english_term_bound(terms) if lang in ("", "en") else (lambda text: (len(terms), 2 * len(text) + 1))
     order = []
     for i, seg in enumerate(segments):
-        n = count_bound(seg.text)
-        if n:  # tokens <= 2 x characters + 1 (compound words are indexed whole and in parts)
-            order.append((n * 10 + 0.5 * math.log1p(2 * len(seg.text) + 1), i))
+        n, repeats = count_bound(seg.text)
+        if n:
+            length = math.log1p(len(seg.text.split())) * 0.5
+            order.append((n * 10 + math.log1p(repeats) - length, i, length))
     order.sort(key=lambda p: (-p[0], p[1]))
     scored: list[tuple[float, int]] = []
-    for bound, i in order:
+    for bound, i, length in order:
         if len(scored) >= top and scored[top - 1][0] > bound:
             break
-        tokens = analyzer.texts(segments[i].text)
-        present = {t for t in tokens if t in terms}
-        if not present:
+        matched = [t for t in analyzer.texts(segments[i].text) if t in terms]
+        if not matched:
             continue
-        hits = sum(1 for t in tokens if t in terms)
-        # Distinct query terms count most; repeats a little; long segments a little less.
-        scored.append((len(present) * 10 + math.log1p(hits) - math.log1p(len(tokens)) * 0.5, i))
+        scored.append((len(set(matched)) * 10 + math.log1p(len(matched)) - length, i))
         scored.sort(key=lambda p: (-p[0], p[1]))
         del scored[top:]
     moments = []
