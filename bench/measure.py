@@ -6,6 +6,7 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -82,4 +83,20 @@ def size_bytes(path: Path) -> int:
 def machine() -> dict[str, Any]:
     load = os.getloadavg()
     return {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-            "load_1_5_15": [round(x, 2) for x in load], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "load_1_5_15": [round(x, 2) for x in load], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "commit": code_commit()}
+
+
+def code_commit() -> str | None:
+    """The commit of the podsearch code being measured (``+dirty`` with uncommitted changes), or None."""
+    import podsearch
+
+    src = Path(podsearch.__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=src, capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=src, capture_output=True, text=True,
+                               timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")

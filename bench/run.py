@@ -283,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.out.setdefault("machine", {})
     for step in steps:
         started = time.perf_counter()
-        bench.out["machine"][f"{step}_load_before"] = machine()["load_1_5_15"]
+        before = machine()
+        bench.out["machine"][f"{step}_load_before"] = before["load_1_5_15"]
+        bench.out["machine"][f"{step}_commit"] = before["commit"]  # steps not run keep the commit they ran at
         getattr(bench, step)()
         bench.out["machine"][f"{step}_s"] = round(time.perf_counter() - started, 1)
         bench.figures()
