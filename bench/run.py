@@ -9,7 +9,8 @@ Steps: ``build`` (podsearch full build by phase in a child process), ``single`` 
 catalog with a single writer, the baseline of the parallel build), ``peers`` (FTS5 and tantivy builds),
 ``latency`` (the query mix through ``podsearch serve`` over HTTP, through ``Library.search`` in-process, and
 through FTS5 and tantivy in-process; server memory), ``similar`` (``/similar`` over HTTP and in-process,
-scikit-learn TF-IDF, Whoosh more_like), ``incremental`` (10 new episodes imported into a copy of the build).
+scikit-learn TF-IDF, Whoosh more_like), ``incremental`` (10 new episodes imported into a copy of the build),
+``profile`` (py-spy samples the server through the query mix: where the time goes; bench/profile.py).
 Results go to ``bench/results/<corpus>.json`` (sections of a
 step not run are kept from the last run); ``python -m bench.report`` turns them into docs/benchmarks.md plots.
 Work files (corpora, indexes) live in ``--work`` (default /tmp/podsearch-bench), never in the repository.
@@ -28,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from . import corpus as corpora
+from . import profile as profiling
 from .measure import machine, proc_cpu_s, proc_memory_mb, summary, timed
 from .peers import FTS5, SklearnTfidf, Tantivy
 from .queries import MIX, api_params, search_request
 from .server import Server, similar_path
 
 RESULTS = Path(__file__).parent / "results"
-STEPS = ("build", "single", "peers", "latency", "similar", "incremental")
+STEPS = ("build", "single", "peers", "latency", "profile", "similar", "incremental")
 SIZES = {"site": None, "10k": 10_000, "100k": 100_000}
 TARGETS = {  # (figure, comparison, limit): the issue's targets, checked on the 10k corpus
     "search_http_p50_ms": ("<=", 25.0), "search_http_p99_ms": ("<=", 100.0), "search_http_vs_fts5_p50": ("<=", 2.0),
@@ -150,6 +152,25 @@ class Bench:
             for key, answer in zip(keys, answers):
                 per_query[key][label] = answer["total"]
         self.out["per_query_totals"] = per_query
+
+    def profile(self) -> None:
+        """py-spy samples the server through the query mix (after a warm-up pass): where the time goes, in
+        buckets (``search_profile``), and a flame graph beside the results file."""
+        self.ensure_model()
+        raw = self.work / "search-profile.raw"
+        svg = self.results_path.with_name(f"{self.name}-search-profile.svg")
+        with Server(self.data, self.work / "server-profile.log") as server:
+            calls = [lambda q=q: server.get("/api/v1/search", api_params(q)) for q in MIX]
+            timed(calls, rounds=0)  # warm-up
+            why = profiling.record(server.pid, raw, "raw", lambda: timed(calls, rounds=self.rounds, warmup=0))
+            if why is None:
+                why = profiling.record(server.pid, svg, "flamegraph", lambda: timed(calls, rounds=1, warmup=0))
+        if why is not None:
+            print(f"bench {self.name}: profile skipped: {why}", flush=True)
+            self.out["search_profile"] = {"skipped": why}
+            return
+        self.out["search_profile"] = {**profiling.shares(raw.read_text()), "queries": len(MIX) * self.rounds,
+                                      "rate_hz": profiling.RATE, "flamegraph": svg.name}
 
     def similar(self) -> None:
         from podsearch.index import SearchIndex

@@ -84,3 +84,35 @@ def test_figures_targets_and_plots(smoke: tuple[dict, Path]) -> None:
     assert "| episodes | 60 |" in done.stdout
     for name in ("build.png", "search.png", "similar.png", "per_query.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_profile_says_where_the_server_spends_its_time(smoke: tuple[dict, Path]) -> None:
+    """py-spy sampled the real server through the query mix; the samples are bucketed and the flame graph kept."""
+    r, work = smoke
+    prof = r["search_profile"]
+    if "could not attach" in prof.get("skipped", ""):
+        pytest.skip(f"this machine does not let py-spy read another process: {prof['skipped']}")
+    assert "skipped" not in prof, prof.get("skipped")
+    buckets = prof["buckets"]
+    assert prof["samples"] > 0 and sum(b["samples"] for b in buckets.values()) == prof["samples"]
+    assert buckets["matching and BM25F scoring (Whoosh)"]["samples"] > 0
+    assert abs(sum(b["share"] for b in buckets.values()) - 1) < 0.01
+    assert (work / "results" / prof["flamegraph"]).read_text()[:200].lstrip().startswith("<?xml")
+
+
+def test_profile_buckets_take_the_innermost_named_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.profile import OTHER, OUTSIDE, bucket_of, shares
+
+    web = "Thread.run (threading.py:982);WSGITask.execute (waitress/task.py:435);Flask.wsgi_app (flask/app.py:1511)"
+    search = web + ";search (podsearch/web/api.py:87);SearchIndex.search (podsearch/index.py:376)"
+    scoring = search + ";_run (podsearch/index.py:610);_page (podsearch/index.py:623);Collector.run (whoosh/collectors.py:150)"
+    moments = search + ";SearchIndex._hit (podsearch/index.py:470);find_moments (podsearch/index.py:828)"
+    highlighted = moments + ";_highlight (podsearch/index.py:766);highlight (whoosh/highlight.py:991)"
+    assert bucket_of(scoring) == "matching and BM25F scoring (Whoosh)"
+    assert bucket_of(moments + ";SpokenAnalyzer.texts (podsearch/analysis.py:245)") == "moments (finding the segments)"
+    assert bucket_of(highlighted) == "highlighting (snippets, titles, moments)"
+    assert bucket_of(search) == OTHER
+    assert bucket_of(web) == OUTSIDE
+    counted = shares(f"{scoring} 3\n{web} 1\n")
+    assert counted["samples"] == 4 and counted["buckets"][OUTSIDE] == {"samples": 1, "share": 0.25}
