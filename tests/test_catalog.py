@@ -46,3 +46,21 @@ def test_transaction_rolls_back_on_error(tmp_path: Path):
         except RuntimeError:
             pass
         assert cat.episode("ep/1?x=1") is None
+
+
+def test_the_write_ahead_log_shrinks_back_after_a_big_import(tmp_path: Path, monkeypatch):
+    """A big transaction grows the WAL; with the server's connection still open it would keep that size."""
+    monkeypatch.setattr(Catalog, "WAL_LIMIT_BYTES", 256 << 10)
+    wal = tmp_path / (Catalog.FILENAME + "-wal")
+    with Catalog.in_dir(tmp_path) as server, Catalog.in_dir(tmp_path) as importer:
+        assert server.counts()["episodes"] == 0
+        importer.upsert_show(Show(id="s", title="Show"))
+        with importer.transaction():
+            for i in range(300):
+                importer.upsert_episode(_episode(i, "word " * 2000))
+        grown = wal.stat().st_size
+        assert grown > 2 << 20
+        importer.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        importer.upsert_episode(_episode(1000))  # the next write starts the log over, cut to the limit
+        assert wal.stat().st_size <= 256 << 10 < grown
+        assert server.counts()["episodes"] == 301
