@@ -17,7 +17,8 @@ ORDER = ("site", "10k", "100k")
 PHASES = ("parse", "catalog", "index", "model", "neighbours")
 SEARCH = (("search_http", "podsearch (HTTP)"), ("search_inprocess", "podsearch (in-process)"),
           ("search_fts5", "SQLite FTS5"), ("search_tantivy", "tantivy"))
-SIMILAR = (("similar_http", "podsearch /similar (HTTP)"), ("similar_inprocess", "podsearch similar (in-process)"),
+SIMILAR = (("similar_http_first", "podsearch /similar (HTTP), first asking"),
+           ("similar_http", "podsearch /similar (HTTP), asked again"), ("similar_inprocess", "podsearch similar (in-process)"),
            ("similar_sklearn_tfidf", "scikit-learn TF-IDF"), ("similar_whoosh_more_like", "Whoosh more_like"))
 
 

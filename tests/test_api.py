@@ -145,6 +145,54 @@ def test_etag_changes_when_a_reindex_finishes(app, client, sample_data):
     assert res.status_code == 200 and res.headers["ETag"] != etag
 
 
+def test_similar_answers_are_kept_in_memory_until_the_data_changes(app, client, sample_data, tmp_path):
+    import json
+
+    from podsearch.catalog import Catalog
+    from podsearch.reindex import import_jsonl
+
+    waggle = "tag:example.org,2024:field-notes/ep-01"
+    store = app.extensions["podsearch_answers"]
+    path = f"/api/v1/similar/{enc(waggle)}?k=5"
+    first = client.get(path)
+    assert first.status_code == 200 and store.hits == 0
+    again = client.get(path)
+    assert store.hits == 1, "the repeated question is answered from memory"
+    assert again.data == first.data
+    for header in ("ETag", "Cache-Control", "Last-Modified", "Content-Type"):
+        assert again.headers[header] == first.headers[header], header
+    assert len(client.get(f"/api/v1/similar/{enc(waggle)}?k=2").get_json()["similar"]) == 2  # another question
+    for _ in range(2):  # errors and searches are not kept
+        assert client.get("/api/v1/similar/nope").status_code == 404
+        assert client.get("/api/v1/search?q=bees").status_code == 200
+    assert store.hits == 1
+    # New data: a second copy of the episode is imported; the answer is worked out again and names it.
+    with Catalog.in_dir(sample_data) as cat:
+        ep = cat.episode(waggle)
+    line = {"id": "copy-of-the-waggle-episode", "show": "Copies", "title": ep.title,
+            "segments": [{"start": s.start, "speaker": s.speaker, "text": s.text} for s in ep.segments]}
+    (tmp_path / "copy.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    import_jsonl(load_config({"data": str(sample_data)}, environ={}), tmp_path / "copy.jsonl")
+    after = client.get(path)
+    assert after.status_code == 200 and after.headers["ETag"] != first.headers["ETag"] and store.hits == 1
+    assert "copy-of-the-waggle-episode" in after.get_data(as_text=True)
+    assert "copy-of-the-waggle-episode" not in first.get_data(as_text=True)
+
+
+def test_the_answer_store_is_bounded():
+    from podsearch.web.caching import STORE_MAX_BYTES, AnswerStore
+
+    store = AnswerStore(entries=2)
+    for key in "abc":
+        store.put(key, key.encode(), "application/json")
+    assert store.get("a") is None and store.get("c") == (b"c", "application/json")
+    store.get("b")  # b is now the most recently used: d pushes c out
+    store.put("d", b"d", "application/json")
+    assert store.get("c") is None and store.get("b") is not None
+    store.put("big", b"x" * (STORE_MAX_BYTES + 1), "application/json")
+    assert store.get("big") is None
+
+
 def test_errors_and_probes_are_not_cached(client):
     assert client.get("/api/v1/episodes/nope").headers["Cache-Control"] == "no-store"
     assert client.get("/readyz").headers["Cache-Control"] == "no-store"

@@ -17,7 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = ("parse", "catalog", "index", "model", "neighbours")
-LATENCIES = ("search_http", "search_inprocess", "search_fts5", "search_tantivy", "similar_http", "similar_inprocess",
+LATENCIES = ("search_http", "search_inprocess", "search_fts5", "search_tantivy", "similar_http", "similar_http_first",
+             "similar_inprocess",
              "similar_sklearn_tfidf", "similar_whoosh_more_like", "http_floor")
 
 

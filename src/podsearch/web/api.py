@@ -18,7 +18,7 @@ from ..errors import QueryError
 from ..search_types import SearchResult
 from ..service import SimilarResult
 from .app import library
-from .caching import cacheable
+from .caching import cacheable, stored
 from .params import page_window, search_request, seconds, similar_options, suggest_prefix
 
 bp = Blueprint("api", __name__)
@@ -121,7 +121,7 @@ def episode(episode_id: str):
 
 
 @bp.get("/similar/<path:episode_id>")
-@cacheable
+@stored
 def similar(episode_id: str):
     opts = similar_options(request)
     return jsonify(similar_json(library().similar(episode_id, t=seconds(request), **opts)))

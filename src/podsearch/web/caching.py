@@ -5,11 +5,18 @@ before any work is done: a weak ETag made of the data version (index generation,
 last finished reindex, podsearch version) and the request path with its query. A matching
 ``If-None-Match`` (or an ``If-Modified-Since`` not older than the data) gets 304 straight away.
 The ETag is weak because two equal answers may differ in bytes (``took_ms``).
+
+Views marked ``stored`` (``/similar/<id>``: every episode page asks it, and its answer changes only with the
+data) also keep their encoded answers in memory, keyed by that ETag: a repeated question is answered
+from there without running the view. A new data version makes new keys; the oldest answers are dropped
+beyond :data:`STORE_ENTRIES`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from email.utils import formatdate
 from typing import Any, TypeVar
@@ -23,10 +30,49 @@ from ..service import Library
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+STORE_ENTRIES = 4096  # encoded answers kept (a /similar answer of 10 items is about 3 KB)
+STORE_MAX_BYTES = 64 << 10  # bigger answers are not kept
+
+
 def cacheable(view: F) -> F:
     """Mark a view whose GET answers may be cached and revalidated with ETag / Last-Modified."""
     view._podsearch_cacheable = True  # type: ignore[attr-defined]
     return view
+
+
+def stored(view: F) -> F:
+    """Mark a cacheable view whose answers are also kept in the server's memory (see the module doc)."""
+    view._podsearch_stored = True  # type: ignore[attr-defined]
+    return cacheable(view)
+
+
+class AnswerStore:
+    """Encoded 200 answers by ETag, least recently used dropped first; thread-safe."""
+
+    def __init__(self, entries: int = STORE_ENTRIES) -> None:
+        self.entries = entries
+        self._answers: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: str) -> tuple[bytes, str] | None:
+        with self._lock:
+            found = self._answers.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self._answers.move_to_end(key)
+            self.hits += 1
+            return found
+
+    def put(self, key: str, body: bytes, mimetype: str) -> None:
+        if len(body) > STORE_MAX_BYTES:
+            return
+        with self._lock:
+            self._answers[key] = (body, mimetype)
+            self._answers.move_to_end(key)
+            while len(self._answers) > self.entries:
+                self._answers.popitem(last=False)
 
 
 def data_version(lib: Library) -> tuple[str, float]:
@@ -47,19 +93,20 @@ def request_etag(version: str) -> str:
     return hashlib.sha256(f"{version}|{target}".encode()).hexdigest()[:24]
 
 
-def _is_cacheable() -> bool:
+def _view_flag(flag: str) -> bool:
     if request.method not in {"GET", "HEAD"} or request.endpoint is None:
         return False
     view = current_app.view_functions.get(request.endpoint)
-    return bool(getattr(view, "_podsearch_cacheable", False))
+    return bool(getattr(view, flag, False))
 
 
 def register(app: Flask, library: Callable[[], Library]) -> None:
     max_age = int(app.config["PODSEARCH"].cache_max_age)
+    store = app.extensions["podsearch_answers"] = AnswerStore()
 
     @app.before_request
     def _conditional() -> Response | None:
-        if not _is_cacheable():
+        if not _view_flag("_podsearch_cacheable"):
             return None
         version, modified = data_version(library())
         g.podsearch_etag, g.podsearch_modified = request_etag(version), modified
@@ -70,11 +117,19 @@ def register(app: Flask, library: Callable[[], Library]) -> None:
             response = Response(status=304)
             _validators(response, max_age)
             return response
+        if _view_flag("_podsearch_stored"):
+            g.podsearch_store = True
+            found = store.get(g.podsearch_etag)
+            if found is not None:
+                g.podsearch_store = False  # kept already
+                return Response(found[0], mimetype=found[1])
         return None
 
     @app.after_request
     def _headers(response: Response) -> Response:
         if "podsearch_etag" in g and response.status_code == 200:
+            if g.get("podsearch_store") and not response.is_streamed:
+                store.put(g.podsearch_etag, response.get_data(), response.mimetype or "application/json")
             _validators(response, max_age)
         elif response.status_code != 304 and response.mimetype == "application/json":
             response.headers["Cache-Control"] = "no-store"
