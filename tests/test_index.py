@@ -118,3 +118,35 @@ def test_running_server_serves_new_results_after_a_reindex(live_server, tmp_path
     import_jsonl(config, write_jsonl(tmp_path / "new2.jsonl", [episode(2, "wombats")]), full=True)
     assert hits("wombats") == ["ep-2"]
     assert "tag:example.org,2024:field-notes/ep-01" in hits("waggle")
+
+
+def test_the_total_counts_every_match_once_the_top_ten_are_settled(tmp_path: Path) -> None:
+    """Strong matches (both fields) fill the top 10; the weak ones (one field) come later and still count.
+
+    Whoosh's collector, left to itself, turns "title OR body" into "title AND body" once neither field alone
+    can reach the top 10, and stops counting what only one field matches (at 10,000 episodes, half the
+    matches of most one-word queries went uncounted, in the totals and in the facets).
+    """
+    from whoosh import index as windex
+    from whoosh.fields import ID, TEXT, Schema
+    from whoosh.query import Or, Term
+
+    from podsearch.index import _page, weighting
+
+    ix = windex.create_in(str(tmp_path), Schema(id=ID(stored=True), title=TEXT, body=TEXT))
+    with ix.writer() as w:
+        for n in range(30):  # scores rise with n, so the 10th best keeps rising while they are read
+            w.add_document(id=f"strong-{n}", title="docker " * (1 + n % 4) + "tips",
+                           body="docker " * (2 + n % 5) + "and more")
+        for n in range(100):
+            w.add_document(id=f"weak-{n}", title="episode", body="docker " + "long filler text " * 30)
+        for n in range(300):
+            w.add_document(id=f"other-{n}", title="other", body="nothing to see " * 10)
+    q = Or([Term("title", "docker"), Term("body", "docker")])
+    with ix.searcher(weighting=weighting()) as s:
+        page = _page(q, s, 1, 10, None, None)
+        assert page.total == 130 == len(list(s.docs_for_query(q)))
+        assert len(page.results.docs()) == 130
+        best = [hit["id"] for hit in page]
+        assert len(best) == 10 and all(i.startswith("strong-") for i in best)
+        assert best == [h["id"] for h in s.search(q, limit=10)]  # the same top 10 as Whoosh's own

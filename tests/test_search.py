@@ -255,3 +255,4 @@ def test_moments_are_the_best_segments_whatever_the_bound_skips(corpus: Path, na
         terms = set(rng.sample(vocabulary, rng.randint(1, 3)))
         got = [m.start for m in find_moments(segments, terms, lang=lang)]
         assert got == _best_segments_by_brute_force(segments, terms, lang), sorted(terms)
+

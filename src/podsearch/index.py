@@ -637,10 +637,15 @@ def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sort
 
 
 class _TopAndMatches(collectors.TopCollector):
-    """The top ``limit`` by score, plus every matching document number, in one pass."""
+    """The top ``limit`` by score, plus every matching document number, in one pass.
+
+    Whoosh's collectors "replace" the matcher as the top fills up: an ``a OR b`` whose parts can no longer
+    reach the top alone becomes ``a AND b``, which is right for the top and wrong for the count (every
+    document only one part matches is dropped). Here the matcher is never replaced.
+    """
 
     def __init__(self, limit: int) -> None:
-        super().__init__(limit=limit, usequality=False)
+        super().__init__(limit=limit, usequality=False, replace=0)
 
     def _collect(self, global_docnum: int, score: float) -> Any:
         self.docset.add(global_docnum)
