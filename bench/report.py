@@ -161,6 +161,23 @@ def tables(runs: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def profile_table(runs: dict[str, dict[str, Any]]) -> str:
+    """Share of the server's samples per bucket (the ``profile`` step), one column per corpus."""
+    cols = [n for n in runs if "buckets" in runs[n].get("search_profile", {})]
+    if not cols:
+        return ""
+    totals: dict[str, float] = {}
+    for name in cols:
+        for bucket, v in runs[name]["search_profile"]["buckets"].items():
+            totals[bucket] = totals.get(bucket, 0.0) + v["share"]
+    out = ["| where the server's time goes | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for bucket in sorted(totals, key=lambda b: -totals[b]):
+        cells = [runs[n]["search_profile"]["buckets"].get(bucket, {}).get("share") for n in cols]
+        out.append(f"| {bucket} | " + " | ".join("–" if c is None else f"{c * 100:.1f}%" for c in cells) + " |")
+    out.append("| samples (200 Hz) | " + " | ".join(f"{runs[n]['search_profile']['samples']:,}" for n in cols) + " |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.report")
     ap.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
@@ -178,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     if biggest:
         plot_per_query(biggest[-1], args.out / "per_query.png")
     print(tables(runs))
+    print()
+    print(profile_table(runs))
     return 0
 
 

@@ -83,6 +83,8 @@ def test_figures_targets_and_plots(smoke: tuple[dict, Path]) -> None:
     done = subprocess.run([sys.executable, "-m", "bench.report", "--results", str(work / "results"), "--out", str(out)],
                           cwd=ROOT, check=True, capture_output=True, text=True, timeout=120)
     assert "| episodes | 60 |" in done.stdout
+    if "buckets" in r.get("search_profile", {}):
+        assert "| matching and BM25F scoring (Whoosh) |" in done.stdout
     for name in ("build.png", "search.png", "similar.png", "per_query.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
