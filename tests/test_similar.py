@@ -338,3 +338,25 @@ def test_each_language_loses_its_own_function_words_not_the_others():
         for p in picked:
             assert not {"und", "der", "die", "das", "mit", "einem", "nicht", "auch"} & set(p.reasons), p
     assert model.matrix[len(topics_de):, vocab["door"]].nnz > 0  # English "door" is a topic here
+
+
+def test_a_catalog_whose_every_word_is_in_every_episode_still_gets_a_model(tmp_path: Path) -> None:
+    """25 templated titles and no transcripts: the document-frequency cut leaves no word; the import still works."""
+    import json
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+    from podsearch.search_types import SearchRequest
+    from podsearch.service import Library
+
+    lines = [{"id": f"e{n}", "show": "Templated", "title": f"Episode {n} of the show", "segments": []} for n in range(25)]
+    path = tmp_path / "eps.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    report = import_jsonl(load_config({"data": str(tmp_path / "data")}, environ={}), path)
+    assert report.model == "refitted"
+    library = Library(tmp_path / "data")
+    try:
+        assert library.search(SearchRequest(q="episode")).total == 25
+        assert all(item.id != "e0" for item in library.similar("e0", 5).similar)
+    finally:
+        library.close()

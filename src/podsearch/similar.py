@@ -463,6 +463,8 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     min_df = params.min_df if n >= 20 else 1
     max_df = params.max_df * n if n >= 20 else n
     keep = np.flatnonzero((df >= min_df) & (df <= max_df))
+    if len(keep) == 0:  # every word in (nearly) every episode, e.g. templated titles and no transcripts
+        keep = np.flatnonzero(df > 0)
     if len(keep) > params.max_features:
         totals = np.asarray(counts[:, keep].sum(axis=0)).ravel()
         keep = np.sort(keep[np.argsort(-totals, kind="stable")[: params.max_features]])
