@@ -45,6 +45,7 @@ from .episodes import Episode, Segment
 from .errors import IndexMissing, QueryError, ReindexRunning
 from .facets import DocFacets, facet_rows
 from .generations import Generations
+from .lru import LRU
 from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,7 @@ class SearchIndex:
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
         self._doc_facets: tuple[Any, DocFacets] | None = None
-        self._filter_cache: OrderedDict[tuple[Any, ...], BitSet] = OrderedDict()
+        self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
 
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -404,16 +405,10 @@ class SearchIndex:
         (a show's page, a year's archive): a date range alone reads hundreds of range terms."""
         reader = searcher.reader()
         key = (self.generation(), reader.generation(), reader.doc_count_all(), repr(filt))
-        with self._lock:
-            docs = self._filter_cache.get(key)
-            if docs is not None:
-                self._filter_cache.move_to_end(key)
-                return docs
-        docs = BitSet(_run(searcher.docs_for_query, filt), size=reader.doc_count_all())
-        with self._lock:
-            self._filter_cache[key] = docs
-            while len(self._filter_cache) > FILTER_CACHE:
-                self._filter_cache.popitem(last=False)
+        docs = self._filter_cache.get(key)
+        if docs is None:
+            docs = BitSet(_run(searcher.docs_for_query, filt), size=reader.doc_count_all())
+            self._filter_cache.put(key, docs)
         return docs
 
     def _filter(self, req: SearchRequest) -> Any:

@@ -15,8 +15,6 @@ beyond :data:`STORE_ENTRIES`.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from email.utils import formatdate
 from typing import Any, TypeVar
@@ -25,6 +23,7 @@ from flask import Flask, Response, current_app, g, request
 
 from .. import __version__
 from ..errors import PodsearchError
+from ..lru import LRU
 from ..service import Library
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,32 +46,21 @@ def stored(view: F) -> F:
 
 
 class AnswerStore:
-    """Encoded 200 answers by ETag, least recently used dropped first; thread-safe."""
+    """Encoded 200 answers (body, mimetype) by ETag, least recently used dropped first; thread-safe."""
 
     def __init__(self, entries: int = STORE_ENTRIES) -> None:
-        self.entries = entries
-        self._answers: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
+        self._answers: LRU[str, tuple[bytes, str]] = LRU(entries)
+
+    @property
+    def hits(self) -> int:
+        return self._answers.hits
 
     def get(self, key: str) -> tuple[bytes, str] | None:
-        with self._lock:
-            found = self._answers.get(key)
-            if found is None:
-                self.misses += 1
-                return None
-            self._answers.move_to_end(key)
-            self.hits += 1
-            return found
+        return self._answers.get(key)
 
     def put(self, key: str, body: bytes, mimetype: str) -> None:
-        if len(body) > STORE_MAX_BYTES:
-            return
-        with self._lock:
-            self._answers[key] = (body, mimetype)
-            self._answers.move_to_end(key)
-            while len(self._answers) > self.entries:
-                self._answers.popitem(last=False)
+        if len(body) <= STORE_MAX_BYTES:
+            self._answers.put(key, (body, mimetype))
 
 
 def data_version(lib: Library) -> tuple[str, float]:
