@@ -789,15 +789,21 @@ def _english_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
     match it (and then a word gives at most two tokens per character, joined and in parts, plus one).
     """
     keys = [t[: max(2, len(t) - 1)] for t in terms if t]
+    loose = _any_term_bound(terms)
 
     def bound(text: str) -> tuple[int, int]:
         low = text.lower().replace("'", "").replace("\u2019", "")
         if not low.isascii():
-            return len(keys), 2 * len(text) + 1
+            return loose(text)
         counts = [low.count(k) for k in keys]
         return sum(1 for c in counts if c), sum(counts)
 
     return bound
+
+
+def _any_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
+    """The loose bounds for any language: every term, and at most two tokens per character plus one."""
+    return lambda text: (len(terms), 2 * len(text) + 1)
 
 
 def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] | None = None,
@@ -813,7 +819,7 @@ def find_moments(segments: list[Segment], terms: set[str], chapters: list[Any] |
     if not segments or not terms:
         return []
     analyzer = _analyzer(lang)
-    count_bound = _english_term_bound(terms) if lang in ("", "en") else (lambda text: (len(terms), 2 * len(text) + 1))
+    count_bound = _english_term_bound(terms) if lang in ("", "en") else _any_term_bound(terms)
     order = []
     for i, seg in enumerate(segments):
         n, repeats = count_bound(seg.text)

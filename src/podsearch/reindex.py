@@ -309,7 +309,7 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     else:
         log.info("reindex: fitting the similarity model")
         progress.phase("similarity model", None)
-        model = SimilarModel.fit(catalog, params)
+        model = SimilarModel.fit(catalog, params, hashes=hashes)
         log.info("reindex: saving the similarity model")
         model.save(generations)
         report.model = "refitted"

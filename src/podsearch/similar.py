@@ -178,8 +178,10 @@ class SimilarModel:
     # -- fitting --------------------------------------------------------------------------------
     @classmethod
     def fit(cls, catalog: Catalog, params: ModelParams | None = None,
-            progress: Callable[[str], None] | None = None) -> SimilarModel:
-        return cls.fit_fields(episode_texts(catalog), params, catalog_digest(catalog), progress)
+            progress: Callable[[str], None] | None = None, hashes: dict[str, str] | None = None) -> SimilarModel:
+        """Fit on every episode of ``catalog`` (``hashes``: its :meth:`~Catalog.hashes`, when already read)."""
+        digest = catalog_digest(catalog) if hashes is None else hashes_digest(hashes)
+        return cls.fit_fields(episode_texts(catalog), params, digest, progress)
 
     @classmethod
     def fit_fields(cls, fields: tuple[Any, ...], params: ModelParams | None = None, digest: str = "",
