@@ -26,10 +26,9 @@ from whoosh.writing import LockError
 from ... import languages
 from ...errors import IndexMissing, ReindexRunning
 from ...generations import Generations
-from ...languages import HAS_CJK
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
-from .analysis import TOKEN_PATTERN, spoken_analyzer
+from .analysis import spoken_analyzer
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
 from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
@@ -294,11 +293,6 @@ class WhooshEngine:
             return [(h["id"], float(h.score)) for h in hits]
 
 
-_WORD = re.compile(TOKEN_PATTERN)
-_JOINERS = re.compile(r"['’./+-]")
-_PART = re.compile(r"[^'’./+-]+")
-
-
 class _Analyzer:
     """One analysis profile's tokens, as the answer builder asks for them."""
 
@@ -310,20 +304,7 @@ class _Analyzer:
         return self._ana.texts(text)
 
     def spans(self, text: str) -> Any:
-        """Each word's terms at its place; the parts of a joined word ("docker-sponsored", "http/2") at theirs, so
-        that a match on a part marks the part."""
-        texts = self._ana.texts
-        for m in _WORD.finditer(text):
-            raw, start = m.group(0), m.start()
-            terms = texts(raw)
-            if len(terms) <= 1 or HAS_CJK.search(raw) or not _JOINERS.search(raw):
-                for term in terms:
-                    yield term, start, m.end()
-                continue
-            yield terms[0], start, m.end()  # the joined word
-            for part in _PART.finditer(raw):
-                for term in texts(part.group(0)):
-                    yield term, start + part.start(), start + part.end()
+        return self._ana.spans(text)
 
 
 def _filter(f: Filters) -> Any:
