@@ -75,6 +75,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
+    Setting("search_deadline", float, 1.0,
+            "Seconds of engine work a search may take; then it answers with what it found (`timed_out`), or 503 "
+            "when that is nothing. 0: no deadline."),
+    Setting("expensive_searches", int, 0,
+            "Searches with wildcards, ranges or many words that may run at once (others get 503 + Retry-After); "
+            "0: a quarter of the threads, at least 1."),
     Setting("engine", str, "whoosh", "Search engine: `whoosh` (embedded, in the data folder)."),
 )
 

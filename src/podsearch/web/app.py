@@ -11,7 +11,7 @@ from flask import Flask
 
 from ..config import Config, load_config
 from ..service import Library
-from . import api, caching, cors, embed, errors, limits, views
+from . import admission, api, caching, cors, embed, errors, limits, views
 from .accesslog import AccessLog
 from .context import EXTENSION, library
 
@@ -35,6 +35,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     if test_config:
         app.config.update(test_config)
     app.extensions[EXTENSION] = Library.from_config(config)
+    app.extensions[admission.EXTENSION] = admission.Admission(int(config.threads), int(config.expensive_searches))
 
     app.register_blueprint(views.bp)
     app.register_blueprint(embed.bp)  # the widget and /opensearch.xml

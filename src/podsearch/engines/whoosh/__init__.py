@@ -20,25 +20,27 @@ from whoosh import index as windex
 from whoosh import sorting
 from whoosh.filedb.filestore import FileStorage
 from whoosh.idsets import BitSet
-from whoosh.query import And, DateRange, Every, NullQuery, NumericRange, Or, Prefix, Term
+from whoosh.query import And, DateRange, Every, MultiTerm, NullQuery, NumericRange, Or, Prefix, Term
 from whoosh.writing import LockError
 
 from ... import languages
-from ...errors import IndexMissing, ReindexRunning
+from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
 from .analysis import spoken_analyzer
+from .bounds import bound, check_text
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
 from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
+from .scoring import Expired, run, weighting
 from .scoring import page as run_page
-from .scoring import run, weighting
 
 log = logging.getLogger(__name__)
 
 RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
+BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal) is kept
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 100  # episodes handed to a worker process at a time
@@ -57,6 +59,7 @@ class WhooshEngine:
         self._stamp: tuple[str, float] = ("", 0.0)
         self._doc_facets: tuple[Any, DocFacets] | None = None
         self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
+        self._bound_cache: LRU[tuple[Any, ...], Any] = LRU(BOUND_CACHE)
         self._analyzers: dict[str, Any] = {}
 
     # -- opening --------------------------------------------------------------------------------
@@ -215,9 +218,16 @@ class WhooshEngine:
     def search(self, q: EngineQuery) -> EngineResult:
         ix = self._index()
         text = q.text.strip()
+        check_text(text)
         with ix.searcher(weighting=weighting()) as s:
             profiles = self.profiles(s, q.filters.language)
             query, fallback = strategy(text, plain=False, profiles=profiles) if text else (None, None)
+            notes: list[str] = []
+            if query is not None:
+                try:
+                    query, notes = self._bounded(s, query, q.deadline)
+                except Expired:
+                    return EngineResult(total=0, hits=[], timed_out=True)
             filt = _filter(q.filters)
             if query is None:
                 query = filt or Every()
@@ -232,20 +242,43 @@ class WhooshEngine:
             elif q.sort == "oldest":
                 sortedby = "published"
             relaxed = False
-            found = run(run_page, query, s, q.page, q.per_page, filt, sortedby)
-            if fallback is not None and found.total < RELAX_BELOW and repr(fallback) != repr(query):
-                found2 = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby)
-                if found2.total > found.total:
-                    found, query, relaxed = found2, fallback, True
+            found, timed_out = run(run_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
+            if fallback is not None and not timed_out and found.total < RELAX_BELOW and repr(fallback) != repr(query):
+                try:
+                    fallback, fallback_notes = self._bounded(s, fallback, q.deadline)
+                except Expired:
+                    fallback, timed_out = None, True
+                if fallback is not None:
+                    found2, timed_out = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby, q.deadline)
+                    if found2.total > found.total:
+                        found, query, relaxed, notes = found2, fallback, True, fallback_notes
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
-            if q.suggest and text and (found.total < RELAX_BELOW or relaxed):
+            if q.suggest and text and not timed_out and (found.total < RELAX_BELOW or relaxed):
                 suggestion = _suggestion(s, text)
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
             return EngineResult(total=found.total, hits=hits, terms=query_terms(query), facets=facets,
-                                suggestion=suggestion, relaxed=relaxed)
+                                suggestion=suggestion, relaxed=relaxed, timed_out=timed_out, notes=notes)
+
+    def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:
+        """The query with its expansions bounded (``bounds.bound``), kept per index generation: the same
+        wildcard asked again (a crawler's favourite) costs a lookup, and so does the same refusal."""
+        if not _expands(query):
+            return query, []
+        reader = searcher.reader()
+        key = (self.stamp()[0], reader.generation(), reader.doc_count_all(), repr(query))
+        found = self._bound_cache.get(key)
+        if found is None:
+            try:
+                found = bound(query, reader, deadline)
+            except QueryError as exc:
+                found = exc
+            self._bound_cache.put(key, found)
+        if isinstance(found, QueryError):
+            raise QueryError(str(found))
+        return found
 
     def _allowed(self, searcher: Any, filt: Any) -> BitSet:
         """The documents a filter lets through, kept per index generation for the filters asked most recently
@@ -305,6 +338,11 @@ class _Analyzer:
 
     def spans(self, text: str) -> Any:
         return self._ana.spans(text)
+
+
+def _expands(query: Any) -> bool:
+    """Whether a query has a part that expands to the words it matches (wildcard, prefix, fuzzy, range)."""
+    return isinstance(query, MultiTerm) or any(_expands(c) for c in query.children())
 
 
 def _filter(f: Filters) -> Any:

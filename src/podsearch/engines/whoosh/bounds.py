@@ -18,20 +18,17 @@ from typing import Any
 from whoosh.query import ConstantScoreQuery, FuzzyTerm, MultiTerm, NullQuery, Or, Prefix, Term, TermRange, Wildcard
 
 from ...errors import QueryError
+from .scoring import Expired
 
 MAX_EXPANSIONS = 64  # words a wildcard, prefix, fuzzy or range part is searched with (its most frequent)
-MAX_MATCHING_WORDS = 5000  # words a part may match before it is refused as too broad
-MAX_SCANNED_WORDS = 50000  # words of the index read to find a part's matches
-MAX_CLAUSES = 1024  # terms of the whole query after expansion (Lucene's default maxClauseCount)
+MAX_MATCHING_WORDS = 2000  # words a part may match before it is refused as too broad
+MAX_SCANNED_WORDS = 20000  # words of the index read to find the matches of a pattern (kub?rnetes)
+MAX_CLAUSES = 4096  # terms of the whole query after expansion, every field and language counted
 MAX_NESTING = 8  # parentheses inside parentheses
 MAX_FUZZY_EDITS = 2  # as Lucene: more edits match most of the vocabulary
 MIN_PREFIX = 1  # letters before the first wildcard
 
 _LEADING = re.compile(r"(?:^|[\s(:])[*?]\S")
-
-
-class Expired(Exception):
-    """The request's deadline passed while its query was being prepared or run."""
 
 
 def check_text(text: str) -> None:
@@ -65,7 +62,7 @@ def bound(query: Any, reader: Any, deadline: float | None = None) -> tuple[Any, 
         shown = _shown(q)
         key = (q.fieldname, repr(q))
         if key not in seen:
-            seen[key] = _expansion(q, reader, shown)
+            seen[key] = _expansion(q, reader, shown, deadline)
         words, matching = seen[key]
         if matching > MAX_EXPANSIONS:
             notes[shown] = (f"'{shown}' matches {matching:,} words; the {MAX_EXPANSIONS} most frequent were searched. "
@@ -94,7 +91,7 @@ def _shown(q: Any) -> str:
     return str(q.text)
 
 
-def _expansion(q: Any, reader: Any, shown: str) -> tuple[list[Any], int]:
+def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple[list[Any], int]:
     """(the part's most frequent words as Terms, how many words it matches)."""
     field = q.fieldname
     if field not in reader.schema:
@@ -106,8 +103,8 @@ def _expansion(q: Any, reader: Any, shown: str) -> tuple[list[Any], int]:
         prefix = q.text if isinstance(q, Prefix) else Wildcard._find_prefix(q, q.text)
         if len(prefix) < MIN_PREFIX:
             raise QueryError(_leading(shown))
-        candidates = islice(reader.expand_prefix(field, prefix), MAX_SCANNED_WORDS + 1)
         if isinstance(q, Wildcard):
+            candidates = _timed(islice(reader.expand_prefix(field, prefix), MAX_SCANNED_WORDS + 1), deadline)
             pattern = re.compile(q._get_pattern())
             from_bytes = reader.schema[field].from_bytes
             scanned = 0
@@ -119,14 +116,22 @@ def _expansion(q: Any, reader: Any, shown: str) -> tuple[list[Any], int]:
             if scanned > MAX_SCANNED_WORDS:
                 raise _too_broad(shown, f"more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'")
         else:
-            matched = list(candidates)
+            matched = list(_timed(islice(reader.expand_prefix(field, prefix), MAX_MATCHING_WORDS + 1), deadline))
     else:
-        matched = list(islice(q._btexts(reader), MAX_MATCHING_WORDS + 1))
+        matched = list(_timed(islice(q._btexts(reader), MAX_MATCHING_WORDS + 1), deadline))
     if len(matched) > MAX_MATCHING_WORDS:
         raise _too_broad(shown, f"it matches more than {MAX_MATCHING_WORDS:,} words")
     top = heapq.nlargest(MAX_EXPANSIONS, matched, key=lambda b: (reader.doc_frequency(field, b), b))
     to_text = reader.schema[field].from_bytes
     return [Term(field, to_text(b)) for b in sorted(top)], len(matched)
+
+
+def _timed(words: Any, deadline: float | None) -> Any:
+    """The words, with the deadline checked every 512 of them."""
+    for n, word in enumerate(words, 1):
+        if deadline is not None and not n & 511 and time.monotonic() > deadline:
+            raise Expired
+        yield word
 
 
 def _leading(part: str) -> str:
