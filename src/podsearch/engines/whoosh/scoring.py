@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from time import monotonic
 from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 from whoosh import collectors
