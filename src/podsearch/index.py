@@ -379,9 +379,9 @@ class SearchIndex:
                     query, fallback, filt = NullQuery(), None, None
             sortedby: Any = None
             if req.sort == "date" or (not text and req.sort != "oldest"):
-                sortedby = sorting.FieldFacet("published", reverse=True)
+                sortedby = _by_date(newest=True)
             elif req.sort == "oldest":
-                sortedby = "published"
+                sortedby = _by_date(newest=False)
             relaxed = False
             page = _run(_page, query, s, req.page, req.per_page, filt, sortedby)
             if fallback is not None and page.total < RELAX_BELOW and repr(fallback) != repr(query):
@@ -648,6 +648,24 @@ class _TopAndMatches(collectors.TopCollector):
 
     def all_ids(self) -> Any:
         return self.docset
+
+
+def _by_date(newest: bool) -> Any:
+    """Episodes by date, newest (or oldest) first, and those without a date after all the dated ones.
+
+    Whoosh's date column holds its largest value for a missing date: sorted oldest first they come last
+    already, but newest first alone would list every undated episode before the newest dated one (and a feed of
+    the newest matches would never show a new dated episode). Newest first sorts on the negated date instead.
+    """
+    if not newest:
+        return "published"
+    missing = _missing_date()
+    return sorting.TranslateFacet(lambda key: key if key == missing else -key, sorting.FieldFacet("published"))
+
+
+@lru_cache(maxsize=1)
+def _missing_date() -> Any:
+    return make_schema()["published"].column_type.default_value()
 
 
 def _lenient(text: str) -> str:
