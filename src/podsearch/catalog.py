@@ -274,6 +274,12 @@ class Catalog:
         """{episode id: content hash} of every episode: what the index must match."""
         return {r["id"]: r["content_hash"] for r in self.db.execute("SELECT id, content_hash FROM episodes")}
 
+    def segment_end(self, episode_id: str, start: float) -> float | None:
+        """When the first segment starting at ``start`` ends (None when unknown)."""
+        row = self.db.execute('SELECT "end" FROM segments WHERE episode_id = ? AND start = ? ORDER BY seq LIMIT 1',
+                              (episode_id, start)).fetchone()
+        return row[0] if row else None
+
     def has_transcript(self, episode_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM segments WHERE episode_id = ? LIMIT 1", (episode_id,)).fetchone() is not None
 

@@ -39,6 +39,8 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.register_blueprint(views.bp)
     from .embed import bp as embed_bp  # the widget and /opensearch.xml
     app.register_blueprint(embed_bp)
+    from .rss import bp as rss_bp  # /search.rss
+    app.register_blueprint(rss_bp)
     app.register_blueprint(api.bp, url_prefix="/api/v1")
     app.register_blueprint(api.bp, url_prefix="/api", name="api_unversioned")
     app.register_blueprint(api.site)
