@@ -52,7 +52,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("config", str, "", "TOML config file with `feeds = [...]` and any setting below."),
     Setting("feeds", _str_list, [], "Feed URLs or local paths to index (a TOML list; comma-separated in the environment)."),
     Setting("allow_private_hosts", _bool, False,
-            "Let URLs found inside feeds (transcripts, chapters) reach private and loopback addresses."),
+            "Let URLs found inside feeds (transcripts, chapters) and watch webhooks reach private and loopback addresses."),
     Setting("host", str, "127.0.0.1", "Address `podsearch serve` listens on."),
     Setting("port", int, 8080, "Port `podsearch serve` listens on."),
     Setting("threads", int, 4, "Worker threads of the waitress server."),
@@ -75,6 +75,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
+    Setting("public_url", str, "",
+            "The site's public address (e.g. https://search.example.org), for absolute links in webhook payloads."),
+    Setting("webhook_timeout", float, 10.0, "Seconds one webhook delivery may take, its retries included."),
+    Setting("webhook_budget", float, 60.0,
+            "Seconds a reindex may spend delivering webhooks; deliveries left over wait for the next run."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -45,3 +45,7 @@ class IndexMissing(PodsearchError):
 
 class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
+
+
+class WatchError(PodsearchError):
+    """A watch's query, webhook URL or secret is not acceptable, or no watch has the id given."""
