@@ -617,8 +617,7 @@ class Fetcher:
         except (urllib3.exceptions.HTTPError, OSError) as e:
             if time.monotonic() >= deadline - 0.01:
                 raise self._too_slow(url) from e
-            kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
-            raise _Transient(f"fetching {url} {kind}: {e}") from e
+            raise _Transient(f"fetching {url} {_how_it_failed(e)}: {e}") from e
 
         complete = False
         try:
@@ -659,8 +658,7 @@ class Fetcher:
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if time.monotonic() >= deadline - 0.01:
                     raise self._too_slow(url) from e
-                kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
-                raise _Transient(f"reading {url} {kind}: {e}") from e
+                raise _Transient(f"reading {url} {_how_it_failed(e)}: {e}") from e
             if not chunk:
                 break
             raw_total += len(chunk)
@@ -676,6 +674,12 @@ class Fetcher:
             if len(out) > max_bytes:
                 raise self._too_large(url)
         return bytes(out)
+
+
+def _how_it_failed(exc: BaseException) -> str:
+    """"timed out" or "failed" (urllib3 makes a refused connection a kind of connect timeout)."""
+    timeout = isinstance(exc, urllib3.exceptions.TimeoutError)
+    return "timed out" if timeout and not isinstance(exc, urllib3.exceptions.NewConnectionError) else "failed"
 
 
 def _reason_phrase(status: int) -> str:
