@@ -58,3 +58,7 @@ class Overloaded(PodsearchError):
 
 class TimedOut(Overloaded):
     """A search found nothing before its deadline."""
+
+
+class WatchError(PodsearchError):
+    """A watch's query, webhook URL or secret is not acceptable, or no watch has the id given."""

@@ -13,6 +13,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -238,9 +239,9 @@ class WhooshEngine:
                     query, fallback, filt = NullQuery(), None, None
             sortedby: Any = None
             if q.sort == "date" or (not text and q.sort != "oldest"):
-                sortedby = sorting.FieldFacet("published", reverse=True)
+                sortedby = _by_date(newest=True)
             elif q.sort == "oldest":
-                sortedby = "published"
+                sortedby = _by_date(newest=False)
             relaxed = False
             found, timed_out = run(run_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
             if fallback is not None and not timed_out and found.total < RELAX_BELOW and repr(fallback) != repr(query):
@@ -338,6 +339,24 @@ class _Analyzer:
 
     def spans(self, text: str) -> Any:
         return self._ana.spans(text)
+
+
+def _by_date(newest: bool) -> Any:
+    """Episodes by date, newest (or oldest) first, and those without a date after all the dated ones.
+
+    Whoosh's date column holds its largest value for a missing date: sorted oldest first they come last
+    already, but newest first alone would list every undated episode before the newest dated one (and a feed of
+    the newest matches would never show a new dated episode). Newest first sorts on the negated date instead.
+    """
+    if not newest:
+        return "published"
+    missing = _missing_date()
+    return sorting.TranslateFacet(lambda key: key if key == missing else -key, sorting.FieldFacet("published"))
+
+
+@lru_cache(maxsize=1)
+def _missing_date() -> Any:
+    return make_schema()["published"].column_type.default_value()
 
 
 def _expands(query: Any) -> bool:
