@@ -474,10 +474,11 @@ def reasons_screenshot(browser, server: LiveServer, guid: str, path: Path) -> li
     tab = Tab(browser, 1280, 800)
     try:
         tab.goto(episode_url(server, guid))
-        nearby = tab.page.locator(".nearby")
-        nearby.scroll_into_view_if_needed()
+        # the heading of the nearby episodes near the top, below the sticky player
+        tab.page.evaluate("window.scrollTo(0, document.getElementById('nearby-h').getBoundingClientRect().top"
+                          " + window.scrollY - 120)")
         path.parent.mkdir(parents=True, exist_ok=True)
-        nearby.screenshot(path=str(path))
+        tab.page.screenshot(path=str(path))
         assert tab.errors == []
         return tab.page.locator(".nearby .reasons").all_inner_texts()
     finally:

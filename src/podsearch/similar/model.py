@@ -24,7 +24,7 @@ from .features import fold_lower, weigh_fields, weighted_counts, weighted_fields
 from .fields import EpisodeFields, catalog_digest, episode_texts, hashes_digest
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
-from .reasons import Explainer, mention_reason
+from .reasons import Explainer, mention_reason, topic_floor
 from .signals import episode_mentions
 from .titles import TitleModel, joined
 from .weighting import Weighting, fit_lsa
@@ -276,6 +276,7 @@ class SimilarModel:
         duplicates: list[Neighbour] = []
         origin_show = self.shows[origin] if origin is not None else None
         base = query_vec if query_vec is not None else (self.matrix[origin] if origin is not None else None)
+        base_floor = topic_floor(base.data) if base is not None else None  # once, for all the neighbours' reasons
         for j, score in zip(idx.tolist(), scores.tolist()):
             if j < 0 or j == origin or score <= 0:
                 continue
@@ -286,7 +287,7 @@ class SimilarModel:
                 continue
             if exclude_shows and show in exclude_shows:
                 continue
-            reasons = self.reasons(base, j, n_reasons) if base is not None else []
+            reasons = self.reasons(base, j, n_reasons, base_floor) if base is not None else []
             mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
             if mention:
                 reasons = [mention, *reasons][:n_reasons]
@@ -303,11 +304,11 @@ class SimilarModel:
                 break
         return picked, duplicates
 
-    def reasons(self, base: sp.csr_matrix, j: int, n: int = 5) -> list[str]:
+    def reasons(self, base: sp.csr_matrix, j: int, n: int = 5, base_floor: float | None = None) -> list[str]:
         """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
         if self._explainer is None:  # the terms' kinds, read once per model
             self._explainer = Explainer(self.terms, self.person_names)
-        return self._explainer.reasons(self.matrix, base, j, n)
+        return self._explainer.reasons(self.matrix, base, j, n, base_floor)
 
 
 def _joined(matrix: sp.csr_matrix, titles: TitleModel | None, params: ModelParams) -> sp.csr_matrix:

@@ -46,6 +46,7 @@ class Explainer:
     def __init__(self, terms: np.ndarray, person_names: dict[str, str]) -> None:
         self.terms = terms
         self.names = person_names
+        self.floors: np.ndarray | None = None  # each row's topic floor (_floors)
         common = general_words()
         self.kinds = np.array([PERSON if t in person_names else PHRASE if "_" in t else WORD for t in terms.tolist()],
                               dtype=np.int8)
@@ -53,36 +54,46 @@ class Explainer:
         # initials ("SP"): transcripts label some speakers so.
         self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3)
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
+        self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
+        self.kind_list: list[int] = self.kinds.tolist()
+
+    def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
+        """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
+        if self.floors is None or len(self.floors) != matrix.shape[0]:
+            self.floors = np.array([topic_floor(matrix.data[matrix.indptr[r]:matrix.indptr[r + 1]])
+                                    for r in range(matrix.shape[0])], dtype=np.float32)
+        return self.floors
 
     def label(self, term: int) -> str:
-        text = str(self.terms[term])
-        return self.names[text] if self.kinds[term] == PERSON else text.replace("_", " ")
+        text = self.term_list[term]
+        return self.names[text] if self.kind_list[term] == PERSON else text.replace("_", " ")
 
-    def reasons(self, matrix: sp.csr_matrix, base: sp.csr_matrix, j: int, n: int = 5) -> list[str]:
-        """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near."""
+    def reasons(self, matrix: sp.csr_matrix, base: sp.csr_matrix, j: int, n: int = 5,
+                base_floor: float | None = None) -> list[str]:
+        """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near
+        (``base_floor``: ``topic_floor(base.data)``, when the caller asks for several rows)."""
         common, base_w, row_w = shared_terms(matrix, base, j)
-        keep = (~self.general[common] & (base_w >= topic_floor(base.data)) &
-                (row_w >= topic_floor(matrix.data[matrix.indptr[j]:matrix.indptr[j + 1]])))
+        floor = topic_floor(base.data) if base_floor is None else base_floor
+        keep = ~self.general[common] & (base_w >= floor) & (row_w >= self._floors(matrix)[j])
         common, share = common[keep], (base_w * row_w)[keep]
+        kinds, terms = self.kind_list, self.term_list
         chosen: list[int] = []
         said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("descriptor" says "descriptors")
-        for o in np.argsort(-share, kind="stable")[: 8 * n]:
-            term = int(common[o])
-            kind = self.kinds[term]
-            if kind == WORD:
-                word = str(self.terms[term])
+        for term in common[np.argsort(-share, kind="stable")[: 8 * n]].tolist():
+            if kinds[term] == WORD:
+                word = terms[term]
                 if word in said or _singular(word) in said:
                     continue
                 said |= {word, _singular(word)}
-            if kind != WORD:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
-                words = {w for word in str(self.terms[term]).split("_") for w in (word, _singular(word))}
+            else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
+                words = {w for word in terms[term].split("_") for w in (word, _singular(word))}
                 said |= words
-                chosen = [c for c in chosen if not (self.kinds[c] == WORD and _singular(str(self.terms[c])) in words)]
+                chosen = [c for c in chosen if not (kinds[c] == WORD and _singular(terms[c]) in words)]
             chosen.append(term)
             if len(chosen) >= n:
                 break
         rank = {t: r for r, t in enumerate(chosen)}
-        return [self.label(t) for t in sorted(chosen, key=lambda t: (self.kinds[t], rank[t]))]
+        return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
 
 
 def _singular(word: str) -> str:
