@@ -13,6 +13,7 @@ One module per concern, each importing only those before it in this list:
 - ``fields``: what the model reads of each episode (:func:`episode_texts`), the catalog digest;
 - ``features``: term counts, every field weighted, in one tokenising pass (:func:`weighted_counts`);
 - ``weighting``: stop words, show noise, per-show IDF, TF-IDF, term cap (:class:`Weighting`), LSA;
+- ``titles``: the titles' own small model, whose cosine is added to the main one;
 - ``neighbours``: the precomputed neighbour lists (:func:`top_neighbours`, :func:`fold_neighbours`);
 - ``reasons``: why two episodes are near;
 - ``persist``: the model on disk, its saved parameters (:func:`same_params`);

@@ -31,12 +31,13 @@ class EpisodeFields(NamedTuple):
     links: list[str] | None = None  # link tokens of the notes' hrefs (similar_signals.link_tokens)
     numbers: list[int | None] | None = None  # episode numbers, for "episode 159" mentions
     show_titles: dict[str, str] | None = None  # show id -> title, for "Go Time #145" in another show
+    person_names: dict[str, str] | None = None  # person token -> the name as written ("katie_hockman" -> "Katie Hockman")
 
 
 def episode_texts(catalog: Catalog, only: list[str] | None = None) -> EpisodeFields:
     """The fields the model reads, from the catalog (every episode, or the episodes ``only`` in its order)."""
-    fields = EpisodeFields([], [], [], [], [], [], [], [], [], {s.id: s.title for s in catalog.shows()})
-    ids, shows, titles, notes, transcripts, languages, people, links, numbers, _ = fields
+    fields = EpisodeFields([], [], [], [], [], [], [], [], [], {s.id: s.title for s in catalog.shows()}, {})
+    ids, shows, titles, notes, transcripts, languages, people, links, numbers, _, person_names = fields
     episodes = catalog.episodes(with_segments=False) if only is None else (
         ep for ep in (catalog.episode(i, with_segments=False) for i in only) if ep is not None)
     for ep in episodes:
@@ -50,8 +51,11 @@ def episode_texts(catalog: Catalog, only: list[str] | None = None) -> EpisodeFie
         transcripts.append(" ".join(seg.text for seg in segments))
         languages.append((ep.language or "").lower().split("-")[0])
         names = dict.fromkeys([p.name for p in ep.persons] + [seg.speaker for seg in segments if seg.speaker])
-        people.append(" ".join(t for t in (person_token(n) for n in names) if t and t not in GENERIC_SPEAKERS
-                               and not any(c.isdigit() for c in t)))
+        tokens = {person_token(n): n for n in names}
+        tokens = {t: n for t, n in tokens.items() if t and t not in GENERIC_SPEAKERS and not any(c.isdigit() for c in t)}
+        people.append(" ".join(tokens))
+        for token, name in tokens.items():
+            person_names.setdefault(token, name)
     return fields
 
 

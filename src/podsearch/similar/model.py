@@ -20,12 +20,13 @@ from ..catalog import Catalog
 from ..errors import IndexMissing, NotFound, QueryError
 from ..generations import Generations
 from . import persist
-from .features import weigh_fields, weighted_counts, weighted_fields
+from .features import fold_lower, weigh_fields, weighted_counts, weighted_fields
 from .fields import EpisodeFields, catalog_digest, episode_texts, hashes_digest
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
-from .reasons import mention_reason, term_reasons
+from .reasons import Explainer, mention_reason, topic_floor
 from .signals import episode_mentions
+from .titles import TitleModel, joined
 from .weighting import Weighting, fit_lsa
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,8 @@ class SimilarModel:
                  neigh_idx: np.ndarray, neigh_score: np.ndarray, digest: str = "", svd: Any = None,
                  dense: np.ndarray | None = None, mentions: sp.csr_matrix | None = None,
                  numbers: list[int | None] | None = None, weighting: Weighting | None = None,
-                 folded: int = 0, path: Path | None = None) -> None:
+                 folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
+                 person_names: dict[str, str] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -68,6 +70,9 @@ class SimilarModel:
         self.weighting = weighting or Weighting(params, vectorizer.vocabulary_, transformer, noise)
         self.folded = folded
         self.path = path
+        self.titles = titles  # the titles' own model (titles.py), or None when title_cosine_weight is 0
+        self.person_names = person_names or {}  # person token of the vocabulary -> the name as written
+        self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
     @classmethod
@@ -94,6 +99,8 @@ class SimilarModel:
         matrix = weighting.rows(counts, shows, list(fields.languages or []))
         transformer, noise = weighting.transformer, weighting.noise
         svd, dense = fit_lsa(matrix, params)
+        titles = (TitleModel.fit(list(fields.titles), shows, list(fields.languages or []), params)
+                  if params.title_cosine_weight > 0 else None)
         mentions = None
         if params.mention_weight > 0 and fields.numbers is not None:
             named = episode_mentions([f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)], shows,
@@ -102,12 +109,13 @@ class SimilarModel:
         if progress:
             progress("weighted")
         links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
-        neigh_idx, neigh_score = top_neighbours(matrix, params.neighbours, params.block_rows, dense, params.lsa_weight,
-                                                links, params.mention_weight)
+        neigh_idx, neigh_score = top_neighbours(_joined(matrix, titles, params), params.neighbours, params.block_rows,
+                                                dense, params.lsa_weight, links, params.mention_weight)
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
-                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None, weighting)
+                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None, weighting,
+                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_))
 
     # -- persistence (persist.py) ---------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -151,6 +159,11 @@ class SimilarModel:
         dense = self.dense
         if self.svd is not None and dense is not None:
             dense = np.vstack([dense, normalize(self.svd.transform(rows)).astype(np.float32)])
+        titles = self.titles
+        if titles is not None:
+            new_titles = titles.rows(list(fields.titles), new_shows, list(fields.languages or []))
+            titles = TitleModel(titles.vectorizer, titles.weighting,
+                                sp.vstack([titles.matrix, new_titles], format="csr", dtype=np.float32))
         ids, shows = self.ids + new_ids, self.shows + new_shows
         numbers = list(self.numbers) + (list(fields.numbers) if fields.numbers is not None else [None] * m)
         n = old + m
@@ -161,11 +174,13 @@ class SimilarModel:
             mentions = (mentions + episode_mentions(texts, shows, numbers, fields.show_titles)).tocsr()
         mentions = mentions if mentions.nnz else None
         links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
-        neigh_idx, neigh_score = fold_neighbours(matrix, old, self.neigh_idx, self.neigh_score, params.block_rows,
-                                                 dense, params.lsa_weight, links, params.mention_weight)
+        neigh_idx, neigh_score = fold_neighbours(_joined(matrix, titles, params), old, self.neigh_idx,
+                                                 self.neigh_score, params.block_rows, dense, params.lsa_weight, links,
+                                                 params.mention_weight)
         return SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
                             neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
-                            self.folded + m, self.path)
+                            self.folded + m, self.path, titles,
+                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names})
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -203,7 +218,7 @@ class SimilarModel:
         """
         if isinstance(vec, (int, np.integer)):
             i = int(vec)
-            sims = (self.matrix @ self.matrix[i].T).toarray().ravel()
+            sims = self._text_sims(i)
             lsa = self.dense[i] if self.dense is not None else None
         else:
             i = None
@@ -223,9 +238,21 @@ class SimilarModel:
             self._named_by_cache = self.mentions.T.tocsr()
         return self._named_by_cache
 
+    def _text_sims(self, i: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """The TF-IDF part of the scores of episode ``i`` against every episode (or ``rows``): the main cosine,
+        and with a title model, ``(main + w * title cosine) / (1 + w)``; rescaling the matrices once would
+        double their memory in a server."""
+        main = self.matrix if rows is None else self.matrix[rows]
+        sims = (main @ self.matrix[i].T).toarray().ravel()
+        w = self.params.title_cosine_weight
+        if self.titles is not None and w > 0:
+            titles = self.titles.matrix if rows is None else self.titles.matrix[rows]
+            sims = (sims + w * (titles @ self.titles.matrix[i].T).toarray().ravel()) / (1 + w)
+        return sims
+
     def text_score(self, i: int, j: int) -> float:
         """The score of the pair from their text alone (no mention bonus): what decides near-duplicates."""
-        score = float(self.matrix[i].multiply(self.matrix[j]).sum())
+        score = float(self._text_sims(i, np.array([j]))[0])
         if self.dense is not None:
             w = self.params.lsa_weight
             score = (1 - w) * score + w * float(self.dense[i] @ self.dense[j])
@@ -249,6 +276,7 @@ class SimilarModel:
         duplicates: list[Neighbour] = []
         origin_show = self.shows[origin] if origin is not None else None
         base = query_vec if query_vec is not None else (self.matrix[origin] if origin is not None else None)
+        base_floor = topic_floor(base.data) if base is not None else None  # once, for all the neighbours' reasons
         for j, score in zip(idx.tolist(), scores.tolist()):
             if j < 0 or j == origin or score <= 0:
                 continue
@@ -259,7 +287,7 @@ class SimilarModel:
                 continue
             if exclude_shows and show in exclude_shows:
                 continue
-            reasons = self.reasons(base, j, n_reasons) if base is not None else []
+            reasons = self.reasons(base, j, n_reasons, base_floor) if base is not None else []
             mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
             if mention:
                 reasons = [mention, *reasons][:n_reasons]
@@ -276,6 +304,18 @@ class SimilarModel:
                 break
         return picked, duplicates
 
-    def reasons(self, base: sp.csr_matrix, j: int, n: int = 5) -> list[str]:
-        """The terms that weigh most in the match (:func:`~podsearch.similar.reasons.term_reasons`)."""
-        return term_reasons(self.matrix, self.terms, base, j, n)
+    def reasons(self, base: sp.csr_matrix, j: int, n: int = 5, base_floor: float | None = None) -> list[str]:
+        """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
+        if self._explainer is None:  # the terms' kinds, read once per model
+            self._explainer = Explainer(self.terms, self.person_names)
+        return self._explainer.reasons(self.matrix, base, j, n, base_floor)
+
+
+def _joined(matrix: sp.csr_matrix, titles: TitleModel | None, params: ModelParams) -> sp.csr_matrix:
+    return joined(matrix, titles.matrix if titles is not None else None, params.title_cosine_weight)
+
+
+def _names(fields: EpisodeFields, vocabulary: dict[str, int]) -> dict[str, str]:
+    """The names of the people of ``fields`` whose tokens are terms of the model."""
+    folded = ((fold_lower(t), name) for t, name in (fields.person_names or {}).items())  # as the vocabulary is
+    return {t: name for t, name in folded if t in vocabulary}

@@ -9,7 +9,7 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 5  # 4: per-language stop words; 5: per-field sublinear tf, title phrases
+MODEL_VERSION = 6  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class ModelParams:
     field_sublinear: bool = True  # each field's counts become 1 + log(tf) before the weights (a transcript's
     #                               hundreds of mentions do not drown the title and notes); see docs
     title_phrases: bool = True  # a title's word pairs are terms too ("lightning_network"), at the title's weight
+    title_cosine_weight: float = 0.2  # + this times the cosine of the titles alone (their own TF-IDF model;
+    #                                   titles.py), the sum over 1 + it; 0: off. Learned with cross-validation
     sublinear_tf: bool = False  # 1 + log of the weighted sum (the round-2 model; off when field_sublinear)
     bm25_k1: float = 0.0  # > 0: BM25 saturation tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg)) instead
     bm25_b: float = 0.75
@@ -36,8 +38,8 @@ class ModelParams:
     show_noise_share: float = 0.8  # ... with >= this share of its documents in that show is show noise
     show_noise_min_episodes: int = 5
     show_idf: bool = True  # also weigh terms by their rarity inside the episode's own show
-    lsa_components: int = 0  # 0: off; else blend an LSA (TruncatedSVD) cosine with the TF-IDF one
-    lsa_weight: float = 0.0
+    lsa_components: int = 100  # 0: off; else blend an LSA (TruncatedSVD) cosine with the TF-IDF one:
+    lsa_weight: float = 0.1  # score = (1 - w) * TF-IDF score + w * LSA cosine (learned with the title weight)
     neighbours: int = 50
     duplicate_threshold: float = 0.9
     block_rows: int = 512

@@ -15,6 +15,7 @@ import sklearn
 from ..errors import IndexMissing
 from ..generations import Generations
 from .params import MODEL_VERSION, ModelParams
+from .titles import TitleModel
 from .weighting import ShowFreqs, Weighting
 
 
@@ -32,12 +33,17 @@ def save(model: Any, generations: Generations) -> Path:
         pickle.dump({"vectorizer": model.vectorizer, "transformer": model.transformer, "noise": model.noise,
                      "svd": model.svd, "mean_length": model.weighting.mean_length}, fh,
                     protocol=pickle.HIGHEST_PROTOCOL)
+    if model.titles is not None:
+        sp.save_npz(path / "titles.npz", model.titles.matrix, compressed=False)
+        with open(path / "titles.pkl", "wb") as fh:
+            pickle.dump({"vectorizer": model.titles.vectorizer, "weighting": model.titles.weighting}, fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
     freqs = model.weighting.show_freqs if model.weighting.show_freqs is not None else load_show_freqs(model.path)
     if freqs is not None:
         sp.save_npz(path / "show_df.npz", freqs.df, compressed=False)
         (path / "show_df.json").write_text(json.dumps({"shows": freqs.shows, "sizes": freqs.sizes}), encoding="utf-8")
-    (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers}),
-                                   encoding="utf-8")
+    (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers,
+                                               "person_names": model.person_names}), encoding="utf-8")
     (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
                                                   "folded": model.folded}, indent=1))
     return generations.publish(path)
@@ -58,13 +64,19 @@ def load_parts(generations: Generations) -> dict[str, Any]:
     ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
     weighting = Weighting(params, parts["vectorizer"].vocabulary_, parts["transformer"], parts["noise"],
                           mean_length=parts.get("mean_length"))
+    titles = None
+    if (path / "titles.npz").exists():
+        with open(path / "titles.pkl", "rb") as fh:
+            title_parts = pickle.load(fh)  # our own file, written by save() above
+        titles = TitleModel(title_parts["vectorizer"], title_parts["weighting"], sp.load_npz(path / "titles.npz").tocsr())
     return dict(params=params, ids=ids["ids"], shows=ids["shows"], vectorizer=parts["vectorizer"],
                 transformer=parts["transformer"], matrix=sp.load_npz(path / "matrix.npz").tocsr(),
                 noise=parts["noise"], neigh_idx=np.load(path / "neigh_idx.npy"),
                 neigh_score=np.load(path / "neigh_score.npy"), digest=meta.get("digest", ""), svd=parts.get("svd"),
                 dense=np.load(path / "dense.npy") if (path / "dense.npy").exists() else None,
                 mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
-                numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path)
+                numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
+                titles=titles, person_names=ids.get("person_names"))
 
 
 def saved_params(generations: Generations) -> dict[str, Any] | None:

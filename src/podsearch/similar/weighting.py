@@ -14,6 +14,8 @@ from sklearn.preprocessing import normalize
 from ..languages import fold, stop_words
 from .params import ModelParams
 
+LSA_EPISODES_PER_COMPONENT = 10  # fewer episodes than this per LSA component: no LSA (see fit_lsa)
+
 
 class ShowFreqs(NamedTuple):
     """Per show (of at least ``show_noise_min_episodes`` episodes): its size and its document frequencies."""
@@ -179,9 +181,15 @@ def keep_top_terms(matrix: sp.csr_matrix, n: int) -> sp.csr_matrix:
 
 
 def fit_lsa(matrix: sp.csr_matrix, params: ModelParams) -> tuple[Any, np.ndarray | None]:
-    """LSA (TruncatedSVD) of the TF-IDF rows, L2-normalised; (None, None) when off or the corpus is too small."""
+    """LSA (TruncatedSVD) of the TF-IDF rows, L2-normalised; (None, None) when off or the corpus is too small.
+
+    Too small is under :data:`LSA_EPISODES_PER_COMPONENT` episodes per component: on a few hundred episodes the
+    components follow single episodes, and episodes folded in later (projected on them) drift far from a refit
+    (docs/similar.md, fourth round).
+    """
     components = params.lsa_components
-    if not components or params.lsa_weight <= 0 or min(matrix.shape) <= 2 * components:
+    if (not components or params.lsa_weight <= 0 or matrix.shape[0] < LSA_EPISODES_PER_COMPONENT * components
+            or matrix.shape[1] <= 2 * components):
         return None, None
     from sklearn.decomposition import TruncatedSVD
 
