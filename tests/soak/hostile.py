@@ -85,8 +85,12 @@ def run(data: Path, seconds: float = 30, threads: int = 8, clients: int = 8,
         stop.set()
         for w in workers:
             w.join(timeout=120)
-        with urllib.request.urlopen(server.url("/readyz"), timeout=10) as r:
-            load = json.loads(r.read())["load"]
+        try:
+            with urllib.request.urlopen(server.url("/readyz"), timeout=10) as r:
+                ready = json.loads(r.read())
+        except urllib.error.HTTPError as exc:  # 503: saturated (or not ready); the body has the figures
+            ready = json.loads(exc.read())
+        load = ready.get("load", ready)
     finally:
         stop.set()
         server.stop()
