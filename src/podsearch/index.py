@@ -17,7 +17,6 @@ import os
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import lru_cache
@@ -40,33 +39,28 @@ from whoosh.writing import LockError
 
 from . import languages
 from .analysis import mark, plain_analyzer, spoken_analyzer
+from .bm25f import as_bm25f, field_lengths
 from .catalog import Catalog
 from .episodes import Episode, Segment
 from .errors import IndexMissing, QueryError, ReindexRunning
+from .exclusions import exclusions_hold, positive_terms
 from .facets import DocFacets, facet_rows
 from .generations import Generations
 from .lru import LRU
+from .ranking import RANKING, Ranking
 from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "2"  # 2: text analysed per language (the mark), the analysis field
 
-# Query-time field weights: title > persons, show > notes > transcript. Each field is scored with BM25 on its
-# own and the scores are added, so a word in the title and the text counts twice already; measured on
-# Cranfield (titles + abstracts), nDCG@10 falls from 0.371 (title 1.0) to 0.364 (1.5) and 0.334 (4.0).
-FIELD_BOOSTS = {"title": 1.5, "persons": 1.3, "show": 1.3, "notes": 1.15, "transcript": 1.0}
-SEARCH_FIELDS = list(FIELD_BOOSTS)
+# Field weights, length normalisation, the any-word fallback and the long-query rule: podsearch.ranking.
 MAX_QUERY_LENGTH = 500
-RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
-LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 100  # episodes handed to a worker process at a time
 BUILD_LIMIT_MB = 256  # memory per indexing process before it spills a run to disk
-BM25_B = 0.75
-BM25_K1 = 1.2
 
 
 def make_schema(lang: str = "") -> Schema:
@@ -146,8 +140,9 @@ def unique_words(*texts: str) -> str:
 class SearchIndex:
     """The live index in ``<data>/index/``; thread-safe (one searcher per call)."""
 
-    def __init__(self, data_dir: Path | str) -> None:
+    def __init__(self, data_dir: Path | str, ranking: Ranking = RANKING) -> None:
         self.generations = Generations(Path(data_dir) / "index")
+        self.ranking = ranking
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
@@ -276,9 +271,9 @@ class SearchIndex:
         return keys or ["en"]
 
     @staticmethod
-    def _parser(schema: Schema, relaxed: bool) -> MultifieldParser:
+    def _parser(schema: Schema, relaxed: bool, ranking: Ranking) -> MultifieldParser:
         group = OrGroup if relaxed else AndGroup
-        parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=group)
+        parser = MultifieldParser(ranking.fields, schema, fieldboosts=ranking.boosts, group=group)
         # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
         parser.add_plugin(PlusMinusPlugin(plusexpr=r"(?:^|(?<=[\s(]))\+(?=\w)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\w)"))
         parser.add_plugin(FieldAliasPlugin({"persons": ["person", "speaker", "guest", "host"],
@@ -295,17 +290,18 @@ class SearchIndex:
         """
         if len(text) > MAX_QUERY_LENGTH:
             raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
-        return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]))
+        return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]), self.ranking)
 
     @classmethod
-    def _parse(cls, text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
+    def _parse(cls, text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
         typed = plain_words(text) if plain else _lenient(text)
         readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
         for key in profiles:
             try:
-                q = cls._parser(_query_schema(key), relaxed).parse(typed)
+                q = cls._parser(_query_schema(key), relaxed, ranking).parse(typed)
             except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
                 raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
+            q = _rewrite(q, ranking)
             if len(profiles) == 1:
                 return q
             if q is not NullQuery:
@@ -318,11 +314,14 @@ class SearchIndex:
         """(first query, fallback query or None) for the text typed.
 
         Short plain queries want every word (the fallback is any word); long ones (sentences, pasted
-        questions) are ranked on any word with a coordination bonus straight away.
+        questions) are ranked on any word straight away. A query typed all in capitals is read in lower
+        case (:func:`as_typed`). ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT
+        written out mean there is none.
         """
         p = profiles
+        text = as_typed(text)
         if plain or not has_syntax(text):
-            if len(re.findall(r"\w+", text)) > LONG_QUERY_WORDS:
+            if len(re.findall(r"\w+", text)) > self.ranking.long_query_words:
                 return self.parse(text, relaxed=True, plain=True, profiles=p), None
             return self.parse(text, plain=plain, profiles=p), self.parse(text, relaxed=True, plain=plain, profiles=p)
         if _OPERATORS.search(text):  # the person said how to combine the words: no second guessing
@@ -332,10 +331,10 @@ class SearchIndex:
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
         ix = self._index()
-        with ix.searcher(weighting=weighting()) as s:
+        with ix.searcher(weighting=weighting(self.ranking)) as s:
             first, fallback = self._strategy(text, plain, self.profiles(s))
             hits = _run(s.search, first, limit=limit)
-            if fallback is not None and len(hits) < RELAX_BELOW:
+            if fallback is not None and len(hits) < self.ranking.relax_below:
                 hits = _run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
@@ -366,7 +365,7 @@ class SearchIndex:
         _validate(req)
         ix = self._index()
         text = req.q.strip()
-        with ix.searcher(weighting=weighting()) as s:
+        with ix.searcher(weighting=weighting(self.ranking)) as s:
             profiles = self.profiles(s, req.language)
             query, fallback = self._strategy(text, plain=False, profiles=profiles) if text else (None, None)
             filt = self._filter(req)
@@ -384,14 +383,14 @@ class SearchIndex:
                 sortedby = "published"
             relaxed = False
             page = _run(_page, query, s, req.page, req.per_page, filt, sortedby)
-            if fallback is not None and page.total < RELAX_BELOW and repr(fallback) != repr(query):
+            if fallback is not None and page.total < self.ranking.relax_below and repr(fallback) != repr(query):
                 page2 = _run(_page, fallback, s, req.page, req.per_page, filt, sortedby)
                 if page2.total > page.total:
                     page, query, relaxed = page2, fallback, True
             results = page.results
             facets = facet_rows(catalog, self._facet_counts(s, results.docs()))
             suggestion = ""
-            if text and (page.total < RELAX_BELOW or relaxed):
+            if text and (page.total < self.ranking.relax_below or relaxed):
                 suggestion = self._suggestion(s, query, text)
             terms = _query_terms(query)
             hits = [self._hit(catalog, hit, terms) for hit in page]
@@ -558,7 +557,7 @@ class _LengthCachedScorer(BM25FScorer):
 
     def setup(self, searcher: Any, fieldname: str, text: str) -> Any:
         plain = super().setup(searcher, fieldname, text)
-        self.dfl = _field_lengths(searcher.reader(), fieldname).__getitem__
+        self.dfl = field_lengths(searcher.reader(), fieldname).__getitem__
         return plain
 
     def score(self, matcher: Any) -> float:
@@ -567,30 +566,28 @@ class _LengthCachedScorer(BM25FScorer):
         return self.idf * tf * (k1 + 1) / (tf + k1 * ((1 - self.B) + self.B * self.dfl(matcher.id()) / self.avgfl))
 
 
-_LENGTHS: OrderedDict[tuple[str, str, int], list[int]] = OrderedDict()
-_LENGTHS_LOCK = threading.Lock()
+def weighting(ranking: Ranking = RANKING) -> BM25F:
+    """The scoring of single-field terms and phrases (words in several fields are scored by BM25F when the
+    ranking says so: :func:`_rewrite`)."""
+    return SpokenBM25F(B=ranking.b_default, K1=ranking.k1, **{f"{f}_B": b for f, b in ranking.b})
 
 
-def _field_lengths(reader: Any, fieldname: str) -> list[int]:
-    """Every document's length in ``fieldname``, for one segment's reader (kept for the 64 latest)."""
-    segment = reader.segment()
-    key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all())
-    with _LENGTHS_LOCK:
-        found = _LENGTHS.get(key)
-    if found is None:
-        found = [reader.doc_field_length(d, fieldname, 1) for d in range(reader.doc_count_all())]
-        with _LENGTHS_LOCK:
-            _LENGTHS[key] = found
-            while len(_LENGTHS) > 64:
-                _LENGTHS.popitem(last=False)
-    return found
+def _rewrite(q: Any, ranking: Ranking) -> Any:
+    """A parsed query made ready to run: excluded words excluded from every match, and each word searched
+    in several fields scored once over them (BM25F) when the ranking says so."""
+    q = exclusions_hold(q)
+    return as_bm25f(q, ranking.field_b(), ranking.k1) if ranking.bm25f else q
 
 
-def weighting() -> BM25F:
-    return SpokenBM25F(B=BM25_B, K1=BM25_K1)
+def as_typed(text: str) -> str:
+    """The text to parse: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
+    catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
+    return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
 
 
-_OPERATORS = re.compile(r"(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+# Operators written out: the person said how to combine the words, so there is no any-word fallback
+# (``-word`` and ``+word`` are kept by the fallback, which stays).
+_OPERATORS = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
 _SYNTAX = re.compile(r'["():\[\]{}^~*?]|(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b')
 
 
@@ -701,8 +698,9 @@ def _validate(req: SearchRequest) -> None:
 
 
 def _query_terms(query: Any) -> dict[str, set[str]]:
+    """Per field, the terms the query looks for (excluded words left out): what highlights and moments show."""
     out: dict[str, set[str]] = {}
-    for fieldname, text in query.iter_all_terms(phrases=True):
+    for fieldname, text in positive_terms(query):
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         out.setdefault(fieldname, set()).add(str(text))
@@ -730,9 +728,9 @@ def _facet_key(value: Any) -> str:
 
 
 @lru_cache(maxsize=512)
-def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
+def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
-    return SearchIndex._parse(text, relaxed, plain, profiles)
+    return SearchIndex._parse(text, relaxed, plain, profiles, ranking)
 
 
 _ANALYZERS: dict[str, Any] = {}
