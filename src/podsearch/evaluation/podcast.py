@@ -27,9 +27,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..ranking import Ranking
 from .fts5 import FTS5Baseline
 from .search import (
     PAGE,
@@ -45,6 +44,9 @@ from .search import (
     read_queries,
     run_queries,
 )
+
+if TYPE_CHECKING:
+    from ..engines.whoosh.ranking import Ranking
 
 log = logging.getLogger(__name__)
 
@@ -146,10 +148,11 @@ def _fresh(data_dir: Path, stamp: str) -> bool:
 def _sync_index(data_dir: Path) -> dict[str, int]:
     """The index in line with the catalog (a no-op when it is; a rebuild when the schema changed)."""
     from ..catalog import Catalog
-    from ..index import SearchIndex
+    from ..documents import CatalogDocuments
+    from ..engines import open_engine
 
     with Catalog.in_dir(data_dir) as catalog:
-        return SearchIndex(data_dir).sync(catalog)
+        return open_engine(data_dir).sync(CatalogDocuments(catalog))
 
 
 def site_data(site: Path, data_dir: Path, say: Callable[[str], None]) -> Path:

@@ -25,10 +25,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PodsearchError
-from ..ranking import Ranking
+
+if TYPE_CHECKING:
+    from ..engines.whoosh.ranking import Ranking
 
 log = logging.getLogger(__name__)
 
@@ -209,14 +211,14 @@ class SearchBox:
 
         self.library = Library(data_dir)
         if ranking is not None:
-            self.library.index.ranking = ranking
+            self.library.engine.ranking = ranking  # type: ignore[attr-defined]  (the Whoosh engine's settings)
         self.refused: dict[str, str] = {}
 
     def rank(self, text: str, depth: int = PAGE) -> list[str]:
         """Episode ids of the first page of ``min(depth, 100)`` hits; a query the API answers with 400
         ranks nothing (and is remembered in ``refused``)."""
         from ..errors import QueryError
-        from ..search_types import SearchRequest
+        from ..requests import SearchRequest
 
         try:
             result = self.library.search(SearchRequest(q=text, per_page=min(depth, PAGE)))

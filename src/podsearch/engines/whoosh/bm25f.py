@@ -20,8 +20,6 @@ frequency over the union of fields is not kept; the transcript's is nearly alway
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -29,23 +27,7 @@ from whoosh import matching
 from whoosh.matching import mcore
 from whoosh.query import Or, Term, qcore
 
-_LENGTHS: OrderedDict[tuple[str, str, int], list[int]] = OrderedDict()
-_LENGTHS_LOCK = threading.Lock()
-
-
-def field_lengths(reader: Any, fieldname: str) -> list[int]:
-    """Every document's length in ``fieldname``, for one segment's reader (kept for the 64 latest)."""
-    segment = reader.segment()
-    key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all())
-    with _LENGTHS_LOCK:
-        found = _LENGTHS.get(key)
-    if found is None:
-        found = [reader.doc_field_length(d, fieldname, 1) for d in range(reader.doc_count_all())]
-        with _LENGTHS_LOCK:
-            _LENGTHS[key] = found
-            while len(_LENGTHS) > 64:
-                _LENGTHS.popitem(last=False)
-    return found
+from .scoring import field_lengths
 
 
 class FieldsTerm(qcore.Query):
