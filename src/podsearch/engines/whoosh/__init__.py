@@ -29,6 +29,7 @@ from ...generations import Generations
 from ...languages import HAS_CJK
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
+from . import spelling
 from .analysis import TOKEN_PATTERN, spoken_analyzer
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
@@ -235,6 +236,7 @@ class WhooshEngine:
                 sortedby = "published"
             relaxed = False
             found = run(run_page, query, s, q.page, q.per_page, filt, sortedby)
+            all_words = found.total
             if fallback is not None and found.total < self.ranking.relax_below and repr(fallback) != repr(query):
                 found2 = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby)
                 if found2.total > found.total:
@@ -242,7 +244,11 @@ class WhooshEngine:
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
             if q.suggest and text and (found.total < self.ranking.relax_below or relaxed):
-                suggestion = _suggestion(s, text)
+                def count(words: str) -> int:  # episodes holding every word, with the request's filters
+                    first = strategy(words, False, profiles, self.ranking)[0]
+                    return int(run(run_page, first, s, 1, 1, filt, None).total)
+
+                suggestion = spelling.suggestion(s, text, profiles, count, all_words)
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
@@ -342,30 +348,6 @@ def _filter(f: Filters) -> Any:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else And(parts)
-
-
-def _suggestion(searcher: Any, text: str) -> str:
-    try:
-        corrector = searcher.corrector("words")
-        words = re.findall(r"\w+", text.lower())
-        changed = False
-        out = []
-        for w in words:
-            if len(w) < 3 or searcher.doc_frequency("words", w) > 0:
-                out.append(w)
-                continue
-            # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
-            # multilingual site took seconds; a typo in the first letter is rare)
-            sugg = corrector.suggest(w, limit=1, maxdist=2, prefix=1)
-            if sugg:
-                out.append(sugg[0])
-                changed = True
-            else:
-                out.append(w)
-        return " ".join(out) if changed else ""
-    except Exception:  # a suggestion is a nicety; never fail the search for it
-        log.exception("spelling suggestion failed for %r", text)
-        return ""
 
 
 def _doc_facet_values(reader: Any) -> dict[str, list[tuple[str, ...]]]:
