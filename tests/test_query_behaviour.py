@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from podsearch.engines.whoosh.analysis import spoken_analyzer
 from podsearch.catalog import Catalog
+from podsearch.engines.whoosh.analysis import spoken_analyzer
 
 SOURDOUGH = "https://example.org/long-table/?p=1074"  # "The Care and Feeding of a Sourdough Starter"
 

@@ -10,6 +10,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from .catalog import Catalog
 from .engines import Engine, open_engine
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError
+from .feedback import FEEDBACK, Feedback, rerank
 from .generations import Generations
 from .languages import detect_language, primary
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
@@ -48,6 +50,7 @@ class Library:
         # /similar is then a lookup (a reindex that changes any episode refits the model, so they stay in step).
         self._summaries: dict[str, tuple[str, str, str | None, str, str]] = {}
         self._show_names: dict[str, str] = {}
+        self.feedback: Feedback = FEEDBACK  # relevance feedback from the model (feedback.py)
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -100,9 +103,26 @@ class Library:
     def search(self, req: SearchRequest) -> SearchResult:
         started = time.perf_counter()
         query = req.engine_query()
-        found = self.engine.search(query)
+        found = self._ranked(query)
         return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
                              took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def _ranked(self, query: Any) -> Any:
+        """The engine's answer; ranked by relevance, its top episodes reordered by the model's feedback (the
+        engine is asked for that many, and the page asked for is cut from them)."""
+        fb = self.feedback
+        end = query.page * query.per_page
+        start = end - query.per_page
+        if not (fb.on and query.sort == "relevance" and query.text.strip() and start < fb.depth):
+            return self.engine.search(query)  # (past the reordered top, the engine's order is the order)
+        found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
+        try:
+            model = self.model()
+        except IndexMissing:  # no model fitted yet: the engine's order
+            model = None
+        hits = rerank(found.hits, model, fb) if model is not None else found.hits
+        found.hits = hits[start:end]
+        return found
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
         """Typeahead: shows whose title starts with (a word of) the prefix, then episode titles, persons and

@@ -47,6 +47,7 @@ from .search import (
 
 if TYPE_CHECKING:
     from ..engines.whoosh.ranking import Ranking
+    from ..feedback import Feedback
 
 log = logging.getLogger(__name__)
 
@@ -145,14 +146,15 @@ def _fresh(data_dir: Path, stamp: str) -> bool:
     return marker.is_file() and marker.read_text().strip() == stamp
 
 
-def _sync_index(data_dir: Path) -> dict[str, int]:
-    """The index in line with the catalog (a no-op when it is; a rebuild when the schema changed)."""
+def _sync_index(data_dir: Path) -> None:
+    """The index and the similarity model in line with the catalog, as a reindex leaves them (a no-op when
+    they are; the index is rebuilt when its schema changed, the model refitted when its parameters did)."""
     from ..catalog import Catalog
-    from ..documents import CatalogDocuments
-    from ..engines import open_engine
+    from ..progress import Progress
+    from ..reindex import Report, rebuild_derived
 
     with Catalog.in_dir(data_dir) as catalog:
-        return open_engine(data_dir).sync(CatalogDocuments(catalog))
+        rebuild_derived(data_dir, catalog, Report(), Progress())
 
 
 def site_data(site: Path, data_dir: Path, say: Callable[[str], None]) -> Path:
@@ -174,7 +176,7 @@ def site_data(site: Path, data_dir: Path, say: Callable[[str], None]) -> Path:
         if report.feeds_failed or report.errors:
             raise EvalInputError(f"{site}: {report.feeds_failed} feeds failed: {report.errors[:1]}")
         (data_dir / "eval-source.stamp").write_text(stamp)
-    say(f"indexing {data_dir} (when changed)")
+    say(f"indexing {data_dir} and fitting its model (when changed)")
     _sync_index(data_dir)
     return data_dir
 
@@ -258,7 +260,7 @@ def score_graded(name: str, qrels: Qrels, runs: dict[str, Run], split: bool = Tr
 
 # -- the whole evaluation ----------------------------------------------------------------------------
 def podcast_sets(corpus: Path, data: Path, baseline: bool = True, say: Callable[[str], None] = lambda _m: None,
-                 ranking: Ranking | None = None) -> list[SetScores]:
+                 ranking: Ranking | None = None, feedback: Feedback | None = None) -> list[SetScores]:
     """Known items (MRR@10) and topical queries (nDCG@10) over the site corpus."""
     evals = corpus / "eval"
     items = read_known_items(evals / "known_items.dev.tsv")
@@ -266,7 +268,7 @@ def podcast_sets(corpus: Path, data: Path, baseline: bool = True, say: Callable[
     qrels = read_qrels(evals / "topical_qrels.dev.tsv")
     site = site_data(corpus / "site", data / "site", say)
     systems: dict[str, Callable[[str, int], list[str]]] = {}
-    box = SearchBox(site, ranking)
+    box = SearchBox(site, ranking, feedback)
     systems["podsearch"] = box.rank
     fts = None
     if baseline:
@@ -299,7 +301,7 @@ def podcast_sets(corpus: Path, data: Path, baseline: bool = True, say: Callable[
 
 def collection_sets(folder: Path, data: Path, fields: tuple[str, ...] = IR_FIELDS, baseline: bool = True,
                     lowercased: bool = False, say: Callable[[str], None] = lambda _m: None,
-                    ranking: Ranking | None = None) -> list[SetScores]:
+                    ranking: Ranking | None = None, feedback: Feedback | None = None) -> list[SetScores]:
     """One IR collection (``docs.jsonl``, ``queries.tsv``, ``qrels.tsv``) imported per text field."""
     queries = read_queries(folder / "queries.tsv")
     qrels = read_qrels(folder / "qrels.tsv")
@@ -307,7 +309,7 @@ def collection_sets(folder: Path, data: Path, fields: tuple[str, ...] = IR_FIELD
     fts_run: Run | None = None
     for text_field in fields:
         target = collection_data(folder / "docs.jsonl", data / f"{folder.name}-{text_field}", text_field, say)
-        box = SearchBox(target, ranking)
+        box = SearchBox(target, ranking, feedback)
         try:
             say(f"{folder.name} ({text_field}): podsearch")
             runs = {}

@@ -31,6 +31,7 @@ from ..errors import PodsearchError
 
 if TYPE_CHECKING:
     from ..engines.whoosh.ranking import Ranking
+    from ..feedback import Feedback
 
 log = logging.getLogger(__name__)
 
@@ -204,14 +205,16 @@ def bm25_run(docs: list[dict[str, Any]], queries: dict[str, str], depth: int = D
 
 class SearchBox:
     """Queries through ``Library.search`` (the function behind ``/api/search``), exactly as typed; with
-    ``ranking``, ranked with those settings instead of podsearch's (``bench/ranking.py``)."""
+    ``ranking`` and ``feedback``, ranked with those settings instead of podsearch's (``bench/ranking.py``)."""
 
-    def __init__(self, data_dir: Path, ranking: Ranking | None = None) -> None:
+    def __init__(self, data_dir: Path, ranking: Ranking | None = None, feedback: Feedback | None = None) -> None:
         from ..service import Library
 
         self.library = Library(data_dir)
         if ranking is not None:
             self.library.engine.ranking = ranking  # type: ignore[attr-defined]  (the Whoosh engine's settings)
+        if feedback is not None:
+            self.library.feedback = feedback
         self.refused: dict[str, str] = {}
 
     def rank(self, text: str, depth: int = PAGE) -> list[str]:
