@@ -130,3 +130,15 @@ def test_feedback_reorders_the_top_and_pages_stay_consistent(sample_data: Path) 
         assert changed, "a loud feedback reorders some list"
     finally:
         lib.close()
+
+
+def test_ranked_is_what_search_shows(sample_data: Path) -> None:
+    """``podsearch eval search`` scores ``Library.ranked``: the ids and order of ``Library.search``'s pages."""
+    lib = Library(sample_data)
+    try:
+        for q in ("coffee", "sourdough starter -rye", "VOLCANO AND LAVA", '"waggle dance"', "kimchi telegraph"):
+            for page, per_page in ((1, 10), (2, 3), (1, 100)):
+                req = SearchRequest(q=q, page=page, per_page=per_page)
+                assert [h.id for h in lib.ranked(req).hits] == [h.id for h in lib.search(req).hits], (q, page)
+    finally:
+        lib.close()

@@ -17,6 +17,7 @@ from typing import Any
 from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
+from .engines.base import EngineQuery, EngineResult
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError
 from .feedback import FEEDBACK, Feedback, rerank
@@ -107,7 +108,12 @@ class Library:
         return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
                              took_ms=round((time.perf_counter() - started) * 1000, 2))
 
-    def _ranked(self, query: Any) -> Any:
+    def ranked(self, req: SearchRequest) -> EngineResult:
+        """What :meth:`search` ranks, without building the page's snippets and moments: the engine's result
+        with the page's hits in the order the search shows them (``podsearch eval search`` scores this)."""
+        return self._ranked(req.engine_query())
+
+    def _ranked(self, query: EngineQuery) -> EngineResult:
         """The engine's answer; ranked by relevance, its top episodes reordered by the model's feedback (the
         engine is asked for that many, and the page asked for is cut from them)."""
         fb = self.feedback

@@ -218,13 +218,14 @@ class SearchBox:
         self.refused: dict[str, str] = {}
 
     def rank(self, text: str, depth: int = PAGE) -> list[str]:
-        """Episode ids of the first page of ``min(depth, 100)`` hits; a query the API answers with 400
-        ranks nothing (and is remembered in ``refused``)."""
+        """Episode ids of the first page of ``min(depth, 100)`` hits, in the order ``Library.search`` shows them
+        (``Library.ranked``: the same request, engine and feedback, without building snippets and moments); a
+        query the API answers with 400 ranks nothing (and is remembered in ``refused``)."""
         from ..errors import QueryError
         from ..requests import SearchRequest
 
         try:
-            result = self.library.search(SearchRequest(q=text, per_page=min(depth, PAGE)))
+            result = self.library.ranked(SearchRequest(q=text, per_page=min(depth, PAGE)))
         except QueryError as exc:
             self.refused[text] = str(exc)
             return []
