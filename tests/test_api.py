@@ -13,7 +13,6 @@ import pytest
 from podsearch.config import load_config
 from podsearch.requests import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS
 from podsearch.web import create_app
-from podsearch.web.limits import TokenBucket
 
 
 def make_app(data: Path, **settings):
@@ -241,14 +240,14 @@ def test_rate_limit_gives_429_with_retry_after(sample_data):
     assert other.status_code == 200  # per client
 
 
-def test_token_bucket_refills_and_forgets_old_clients():
-    bucket = TokenBucket(rate=2.0, burst=2, max_clients=2)
-    assert bucket.take("a", now=0.0) == 0 and bucket.take("a", now=0.0) == 0
-    assert bucket.take("a", now=0.0) == pytest.approx(0.5)
-    assert bucket.take("a", now=0.6) == 0  # refilled
-    bucket.take("b", now=1.0)
-    bucket.take("c", now=1.0)
-    assert "a" not in bucket._buckets and len(bucket._buckets) == 2
+def test_expensive_searches_cost_more_of_the_rate_limit(sample_data):
+    """An expensive search counts five requests: a client that may send ten ordinary searches in its window may
+    send two with wildcards, then is told to wait."""
+    client = make_app(sample_data, rate_limit=1, rate_burst=10).test_client()
+    codes = [client.get("/api/v1/search", query_string={"q": "hon*"}).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    assert client.get("/api/v1/search", query_string={"q": "honey"}, environ_base={"REMOTE_ADDR": "10.0.0.2"}
+                      ).status_code == 200
 
 
 def test_no_rate_limit_by_default(client):

@@ -16,7 +16,7 @@ from podsearch.catalog import Catalog
 from podsearch.generations import Generations
 from podsearch.sample import sample_feeds
 from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, top_neighbours, weighted_counts
-from podsearch.similar_signals import episode_mentions, link_tokens, phrases
+from podsearch.similar.signals import episode_mentions, link_tokens, phrases
 
 BEES = "tag:example.org,2024:field-notes/ep-01"
 SIGNAL_4 = "https://example.org/signal-path/episodes/4?v=1"  # has '/', ':' and '?'

@@ -77,6 +77,8 @@ class SearchResult:
     suggestion: str = ""
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
     took_ms: float = 0.0
+    timed_out: bool = False  # the deadline cut the search short: the best of what was read; total a lower bound
+    notes: list[str] = field(default_factory=list)  # how the query was bounded (expansions cut), for the person
 
     @property
     def pages(self) -> int:
@@ -90,8 +92,8 @@ class SearchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "total": self.total, "page": self.page, "per_page": self.per_page,
                 "pages": self.pages, "took_ms": self.took_ms, "relaxed": self.relaxed,
-                "suggestion": self.suggestion or None, "hits": [h.to_dict() for h in self.hits],
-                "facets": self.facets}
+                "suggestion": self.suggestion or None, "timed_out": self.timed_out, "notes": list(self.notes),
+                "hits": [h.to_dict() for h in self.hits], "facets": self.facets}
 
 
 @dataclass
@@ -165,7 +167,7 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, analyzer))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
-                        took_ms=took_ms)
+                        took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes))
 
 
 def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]],

@@ -15,6 +15,7 @@ from flask import Blueprint, current_app, jsonify, request
 from ..answers import episode_json, show_json
 from ..errors import QueryError
 from ..requests import MomentParams, ShowPageParams, SimilarTextParams, SuggestParams, parse, search_request
+from .admission import admission, run_search
 from .caching import cacheable, stored
 from .context import library
 
@@ -26,7 +27,7 @@ ops = Blueprint("ops", __name__)
 @bp.get("/search")
 @cacheable
 def search():
-    return jsonify(library().search(search_request(request.args)).to_dict())
+    return jsonify(run_search(search_request(request.args)).to_dict())
 
 
 @bp.get("/suggest")
@@ -110,10 +111,17 @@ def healthz():
 
 @ops.get("/readyz")
 def readyz():
-    data = library().ready()
+    """Ready to take traffic: the index and model are loaded and a search slot is free. Saturated (every search
+    slot busy) answers 503 with the same figures, so that a load balancer sends the next request elsewhere."""
+    lib = library()
+    data = lib.ready()
     scheduler = current_app.extensions.get("podsearch_scheduler")
     if scheduler is not None:
         data["reindex"] = scheduler.status()
+    data["load"] = {**admission().status(), **{k: v for k, v in lib.load.snapshot().items() if k != "pid"}}
+    if data["load"]["saturated"]:
+        data["status"] = "saturated"
+        return jsonify(data), 503, {"Retry-After": "1"}
     return jsonify(data)
 
 
