@@ -64,6 +64,7 @@ VARIANTS: dict[str, tuple[Ranking, Feedback]] = {
     "+ feedback 1 seed, weight 0.8": (K2, replace(FEEDBACK, seeds=1)),
     "+ feedback 5 seeds, weight 0.8": (K2, replace(FEEDBACK, seeds=5)),
     "+ feedback depth 50": (K2, replace(FEEDBACK, depth=50)),
+    "+ feedback, b 0.5 in every field": (replace(K2, b=(), b_default=0.5), FEEDBACK),
     "chosen": (RANKING, FEEDBACK),
 }
 

@@ -56,6 +56,7 @@ class Library:
         self._summaries: dict[str, tuple[str, str, str | None, str, str]] = {}
         self._show_names: dict[str, str] = {}
         self.feedback: Feedback = FEEDBACK  # relevance feedback from the model (feedback.py)
+        self._feedback_failed = False  # the model could not be loaded for feedback (logged once)
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -149,6 +150,11 @@ class Library:
         try:
             model = self.model()
         except IndexMissing:  # no model fitted yet: the engine's order
+            model = None
+        except Exception:  # a model that cannot be read must not fail the search (/similar reports it)
+            if not self._feedback_failed:
+                log.exception("relevance feedback is off: the similarity model could not be loaded")
+                self._feedback_failed = True
             model = None
         hits = rerank(found.hits, model, fb) if model is not None else found.hits
         found.hits = hits[start:end]
