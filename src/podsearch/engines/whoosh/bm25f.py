@@ -27,6 +27,7 @@ from whoosh import matching
 from whoosh.matching import mcore
 from whoosh.query import Or, Term, qcore
 
+from ...lru import LRU
 from .scoring import field_lengths
 
 
@@ -109,8 +110,8 @@ class FieldsTerm(qcore.Query):
             if (fieldname, btext) not in reader:
                 continue
             avg = parent.avg_field_length(fieldname) or 1.0
-            b = self.b.get(fieldname, 0.75)
-            subs.append(_Field(reader.postings(fieldname, btext), weight, b, field_lengths(reader, fieldname), avg))
+            factor = _factors(reader, fieldname, weight, self.b.get(fieldname, 0.75), avg)
+            subs.append(_Field(reader.postings(fieldname, btext), factor))
         if not subs:
             return matching.NullMatcher()
         total = parent.doc_count_all()
@@ -119,19 +120,31 @@ class FieldsTerm(qcore.Query):
 
 
 class _Field:
-    """One field's postings of the word, with what normalises its frequencies."""
+    """One field's postings of the word, and per document the factor its frequency is multiplied by:
+    weight / (1 - b + b * length / average length)."""
 
-    __slots__ = ("m", "weight", "b", "lengths", "avg")
+    __slots__ = ("m", "factor")
 
-    def __init__(self, m: Any, weight: float, b: float, lengths: list[int], avg: float) -> None:
-        self.m, self.weight, self.b, self.lengths, self.avg = m, weight, b, lengths, avg
+    def __init__(self, m: Any, factor: list[float]) -> None:
+        self.m, self.factor = m, factor
 
     def copy(self) -> _Field:
-        return _Field(self.m.copy(), self.weight, self.b, self.lengths, self.avg)
+        return _Field(self.m.copy(), self.factor)
 
-    def frequency(self, docnum: int) -> float:
-        norm = 1.0 - self.b + self.b * self.lengths[docnum] / self.avg
-        return self.weight * self.m.weight() / norm
+
+_FACTORS: LRU[tuple[Any, ...], list[float]] = LRU(128)
+
+
+def _factors(reader: Any, fieldname: str, weight: float, b: float, avg: float) -> list[float]:
+    """The per-document factors of one field in one segment (kept: they change only with the index)."""
+    segment = reader.segment()
+    key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all(),
+           weight, b, avg)
+    found = _FACTORS.get(key)
+    if found is None:
+        found = [weight / (1.0 - b + b * (n or 0) / avg) for n in field_lengths(reader, fieldname)]
+        _FACTORS.put(key, found)
+    return found
 
 
 class BM25FMatcher(mcore.Matcher):
@@ -142,10 +155,21 @@ class BM25FMatcher(mcore.Matcher):
         self._fields = fields
         self._idf, self._k1, self._boost = idf, k1, boost
         self._id: int | None = None
+        self._at: list[_Field] = []  # the fields whose postings are at the current document
         self._find()
 
     def _find(self) -> None:
-        self._id = min((f.m.id() for f in self._fields if f.m.is_active()), default=None)
+        best: int | None = None
+        at: list[_Field] = []
+        for f in self._fields:
+            m = f.m
+            if m.is_active():
+                i = m.id()
+                if best is None or i < best:
+                    best, at = i, [f]
+                elif i == best:
+                    at.append(f)
+        self._id, self._at = best, at
 
     def is_active(self) -> bool:
         return self._id is not None
@@ -158,10 +182,8 @@ class BM25FMatcher(mcore.Matcher):
     def next(self) -> None:
         if self._id is None:
             raise mcore.ReadTooFar
-        current = self._id
-        for f in self._fields:
-            if f.m.is_active() and f.m.id() == current:
-                f.m.next()
+        for f in self._at:
+            f.m.next()
         self._find()
 
     def skip_to(self, id: int) -> None:
@@ -198,7 +220,7 @@ class BM25FMatcher(mcore.Matcher):
 
     def weight(self) -> float:
         current = self._id
-        return sum(f.frequency(current) for f in self._fields if f.m.is_active() and f.m.id() == current)
+        return sum(f.factor[current] * f.m.weight() for f in self._at)
 
     def score(self) -> float:
         tf = self.weight()
