@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -318,20 +319,31 @@ def _english_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
 
     English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
     term without its last letter must appear in the text (apostrophes dropped, as the analyzer does), once
-    for each word that gives it. Text with other than ASCII letters may hold them all: accent folding could
-    match it (and then a word gives at most two tokens per character, joined and in parts, plus one).
+    for each word that gives it. Text with other than ASCII letters (punctuation such as dashes and curly
+    quotes aside) may hold them all: accent folding could match it (and then a word gives at most two tokens
+    per character, joined and in parts, plus one).
     """
     keys = [t[: max(2, len(t) - 1)] for t in terms if t]
     loose = _any_term_bound(terms)
 
     def bound(text: str) -> tuple[int, int]:
         low = text.lower().replace("'", "").replace("\u2019", "")
-        if not low.isascii():
+        if not low.isascii() and not _only_punctuation(_NON_ASCII.findall(low)):
             return loose(text)
         counts = [low.count(k) for k in keys]
         return sum(1 for c in counts if c), sum(counts)
 
     return bound
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _only_punctuation(chars: list[str]) -> bool:
+    """Whether these characters are all punctuation or spaces (dashes, curly quotes, ellipses): they fold to no
+    letter, so a text whose only non-ASCII characters they are keeps the close bound (transcripts are full of
+    them; the loose bound made every such segment be analysed)."""
+    return all(unicodedata.category(c)[0] in "PZ" for c in set(chars))
 
 
 def _any_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
