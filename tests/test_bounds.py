@@ -90,7 +90,7 @@ class _Clock:
         return time.monotonic() + (3600 if self.calls > self.after else 0)
 
 
-@pytest.mark.parametrize(("module", "q", "sort"), [(scoring, "kubernetes", "date"), (fast, '"machine learning"', "relevance")])
+@pytest.mark.parametrize(("module", "q", "sort"), [(scoring, "kubernetes", "date"), (fast, '"machine learning"~3', "relevance")])
 def test_the_deadline_answers_with_what_was_found(site_index: Path, monkeypatch, module, q: str, sort: str) -> None:
     """Whoosh's collectors (sorted by date) and the parts of a ranked search that Whoosh matches (a phrase) stop
     at the deadline with the matches they have."""

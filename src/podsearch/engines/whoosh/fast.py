@@ -17,7 +17,9 @@ from time import monotonic
 from typing import Any
 
 import numpy as np
-from whoosh.query import And, AndMaybe, AndNot, ConstantScoreQuery, NullQuery, Or, Require, Term
+from pickle import loads
+
+from whoosh.query import And, AndMaybe, AndNot, ConstantScoreQuery, NullQuery, Or, Phrase, Require, Term
 
 from ...lru import LRU
 from .bm25f import FieldsTerm
@@ -78,6 +80,34 @@ def postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.
             leaf._next_block()
         found = (np.concatenate(ids) if ids else np.empty(0, np.int32),
                  np.concatenate(weights) if weights else np.empty(0, np.float32))
+    _POSTINGS.put(key, found)
+    return found
+
+
+def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(document number of each position, position) of a term in one segment (a field with positions), kept."""
+    key = (_segment_key(reader), reader.doc_count_all(), fieldname, btext, "positions")
+    found = _POSTINGS.get(key)
+    if found is not None:
+        return found
+    docs: list[np.ndarray] = []
+    where: list[np.ndarray] = []
+    if (fieldname, btext) in reader:
+        m = reader.postings(fieldname, btext)
+        leaf = getattr(m, "child", m)
+        while not leaf._atend:
+            if leaf._ids is None:
+                leaf._read_ids()
+            if leaf._values is None:
+                leaf._read_values()
+            for doc, value in zip(leaf._ids, leaf._values):
+                # Whoosh's Positions format: a frequency, then the pickled gaps between positions
+                gaps = loads(value[4:] if value.endswith(b".") else value[4:] + b".")
+                where.append(np.cumsum(np.asarray(gaps, dtype=np.int64)))
+                docs.append(np.full(len(gaps), doc, dtype=np.int64))
+            leaf._next_block()
+    found = (np.concatenate(docs) if docs else np.empty(0, np.int64),
+             np.concatenate(where) if where else np.empty(0, np.int64))
     _POSTINGS.put(key, found)
     return found
 
@@ -143,6 +173,10 @@ class Evaluator:
                 return scores, matched
             extra, maybe = self._eval(q.b, False)
             return scores + np.where(matched & maybe, extra, 0.0), matched
+        if type(q) is Phrase and q.slop == 1 and self._has_positions(q.fieldname):
+            return self._phrase(q, boolean)
+        if type(q) is Term and self._scorable(q):
+            return self._term(q), self._term_mask(q)
         if isinstance(q, ConstantScoreQuery):
             _, matched = self._eval(q.child, True)
             return np.where(matched, float(q.score), 0.0), matched
@@ -157,6 +191,65 @@ class Evaluator:
 
     def _scorable(self, q: Term) -> bool:
         return q.fieldname in self.schema and self.schema[q.fieldname].scorable
+
+    def _has_positions(self, fieldname: str) -> bool:
+        field = self.schema[fieldname] if fieldname in self.schema else None
+        return bool(field is not None and field.format and field.format.supports("positions"))
+
+    def _bm25(self, fieldname: str, btext: bytes) -> np.ndarray:
+        """The single-field BM25 of a term for every document (Whoosh's scorer: ``scoring.SpokenBM25F``)."""
+        parent = self.searcher.get_parent()
+        weighting = self.searcher.weighting
+        b = weighting._field_B.get(fieldname, weighting.B)
+        k1 = weighting.K1
+        n = parent.doc_frequency(fieldname, btext)
+        total = parent.doc_count_all()
+        idf = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+        avg = parent.avg_field_length(fieldname) or 1
+        scores = self._zeros()
+        for r, offset in self.leaves:
+            ids, freqs = postings(r, fieldname, btext)
+            if len(ids):
+                tf = freqs.astype(np.float64)
+                lengths = _lengths(r, fieldname)[ids]
+                scores[ids + offset] = idf * tf * (k1 + 1) / (tf + k1 * ((1 - b) + b * lengths / avg))
+        return scores
+
+    def _term(self, q: Term) -> np.ndarray:
+        btext = self.schema[q.fieldname].to_bytes(q.text)
+        return self._bm25(q.fieldname, btext) * q.boost
+
+    def _phrase(self, q: Phrase, boolean: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Words next to each other, in order: the documents where the positions line up; scored as Whoosh scores
+        a phrase (the sum of its words' BM25 in the field, times the phrase's boost)."""
+        field = self.schema[q.fieldname]
+        matched = np.zeros(self.n, dtype=bool)
+        try:
+            words = [field.to_bytes(w) for w in q.words]
+        except ValueError:
+            return self._zeros(), matched
+        if not words:
+            return self._zeros(), matched
+        shift = np.int64(1) << np.int64(32)
+        for r, offset in self.leaves:
+            keys = None
+            for i, word in enumerate(words):
+                docs, where = positions(r, q.fieldname, word)
+                if not len(docs):
+                    keys = None
+                    break
+                these = docs * shift + (where - i)  # word i at position p: the phrase would start at p - i
+                keys = np.unique(these) if keys is None else np.intersect1d(keys, these, assume_unique=False)
+                if not len(keys):
+                    break
+            if keys is not None and len(keys):
+                matched[np.unique(keys // shift) + offset] = True
+        if boolean:
+            return self._zeros(), matched
+        scores = self._zeros()
+        for word in words:
+            scores += self._bm25(q.fieldname, word)
+        return np.where(matched, scores * q.boost, 0.0), matched
 
     def _whoosh(self, q: Any, boolean: bool) -> tuple[np.ndarray, np.ndarray]:
         """Any other part (a phrase, a single-field term, a range), by its own Whoosh matcher."""
