@@ -29,8 +29,7 @@ from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
-from . import spelling
-from . import fast
+from . import fast, spelling
 from .analysis import spoken_analyzer
 from .bounds import bound, check_text
 from .facets import DocFacets

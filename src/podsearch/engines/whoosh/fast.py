@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import math
 import threading
+from pickle import loads
 from time import monotonic
 from typing import Any
 
 import numpy as np
-from pickle import loads
-
 from whoosh.query import And, AndMaybe, AndNot, ConstantScoreQuery, NullQuery, Or, Phrase, Require, Term
 
 from ...lru import LRU
