@@ -231,14 +231,22 @@ class Evaluator:
             return self._zeros(), matched
         shift = np.int64(1) << np.int64(32)
         for r, offset in self.leaves:
+            # Candidates first: the documents that hold every word (postings only); positions are read only when
+            # there are some.
+            candidates = None
+            for word in words:
+                ids, _ = postings(r, q.fieldname, word)
+                candidates = ids if candidates is None else np.intersect1d(candidates, ids, assume_unique=True)
+                if not len(candidates):
+                    break
+            if candidates is None or not len(candidates):
+                continue
             keys = None
             for i, word in enumerate(words):
                 docs, where = positions(r, q.fieldname, word)
-                if not len(docs):
-                    keys = None
-                    break
-                these = docs * shift + (where - i)  # word i at position p: the phrase would start at p - i
-                keys = np.unique(these) if keys is None else np.intersect1d(keys, these, assume_unique=False)
+                keep = np.isin(docs, candidates, assume_unique=False)
+                these = docs[keep] * shift + (where[keep] - i)  # word i at p: the phrase would start at p - i
+                keys = np.unique(these) if keys is None else np.intersect1d(keys, these)
                 if not len(keys):
                     break
             if keys is not None and len(keys):
