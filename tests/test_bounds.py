@@ -11,7 +11,7 @@ import pytest
 from soak import hostile
 
 from podsearch.config import load_config
-from podsearch.engines.whoosh import bounds, scoring
+from podsearch.engines.whoosh import bounds, fast, scoring
 from podsearch.errors import Overloaded
 from podsearch.requests import SearchRequest
 from podsearch.service import Library
@@ -90,12 +90,15 @@ class _Clock:
         return time.monotonic() + (3600 if self.calls > self.after else 0)
 
 
-def test_the_deadline_answers_with_what_was_found(site_index: Path, monkeypatch) -> None:
+@pytest.mark.parametrize(("module", "q", "sort"), [(scoring, "kubernetes", "date"), (fast, '"machine learning"~3', "relevance")])
+def test_the_deadline_answers_with_what_was_found(site_index: Path, monkeypatch, module, q: str, sort: str) -> None:
+    """Whoosh's collectors (sorted by date) and the parts of a ranked search that Whoosh matches (a phrase) stop
+    at the deadline with the matches they have."""
     lib = Library(site_index, search_deadline=5)
-    full = lib.search(SearchRequest(q="kubernetes"))
-    assert not full.timed_out and full.total > 300
-    monkeypatch.setattr(scoring, "monotonic", _Clock(after=1))  # past due after the first 128 matches
-    cut = lib.search(SearchRequest(q="kubernetes"))
+    full = lib.search(SearchRequest(q=q, sort=sort))
+    assert not full.timed_out and full.total > 128
+    monkeypatch.setattr(module, "monotonic", _Clock(after=1))  # past due after the first 128 matches
+    cut = lib.search(SearchRequest(q=q, sort=sort))
     assert cut.timed_out and 0 < cut.total < full.total and len(cut.hits) == 10
     assert lib.load.snapshot()["timed_out"] == 1
 
@@ -103,7 +106,7 @@ def test_the_deadline_answers_with_what_was_found(site_index: Path, monkeypatch)
 def test_a_search_that_found_nothing_by_its_deadline_is_a_503(sample_data: Path, monkeypatch) -> None:
     client = _app(sample_data).test_client()
     monkeypatch.setattr(scoring, "monotonic", _Clock(after=0))
-    res = client.get("/api/search", query_string={"q": "honey"})
+    res = client.get("/api/search", query_string={"q": "honey", "sort": "date"})
     assert res.status_code == 503 and res.get_json()["error"]["code"] == "overloaded"
     assert int(res.headers["Retry-After"]) >= 1
 

@@ -79,6 +79,7 @@ class SearchResult:
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
     took_ms: float = 0.0
     timed_out: bool = False  # the deadline cut the search short: the best of what was read; total a lower bound
+    total_exact: bool = True  # False: the total is a lower bound ("total_relation": "gte")
     notes: list[str] = field(default_factory=list)  # how the query was bounded (expansions cut), for the person
 
     @property
@@ -91,7 +92,9 @@ class SearchResult:
         return self.total > 0 and self.page > self.pages
 
     def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "total": self.total, "page": self.page, "per_page": self.per_page,
+        return {"query": self.query, "total": self.total,
+                "total_relation": "eq" if self.total_exact and not self.timed_out else "gte",
+                "page": self.page, "per_page": self.per_page,
                 "pages": self.pages, "took_ms": self.took_ms, "relaxed": self.relaxed,
                 "suggestion": self.suggestion or None, "timed_out": self.timed_out, "notes": list(self.notes),
                 "hits": [h.to_dict() for h in self.hits], "facets": self.facets}
@@ -168,7 +171,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, analyzer))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
-                        took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes))
+                        took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes),
+                        total_exact=found.total_exact)
 
 
 def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]],

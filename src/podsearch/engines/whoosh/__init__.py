@@ -29,7 +29,7 @@ from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
-from . import spelling
+from . import fast, spelling
 from .analysis import spoken_analyzer
 from .bounds import bound, check_text
 from .facets import DocFacets
@@ -245,7 +245,7 @@ class WhooshEngine:
             elif q.sort == "oldest":
                 sortedby = _by_date(newest=False)
             relaxed = False
-            found, timed_out = run(run_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
+            found, timed_out = run(_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
             all_words = found.total
             few = found.total < self.ranking.relax_below
             if fallback is not None and not timed_out and few and repr(fallback) != repr(query):
@@ -254,7 +254,7 @@ class WhooshEngine:
                 except Expired:
                     fallback, timed_out = None, True
                 if fallback is not None:
-                    found2, timed_out = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby, q.deadline)
+                    found2, timed_out = run(_page, fallback, s, q.page, q.per_page, filt, sortedby, q.deadline)
                     if found2.total > found.total:
                         found, query, relaxed, notes = found2, fallback, True, fallback_notes
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
@@ -262,7 +262,7 @@ class WhooshEngine:
             if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed):
                 def count(words: str) -> int:  # episodes holding every word, with the request's filters
                     first = strategy(words, False, profiles, self.ranking)[0]
-                    return int(run(run_page, first, s, 1, 1, filt, None, q.deadline)[0].total)
+                    return int(run(_page, first, s, 1, 1, filt, None, q.deadline)[0].total)
 
                 suggestion = spelling.suggestion(s, text, profiles, count, all_words)
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
@@ -347,6 +347,16 @@ class _Analyzer:
 
     def spans(self, text: str) -> Any:
         return self._ana.spans(text)
+
+
+def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
+          deadline: float | None = None) -> tuple[Any, bool]:
+    """(one page, whether the deadline cut it short): ranked by score in numpy (``fast.Page``: every match
+    scored at once, the same scores as Whoosh's matchers), sorted by date through Whoosh's collectors."""
+    if sortedby is None:
+        ranked = fast.Page(searcher, query, pagenum, pagelen, filt, deadline)
+        return ranked, ranked.timed_out
+    return run_page(query, searcher, pagenum, pagelen, filt, sortedby, deadline)
 
 
 def _by_date(newest: bool) -> Any:
