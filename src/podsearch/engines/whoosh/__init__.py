@@ -4,8 +4,8 @@ Facts this engine respects (measured on whoosh3 3.54 and Whoosh 2.7.4): ``Search
 deleted documents, so a reader is opened again whenever the index's generation on disk moved; readers and
 searchers are not thread-safe (this engine reads plain files: seek then read), the Index object is, so each
 thread keeps its own reader of the current generation (opening one reads every segment's table of terms: a
-tenth of a site search's time); one writer at a time; ``update_document`` twice for one id in one writer leaves two copies, so each batch is
-de-duplicated; a full rebuild goes into a new generation folder swapped in atomically.
+tenth of a site search's time); one writer at a time; ``update_document`` twice for one id in one writer leaves
+two copies, so each batch is de-duplicated; a full rebuild goes into a new generation folder swapped in atomically.
 """
 
 from __future__ import annotations
@@ -204,7 +204,6 @@ class WhooshEngine:
 
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
-        ix = self._index()
         with self._searcher(weighting(self.ranking)) as s:
             first, fallback = strategy(text, plain, self.profiles(s), self.ranking)
             hits = run(s.search, first, limit=limit)
