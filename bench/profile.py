@@ -27,14 +27,17 @@ BUCKETS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("moments (finding the segments)", (("find_moments", "podsearch/answers.py"),)),
     ("catalog reads for the hits", (("Catalog.episodes_by_id", "podsearch/catalog.py"),
                                     ("Catalog.show_titles", "podsearch/catalog.py"))),
-    ("spelling suggestion", (("_suggestion", "podsearch/engines/whoosh/__init__.py"),)),
+    ("spelling suggestion", (("suggestion", "podsearch/engines/whoosh/spelling.py"),)),
     ("facets", (("WhooshEngine._facet_counts", "podsearch/engines/whoosh/__init__.py"),
                 ("facet_rows", "podsearch/answers.py"))),
     ("filters", (("WhooshEngine._allowed", "podsearch/engines/whoosh/__init__.py"),)),
-    ("matching and BM25F scoring (Whoosh)", (("page", "podsearch/engines/whoosh/scoring.py"),)),
+    ("matching and BM25F scoring (Whoosh)", (("_page", "podsearch/engines/whoosh/__init__.py"),  # either of:
+                                             ("Page.__init__", "podsearch/engines/whoosh/fast.py"),  # numpy
+                                             ("page", "podsearch/engines/whoosh/scoring.py"))),  # Whoosh's matchers
     ("query parsing", (("strategy", "podsearch/engines/whoosh/query.py"),)),
     ("opening the searcher", (("FileIndex.searcher", "whoosh/index.py"),
-                              ("WhooshEngine._index", "podsearch/engines/whoosh/__init__.py"))),
+                              ("WhooshEngine._index", "podsearch/engines/whoosh/__init__.py"),
+                              ("WhooshEngine._searcher", "podsearch/engines/whoosh/__init__.py"))),
     ("JSON encoding", (("jsonify", "flask/json/__init__.py"), ("dumps", "json/__init__.py"))),
 )
 OTHER = "podsearch, other (service, web layer, hit assembly)"

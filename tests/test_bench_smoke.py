@@ -116,6 +116,8 @@ def test_profile_buckets_take_the_innermost_named_frame(monkeypatch: pytest.Monk
         "find_moments (podsearch/answers.py:300)"
     highlighted = moments + ";highlight (podsearch/answers.py:200);_match_spans (podsearch/answers.py:220)"
     assert bucket_of(scoring) == "matching and BM25F scoring (Whoosh)"
+    numpy = engine + ";_page (podsearch/engines/whoosh/__init__.py:380);Page.__init__ (podsearch/engines/whoosh/fast.py:355)"
+    assert bucket_of(numpy + ";Evaluator.run (podsearch/engines/whoosh/fast.py:150)") == "matching and BM25F scoring (Whoosh)"
     assert bucket_of(moments + ";SpokenAnalyzer.texts (podsearch/engines/whoosh/analysis.py:245)") == \
         "moments (finding the segments)"
     assert bucket_of(highlighted) == "highlighting (snippets, titles, moments)"
