@@ -1,0 +1,36 @@
+"""What a reindex or an import did: counts, errors and warnings, times; its exit status."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Report:
+    feeds: int = 0
+    feeds_unchanged: int = 0
+    feeds_failed: int = 0
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    gone: int = 0
+    transcripts_fetched: int = 0
+    transcripts_failed: int = 0
+    transcripts_empty: int = 0  # served but blank: a warning, not a failure (the publisher's file is empty)
+    index: dict[str, int] = field(default_factory=dict)
+    model: str = ""
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.feeds_failed or self.transcripts_failed or self.errors)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "failed": self.failed}
