@@ -6,14 +6,13 @@ import json
 import logging
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import PodsearchError, ReindexRunning
+from .errors import InputError, PodsearchError
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -74,6 +73,9 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 def fail(exc: PodsearchError) -> click.ClickException:
+    """The library's error as the CLI reports it: misuse (exit 2) or a failure (exit 1)."""
+    if isinstance(exc, InputError):
+        return click.UsageError(str(exc))
     return click.ClickException(str(exc))
 
 
@@ -139,20 +141,11 @@ def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) ->
       podsearch --config podsearch.toml reindex
     """
     from .reindex import reindex as run
+    from .sources import require_feeds
 
     try:
-        config = obj.config
-        if not config.feeds:
-            from .catalog import Catalog
-
-            with Catalog.in_dir(config.data_dir) as cat:
-                registered = [f for f in cat.feeds() if not f["source"].startswith("import:")]
-            if not registered:
-                raise click.UsageError("No feeds: list them in a config file (feeds = [...]) or run "
-                                       "'podsearch add URL_OR_PATH' first.")
-        report = run(config, full=full, prune=prune, wait=wait, progress=obj.progress())
-    except ReindexRunning as exc:
-        raise fail(exc) from None
+        require_feeds(obj.config)
+        report = run(obj.config, full=full, prune=prune, wait=wait, progress=obj.progress())
     except PodsearchError as exc:
         raise fail(exc) from None
     _print_report(report, obj.quiet, as_json)
@@ -169,17 +162,12 @@ def add(obj: Context, source: str) -> None:
     Example:
       podsearch add https://example.org/feed.xml && podsearch reindex
     """
-    from .catalog import Catalog
+    from .sources import add_feed
 
-    if "://" not in source:
-        path = Path(source).expanduser()
-        if not path.is_file():
-            raise click.BadParameter(f"{source} is neither an http(s) URL nor a file", param_hint="SOURCE")
-        source = str(path.resolve())
-    elif not re.match(r"^https?://", source, re.I):
-        raise click.BadParameter("only http(s) URLs and local paths can be added", param_hint="SOURCE")
-    with Catalog.in_dir(obj.config.data_dir) as cat:
-        cat.set_feed_state(source)
+    try:
+        source = add_feed(obj.config, source)
+    except PodsearchError as exc:
+        raise fail(exc) from None
     click.echo(f"added {source}; run 'podsearch reindex' to read it")
 
 

@@ -45,3 +45,7 @@ class IndexMissing(PodsearchError):
 
 class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
+
+
+class InputError(PodsearchError):
+    """What a command was given cannot work (a source that is no feed, no feeds to read); the CLI exits 2."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .catalog import Catalog
@@ -21,7 +22,8 @@ from .progress import Progress
 from .report import Report
 from .similar import ModelParams, SimilarModel, fold_in_catalog, hashes_digest, same_params
 
-__all__ = ["Report", "data_paths", "import_jsonl", "import_lines", "ingest", "rebuild_derived", "reindex"]
+__all__ = ["Report", "data_paths", "import_jsonl", "import_lines", "ingest", "locked_run", "rebuild_derived",
+           "reindex"]
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +69,10 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     report.seconds["model"] = round(time.perf_counter() - started, 3)
 
 
-def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bool = False,
-            progress: Progress | None = None, sources: list[str] | None = None) -> Report:
-    """Fetch every feed into the catalog, then update the index and refit the model."""
+def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full: bool = False,
+               wait: bool = False, progress: Progress | None = None) -> Report:
+    """The skeleton of every run that changes a data folder: under the reindex lock, ``work`` changes the
+    catalog, then the index and the model are brought in line and the run is recorded with its report."""
     progress = progress or Progress()
     data_dir = config.data_dir
     report = Report()
@@ -77,7 +80,7 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
         catalog = Catalog.in_dir(data_dir)
         run_id = catalog.start_run()
         try:
-            ingest(config, catalog, sources, prune=prune, progress=progress, report=report)
+            work(catalog, report)
             rebuild_derived(data_dir, catalog, report, progress, full=full)
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
@@ -85,6 +88,17 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
             progress.done()
             catalog.close()
     return report
+
+
+def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bool = False,
+            progress: Progress | None = None, sources: list[str] | None = None) -> Report:
+    """Fetch every feed into the catalog, then update the index and refit the model."""
+    progress = progress or Progress()
+
+    def work(catalog: Catalog, report: Report) -> None:
+        ingest(config, catalog, sources, prune=prune, progress=progress, report=report)
+
+    return locked_run(config, work, full=full, wait=wait, progress=progress)
 
 
 def import_lines(catalog: Catalog, path: Path | str, *, progress: Progress | None = None,
@@ -116,18 +130,10 @@ def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: 
                  progress: Progress | None = None) -> Report:
     """Import a JSON-lines export into the catalog, then update the index and the model."""
     progress = progress or Progress()
-    report = Report()
-    data_dir = config.data_dir
     if not Path(path).is_file():
         raise PodsearchError(f"{path}: no such file")
-    with ReindexLock(data_dir, wait=wait):
-        catalog = Catalog.in_dir(data_dir)
-        run_id = catalog.start_run()
-        try:
-            import_lines(catalog, path, progress=progress, report=report)
-            rebuild_derived(data_dir, catalog, report, progress, full=full)
-            catalog.finish_run(run_id, report.to_dict())
-        finally:
-            progress.done()
-            catalog.close()
-    return report
+
+    def work(catalog: Catalog, report: Report) -> None:
+        import_lines(catalog, path, progress=progress, report=report)
+
+    return locked_run(config, work, full=full, wait=wait, progress=progress)

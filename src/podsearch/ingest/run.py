@@ -19,21 +19,13 @@ from ..episodes import Episode
 from ..errors import FetchError, PodsearchError, TranscriptError
 from ..progress import Progress
 from ..report import Report
+from ..sources import all_sources
 from .chapters import parse_chapters
 from .feeds import parse_feed, slugify
 from .fetch import Fetcher, FetchLimits, read_local
 from .transcripts import decode_bytes, parse_transcript, pick_order
 
 log = logging.getLogger(__name__)
-
-
-def all_sources(config: Config, catalog: Catalog) -> list[str]:
-    """Feeds from the config, then feeds registered with ``podsearch add``, without repeats."""
-    sources = list(config.feeds)
-    for row in catalog.feeds():
-        if row["source"] not in sources and not row["source"].startswith("import:"):
-            sources.append(row["source"])
-    return sources
 
 
 def _is_url(source: str) -> bool:
