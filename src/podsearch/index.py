@@ -46,6 +46,7 @@ from .errors import IndexMissing, QueryError, ReindexRunning
 from .facets import DocFacets, facet_rows
 from .generations import Generations
 from .lru import LRU
+from .procs import bind_children_to_me
 from .search_types import SORTS, Hit, Moment, SearchRequest, SearchResult
 
 log = logging.getLogger(__name__)
@@ -247,6 +248,7 @@ class SearchIndex:
         # waitress) can deadlock the child on a lock held by another thread, so only a lone thread forks.
         alone = threading.active_count() == 1
         if count >= PARALLEL_FROM and procs > 1 and alone:
+            bind_children_to_me()  # the workers must not outlive a killed reindex (procs.py)
             return ix.writer(procs=procs, batchsize=BUILD_BATCH, limitmb=BUILD_LIMIT_MB, multisegment=True)
         return ix.writer(limitmb=BUILD_LIMIT_MB)
 

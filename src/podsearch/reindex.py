@@ -76,7 +76,9 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
     progress = progress or Progress()
     data_dir = config.data_dir
     report = Report()
-    with ReindexLock(data_dir, wait=wait):
+    with ReindexLock(data_dir, wait=wait) as lock:
+        if lock.taken_over:
+            report.warnings.append(lock.taken_over)
         catalog = Catalog.in_dir(data_dir)
         run_id = catalog.start_run()
         try:

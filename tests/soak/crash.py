@@ -151,6 +151,65 @@ class Scenario:
         return self.durations
 
 
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a live process, or None when it is gone (or a zombie)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "
+    if fields[0] == "Z":
+        return None
+    return int(fields[1]), int(fields[19])
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """{pid: start time} of every live process below ``pid`` (children, their children...)."""
+    parents: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := _stat(int(entry))) is not None:
+            parents[int(entry)] = st
+    found: dict[int, int] = {}
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, (ppid, _) in parents.items() if ppid in frontier and child not in found}
+        found.update({child: parents[child][1] for child in frontier})
+    return found
+
+
+def survivors(seen: dict[int, int]) -> list[int]:
+    """The processes of ``seen`` still alive (the same process: same pid and start time)."""
+    return [pid for pid, start in seen.items() if (st := _stat(pid)) is not None and st[1] == start]
+
+
+class ChildWatcher(threading.Thread):
+    """Records every process below ``pid`` while it runs (polled every 20 ms): what must not outlive it."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.seen: dict[int, int] = {}
+        self._stop_event = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(0.02) and _stat(self.pid) is not None:
+            self.seen.update(descendants(self.pid))
+
+    def stop(self) -> dict[int, int]:
+        self._stop_event.set()
+        self.join(timeout=5)
+        return self.seen
+
+
+def wait_for_no_survivors(seen: dict[int, int], timeout: float = 10.0) -> list[int]:
+    """Wait up to ``timeout`` for every process of ``seen`` to be gone; returns those still alive."""
+    deadline = time.monotonic() + timeout
+    while (alive := survivors(seen)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
 class _LogReader(threading.Thread):
     """Collects a process's stderr lines with the time each arrived."""
 
