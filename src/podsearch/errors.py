@@ -72,3 +72,7 @@ class HostSkipped(FetchError):
 
 class DeadlinePassed(FetchError):
     """The run's deadline (``reindex_deadline``) passed before this fetch could be made or finished."""
+
+
+class CatalogError(PodsearchError):
+    """The catalog cannot be used as it is (e.g. written by a newer podsearch)."""
