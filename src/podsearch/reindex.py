@@ -21,9 +21,10 @@ from .lock import ReindexLock
 from .progress import Progress
 from .report import Report
 from .similar import ModelParams, SimilarModel, fold_in_catalog, hashes_digest, same_params
+from .sources import check_removable, drop_feed, find_feed
 
 __all__ = ["Report", "data_paths", "import_jsonl", "import_lines", "ingest", "locked_run", "rebuild_derived",
-           "reindex"]
+           "reindex", "remove_feed"]
 
 log = logging.getLogger(__name__)
 
@@ -139,3 +140,20 @@ def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: 
         import_lines(catalog, path, progress=progress, report=report)
 
     return locked_run(config, work, full=full, wait=wait, progress=progress)
+
+
+def remove_feed(config: Config, source: str, *, prune: bool = False, wait: bool = False,
+                progress: Progress | None = None) -> Report:
+    """Stop reading a feed registered with ``podsearch add`` (or left in the catalog): its episodes are kept,
+    marked gone (deleted with ``prune``), and the index and the model follow. A feed the config file lists
+    is refused: the config says what is read."""
+    with Catalog.in_dir(config.data_dir) as catalog:  # refuse before taking the lock
+        check_removable(config, find_feed(catalog, source))
+
+    def work(catalog: Catalog, report: Report) -> None:
+        row = find_feed(catalog, source)
+        note = drop_feed(catalog, row, prune=prune, read_now=set())
+        report.feeds_dropped.append(row["source"])
+        report.notes.append(f"removed {note}")
+
+    return locked_run(config, work, wait=wait, progress=progress)

@@ -18,6 +18,14 @@ class Report:
     transcripts_fetched: int = 0
     transcripts_failed: int = 0
     transcripts_empty: int = 0  # served but blank: a warning, not a failure (the publisher's file is empty)
+    transcripts_not_modified: int = 0  # stored transcripts checked again and found unchanged (304, same file)
+    feeds_dropped: list[str] = field(default_factory=list)  # no longer in the config (or removed): not read any more
+    moves: list[str] = field(default_factory=list)  # feeds recognised at a new address, one sentence each
+    # Hosts found unreachable, each once: {"host", "cause", "message", "failed", "skipped"} (links that failed
+    # on it, links not tried because it was down).
+    unreachable_hosts: list[dict[str, Any]] = field(default_factory=list)
+    deadline_passed: bool = False
+    notes: list[str] = field(default_factory=list)  # what a person should know that is no problem: moves, drops
     index: dict[str, int] = field(default_factory=dict)
     model: str = ""
     errors: list[str] = field(default_factory=list)

@@ -38,7 +38,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from podsearch import __version__
-from podsearch.errors import BlockedAddress, DeadlinePassed, FetchError, HostUnreachable
+from podsearch.errors import BlockedAddress, DeadlinePassed, FetchError, HostSkipped, HostUnreachable
 
 from .hosts import FATAL_CAUSES, HostHealth
 
@@ -486,6 +486,17 @@ class Fetcher:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
 
+        try:
+            return self._fetch(url, headers, deadline, pool, check_addresses)
+        except (HostUnreachable, HostSkipped) as e:
+            if self.health is not None and e.host:
+                self.health.lost(e.host, url, skipped=isinstance(e, HostSkipped))
+            raise
+
+    def _fetch(self, url: str, headers: dict[str, str], deadline: float, pool: Any,
+               check_addresses: bool) -> FetchResult:
+        limits = self.limits
+        etag, last_modified = headers.get("If-None-Match"), headers.get("If-Modified-Since")
         current = urldefrag(url.strip())[0]
         moved_to: str | None = None
         permanent = True  # every redirect so far was permanent
@@ -593,7 +604,14 @@ class Fetcher:
             if slot is None:
                 slot = self._host_slots[host] = threading.BoundedSemaphore(self.max_per_host)
         if not slot.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            raise self._too_slow(url)
+            slow = self._too_slow(url)
+            failing = self.health.failing(host) if self.health is not None else ""
+            if isinstance(slow, DeadlinePassed) or not failing:
+                raise slow
+            self.health.before(host, url)  # type: ignore[union-attr]  # the host went down meanwhile: skipped
+            # Waited behind requests the host did not answer: the host's failure, not this link's.
+            raise HostUnreachable(f"{slow}, waiting behind requests to {host} that got no answer ({failing})",
+                                  host=host, cause=failing)
         try:
             yield
         finally:
@@ -621,7 +639,7 @@ class Fetcher:
             unreachable: HostUnreachable | None = None
             try:
                 with self._host_slot(host, deadline, url):
-                    if attempt and self.health is not None:
+                    if self.health is not None:
                         self.health.before(host, url)  # found down by another request meanwhile?
                     ex = self._attempt(url, host, headers, deadline, pool)
             except _Transient as e:
@@ -674,9 +692,15 @@ class Fetcher:
         except urllib3.exceptions.LocationValueError as e:
             raise FetchError(f"invalid URL {url}: {e}") from e
         except (urllib3.exceptions.HTTPError, OSError) as e:
-            if time.monotonic() >= deadline - 0.01:
-                raise self._too_slow(url) from e
             unreachable = connection_failure(e, url, host, limits)
+            if time.monotonic() >= deadline - 0.01:
+                slow = self._too_slow(url)
+                if unreachable is None or isinstance(slow, DeadlinePassed):
+                    raise slow from e
+                # Out of time, and the host gave no answer: a failure of the host, said as both.
+                unreachable = HostUnreachable(f"{slow}: {unreachable.cause} from {host}", host=host,
+                                              cause=unreachable.cause)
+                raise _Transient(str(unreachable), unreachable, retry=False) from e
             if unreachable is None:
                 raise _Transient(f"fetching {url} failed: {e}") from e
             # Retrying cannot bring back a name or fix a certificate within one run.

@@ -32,8 +32,8 @@ class HostState:
     down: bool = False
     cause: str = ""  # why it is down ("name not found", "connection refused", ...)
     message: str = ""  # the error that put it down, in full
-    failed_urls: list[str] = field(default_factory=list)  # links that failed on this host before it went down
-    skipped: int = 0  # links not fetched because it was down
+    failed: list[str] = field(default_factory=list)  # links tried on this host that got no answer
+    skipped: list[str] = field(default_factory=list)  # links not tried because the host was down
 
 
 class HostHealth:
@@ -62,25 +62,36 @@ class HostHealth:
         with self._lock:
             state = self._hosts.get(key)
             if state is not None and state.down:
-                state.skipped += 1
                 raise HostSkipped(f"skipped {url}: {host} is unreachable ({state.cause})", host=host)
 
+    def failing(self, host: str) -> str:
+        """The cause of the host's last connection failure while it is failing (not answered since), else ""."""
+        with self._lock:
+            state = self._hosts.get(host.lower())
+            return state.cause if state is not None and state.failures else ""
+
     def failed(self, exc: HostUnreachable, url: str) -> bool:
-        """Count a connection failure; True when the host is (now) down and must not be tried again."""
+        """Count a connection failure (one attempt); True when the host is (now) down: not to be tried again."""
         key = exc.host.lower()
         with self._lock:
             state = self._hosts.setdefault(key, HostState(exc.host))
             if state.down:
                 return True
             state.failures += 1
-            if url not in state.failed_urls:
-                state.failed_urls.append(url)
+            state.cause = exc.cause
             if exc.cause in FATAL_CAUSES or state.failures >= self.max_failures:
-                state.down, state.cause, state.message = True, exc.cause, str(exc)
+                state.down, state.message = True, str(exc)
                 log.warning("%s is unreachable (%s): its other links are skipped for the rest of this run",
                             exc.host, exc.cause)
                 return True
             return False
+
+    def lost(self, host: str, url: str, skipped: bool) -> None:
+        """A link was given up: it got no answer from ``host`` (after its retries), or was skipped."""
+        with self._lock:
+            state = self._hosts.setdefault(host.lower(), HostState(host))
+            if url not in state.failed and url not in state.skipped:
+                (state.skipped if skipped else state.failed).append(url)
 
     def answered(self, host: str) -> None:
         """An HTTP answer came (whatever its status): the host is reachable."""

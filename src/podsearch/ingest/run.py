@@ -1,29 +1,31 @@
 """One run's ingest: feeds and their transcripts and chapters read into the catalog.
 
 Nothing here touches the index or the model (:mod:`podsearch.reindex` brings them in line afterwards).
+A feed is read at the address it was last seen at (it follows permanent redirects and
+``itunes:new-feed-url``); a feed at an address the catalog does not know may be a known show that moved
+(:mod:`.identity`); a show is read once per run, whatever the number of addresses listing it. Hosts that
+cannot be reached are skipped after a few failures and reported once each (:mod:`.hosts`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .. import languages
+from .. import sources as feed_sources
 from ..catalog import Catalog
 from ..config import Config
 from ..episodes import Episode
-from ..errors import FetchError, PodsearchError, TranscriptError
+from ..errors import DeadlinePassed, HostUnreachable, PodsearchError
 from ..progress import Progress
 from ..report import Report
-from ..sources import all_sources
-from .chapters import parse_chapters
-from .feeds import parse_feed, slugify
-from .fetch import Fetcher, FetchLimits, read_local
-from .transcripts import decode_bytes, parse_transcript, pick_order
+from .extras import EpisodeExtras, Extras, Job
+from .feeds import ParsedFeed, parse_feed, slugify
+from .fetch import Fetcher, FetchLimits, FetchResult
+from .hosts import HostHealth
+from .identity import identify
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +47,28 @@ class FeedIngest:
         timeout = float(config.fetch_timeout)
         base = dict(connect_timeout=min(10.0, timeout), read_timeout=timeout, total_timeout=timeout * 2,
                     allow_private=bool(config.allow_private_hosts))
-        self.feed_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_feed_bytes), **base))
-        self.item_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_transcript_bytes), **base))
+        self.health = HostHealth(deadline_seconds=float(config.reindex_deadline) or None)
+        self.feed_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_feed_bytes), **base), health=self.health)
+        self.item_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_transcript_bytes), **base), health=self.health)
+        self.extras = EpisodeExtras(catalog, self.item_fetcher, int(config.fetch_workers))
+        self.read: dict[str, str] = {}  # show id -> the source it was read from in this run
+        self.sources: set[str] = set()
+        self.unread: list[str] = []  # feeds the deadline left unread
+        self.deadline_links = 0  # transcript and chapters links the deadline left unread
+        self.no_answer: list[tuple[str, HostUnreachable]] = []  # (what, failure): reported unless the host went down
 
     def close(self) -> None:
         self.feed_fetcher.close()
         self.item_fetcher.close()
 
     def run(self, sources: list[str]) -> None:
+        self.sources = set(sources)
         self.progress.phase("feeds", len(sources))
-        for source in sources:
+        for n, source in enumerate(sources):
+            left = self.health.time_left()
+            if left is not None and left <= 0:
+                self.unread = sources[n:]
+                break
             self.report.feeds += 1
             try:
                 self.feed(source)
@@ -64,11 +78,102 @@ class FeedIngest:
                 log.warning("feed %s failed: %s", source, exc)
                 self.catalog.set_feed_state(source, last_fetch=time.time(), last_status="failed", last_error=str(exc))
             self.progress.advance()
+        self._report_hosts()
+        self._report_deadline()
 
-    def _show_id(self, source: str, title: str) -> str:
-        known = self.catalog.show_id_for_source(source)
-        if known:
-            return known
+    def drop(self, rows: list[dict]) -> None:
+        """Stop reading feeds the config no longer lists (after the run: a show they fed may have moved)."""
+        for row in rows:
+            # A row from before origins were recorded may have been added by hand: never prune it.
+            note = feed_sources.drop_feed(self.catalog, row, prune=self.prune and row["origin"] is not None,
+                                          read_now=set(self.read))
+            self.report.feeds_dropped.append(row["source"])
+            self.report.notes.append(f"no longer in the config: {note}")
+            log.warning("feed %s", note)
+
+    # -- one feed -----------------------------------------------------------------------------------
+    def feed(self, source: str) -> None:
+        state = self.catalog.feed_state(source) or {}
+        address = state.get("url") or source
+        result = self.feed_fetcher.fetch_any(address, etag=state.get("etag"), last_modified=state.get("last_modified"))
+        address = self._moved(source, address, result.moved_to, "a permanent redirect")
+        if result.not_modified and state.get("show_id") and state.get("last_status") == "ok":
+            if not self._duplicate(source, state["show_id"]):
+                self._unchanged(source, state["show_id"])
+            return
+        if result.not_modified:  # the last run failed after fetching: read it again in full
+            result = self.feed_fetcher.fetch_any(address)
+        parsed = self._parse(source, result)
+        if parsed.new_feed_url and parsed.new_feed_url not in {source, address, result.url}:
+            # The publisher says the feed lives elsewhere now: read it there (once per run) and from now on.
+            result = self.feed_fetcher.fetch_any(parsed.new_feed_url)
+            address = self._moved(source, address, parsed.new_feed_url, "itunes:new-feed-url")
+            address = self._moved(source, address, result.moved_to, "a permanent redirect")
+            parsed = self._parse(source, result)
+        identity = identify(self.catalog, source, parsed, self.sources)
+        show_id = identity.show_id or self._new_show_id(source, parsed.show.title)
+        if self._duplicate(source, show_id):
+            return
+        if identity.how:
+            self.report.moves.append({"source": source, "show_id": show_id, "how": identity.how})
+            self.report.notes.append(f"{source} is the known show {show_id!r}: {identity.how}")
+            log.warning("feed %s is the known show %r: %s", source, show_id, identity.how)
+        parsed.assign(show_id)
+        self.report.warnings.extend(parsed.warnings)
+        episodes = self._qualify_ids(parsed.episodes, show_id)
+        done = self._fetch_extras(source, self.extras.plan(episodes))
+        # A transcript or chapters that failed are tried again next time, so the next run must not be
+        # answered "304 Not Modified" and skip the feed: keep no validators until everything was read.
+        complete = not any(extras.missing for _, extras in done)
+        etag, last_modified = (result.etag, result.last_modified) if complete else (None, None)
+        with self.catalog.transaction():
+            self.catalog.upsert_show(parsed.show)
+            for ep in episodes:
+                self._count(self.catalog.upsert_episode(ep))
+            self._store_validators(done)
+            self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
+            self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
+                                        last_fetch=time.time(), last_status="ok", last_error=None)
+
+    def _parse(self, source: str, result: FetchResult) -> ParsedFeed:
+        base = result.url if _is_url(result.url) else str(Path(result.url).expanduser())
+        return parse_feed(result.content, source, base_url=base, content_type=result.content_type)
+
+    def _moved(self, source: str, address: str, target: str | None, why: str) -> str:
+        """Record that ``source`` is read at ``target`` from now on; returns the address to read it at."""
+        if not target or target == address:
+            return address
+        self.catalog.set_feed_state(source, url=None if target == source else target)
+        self.report.notes.append(f"{source} moved to {target} ({why}): read there from now on")
+        log.warning("feed %s moved to %s (%s): read there from now on", source, target, why)
+        return target
+
+    def _unchanged(self, source: str, show_id: str) -> None:
+        """The feed answered 304 (or the same file): its stored transcripts are still checked again."""
+        self.report.feeds_unchanged += 1
+        total = self.catalog.episode_count(show_id)
+        done = self._fetch_extras(source, self.extras.plan_rechecks(list(self.catalog.episodes(show_id, include_gone=False))))
+        read_again = [job.ep for job, extras in done if extras.transcript == "fetched"]
+        with self.catalog.transaction():
+            for ep in read_again:
+                self._count(self.catalog.upsert_episode(ep))
+            self._store_validators(done)
+            self.catalog.set_feed_state(source, last_fetch=time.time())
+        self.report.unchanged += total - len(read_again)
+
+    def _duplicate(self, source: str, show_id: str) -> bool:
+        """True when this run has read the show from another source already (listed twice, or moved)."""
+        first = self.read.setdefault(show_id, source)
+        if first == source:
+            return False
+        message = f"{source} is the same show as {first} ({show_id!r}); read once: list only one of them"
+        self.report.warnings.append(message)
+        log.warning("%s", message)
+        self.catalog.set_feed_state(source, show_id=show_id, last_fetch=time.time(), last_status="duplicate",
+                                    last_error=f"the same show as {first}")
+        return True
+
+    def _new_show_id(self, source: str, title: str) -> str:
         candidate = slugify(title)
         n = 2
         while self.catalog.show_id_taken(candidate, source):
@@ -76,140 +181,74 @@ class FeedIngest:
             n += 1
         return candidate
 
-    def feed(self, source: str) -> None:
-        state = self.catalog.feed_state(source) or {}
-        result = self.feed_fetcher.fetch_any(source, etag=state.get("etag"),
-                                             last_modified=state.get("last_modified"))
-        if result.not_modified and state.get("show_id") and state.get("last_status") == "ok":
-            self.report.feeds_unchanged += 1
-            count = sum(1 for _ in self.catalog.episodes(state["show_id"]))
-            self.report.unchanged += count
-            self.catalog.set_feed_state(source, last_fetch=time.time())
-            return
-        if result.not_modified:  # the last run failed after fetching: read it again in full
-            result = self.feed_fetcher.fetch_any(source)
-        base = result.url if _is_url(result.url) else str(Path(source).expanduser())
-        probe = parse_feed(result.content, source, base_url=base, content_type=result.content_type)
-        show_id = self._show_id(source, probe.show.title)
-        parsed = parse_feed(result.content, source, base_url=base, show_id=show_id,
-                            content_type=result.content_type) if show_id != probe.show.id else probe
-        self.report.warnings.extend(parsed.warnings)
-        episodes = self._qualify_ids(parsed.episodes, show_id)
-        missing = self._attach_transcripts(source, episodes)
-        # A transcript or chapters that failed are tried again next time, so the next run must not be
-        # answered "304 Not Modified" and skip the feed: keep no validators until everything was read.
-        etag, last_modified = (result.etag, result.last_modified) if not missing else (None, None)
-        with self.catalog.transaction():
-            self.catalog.upsert_show(parsed.show)
-            for ep in episodes:
-                outcome = self.catalog.upsert_episode(ep)
-                setattr(self.report, outcome, getattr(self.report, outcome) + 1)
-            self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
-            self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
-                                        last_fetch=time.time(), last_status="ok", last_error=None)
-
     def _qualify_ids(self, episodes: list[Episode], show_id: str) -> list[Episode]:
         """An id already owned by another show (one guid in two feeds) is qualified with this show's id."""
+        owners = self.catalog.owners(ep.id for ep in episodes)
         for ep in episodes:
-            owner = self.catalog.episode_owner(ep.id)
+            owner = owners.get(ep.id)
             if owner is not None and owner != show_id:
                 ep.id = f"{show_id}/{ep.id}"
         return episodes
 
-    def _attach_transcripts(self, source: str, episodes: list[Episode]) -> int:
-        """Fetch what each episode still needs: its transcript and its JSON chapters.
+    # -- transcripts and chapters -----------------------------------------------------------------
+    def _fetch_extras(self, source: str, jobs: list[Job]) -> list[tuple[Job, Extras]]:
+        if not jobs:
+            return []
+        self.progress.phase(f"transcripts of {source}", len(jobs))
+        done = []
+        for job, extras in self.extras.run(jobs, self.progress.advance):
+            if extras.transcript:
+                name = f"transcripts_{extras.transcript}"
+                setattr(self.report, name, getattr(self.report, name) + 1)
+            self.report.errors.extend(f"feed {source}: episode {job.ep.id!r}: {p}" for p in extras.problems)
+            self.report.warnings.extend(f"feed {source}: episode {job.ep.id!r}: {w}" for w in extras.warnings)
+            for exc in extras.unreached:
+                if isinstance(exc, DeadlinePassed):
+                    self.deadline_links += 1
+                elif isinstance(exc, HostUnreachable):
+                    self.no_answer.append((f"feed {source}: episode {job.ep.id!r}", exc))
+            done.append((job, extras))
+        return done
 
-        An episode whose links did not change keeps what the catalog already holds, so an unchanged
-        episode in a changed feed costs no request; what is still missing (a failure last time) is tried again.
-        Returns how many episodes still miss something (a transcript or chapters that could not be read).
-        """
-        todo: list[tuple[Episode, bool, bool]] = []
-        for ep in episodes:
-            old = self.catalog.episode(ep.id)
-            same = old is not None and old.transcript_links == ep.transcript_links
-            if same:
-                ep.segments, ep.transcript_source = old.segments, old.transcript_source
-            if same and ep.chapters_url and old.chapters_url == ep.chapters_url:
-                ep.chapters = old.chapters
-            if same and not ep.language and ep.segments:
-                # As for a fetched transcript below: a kept one says the language the same way, run after run.
-                ep.language = languages.detect_language(ep.transcript_text)
-            need_transcript = bool(ep.transcript_links) and not ep.segments
-            need_chapters = bool(ep.chapters_url) and not ep.chapters
-            if need_transcript or need_chapters:
-                todo.append((ep, need_transcript, need_chapters))
-        if not todo:
-            return 0
-        missing = 0
-        self.progress.phase(f"transcripts of {source}", len(todo))
-        with ThreadPoolExecutor(max_workers=max(1, int(self.config.fetch_workers))) as pool:
-            for (ep, _, _), extras in zip(todo, pool.map(lambda job: self._fetch_episode_extras(*job), todo)):
-                if extras.transcript:
-                    name = f"transcripts_{extras.transcript}"
-                    setattr(self.report, name, getattr(self.report, name) + 1)
-                self.report.errors.extend(f"feed {source}: episode {ep.id!r}: {p}" for p in extras.problems)
-                self.report.warnings.extend(f"feed {source}: episode {ep.id!r}: {w}" for w in extras.warnings)
-                missing += bool(extras.problems)
-                self.progress.advance()
-                if not ep.language and ep.segments:
-                    # Feeds that declare no language were only guessed from titles and notes; the transcript says more.
-                    ep.language = languages.detect_language(ep.transcript_text)
-        return missing
+    def _store_validators(self, done: list[tuple[Job, Extras]]) -> None:
+        for _, extras in done:
+            if extras.validators is not None:
+                self.catalog.set_transcript_state(*extras.validators)
 
-    def _get(self, url: str, local: bool) -> tuple[bytes, str, str]:
-        """(body, served type, served charset); the charset is what the server declared, if anything."""
-        if local:
-            return read_local(url, int(self.config.max_transcript_bytes)), "", ""
-        result = self.item_fetcher.fetch(url, trusted=False)
-        return result.content, result.content_type or "", result.charset or ""
+    def _count(self, outcome: str) -> None:
+        setattr(self.report, outcome, getattr(self.report, outcome) + 1)
 
-    def _fetch_episode_extras(self, ep: Episode, need_transcript: bool, need_chapters: bool) -> _Extras:
-        """Runs in a worker thread: sets ep.segments / ep.chapters, and says how it went (counted by the caller)."""
-        extras = _Extras()
-        if need_transcript:
-            tried: list[str] = []
-            empty: list[str] = []
-            for link in pick_order(ep.transcript_links):
-                try:
-                    data, served_type, charset = self._get(link.url, link.local)
-                    if not decode_bytes(data, charset).strip():
-                        empty.append(link.url)
-                        continue
-                    # The feed's type names the format; the server's charset says how to read the bytes.
-                    mime = (link.type or served_type) + (f"; charset={charset}" if charset else "")
-                    ep.segments = parse_transcript(data, mime, url=link.url)
-                    ep.transcript_source = link.url
-                    extras.transcript = "fetched"
-                    break
-                except (FetchError, TranscriptError) as exc:
-                    tried.append(str(exc))
-            else:
-                if tried:
-                    extras.transcript = "failed"
-                    extras.problems.append("no transcript could be read: " + "; ".join(tried + [
-                        f"empty transcript ({url})" for url in empty]))
-                else:
-                    extras.transcript = "empty"
-                    extras.warnings.append("the transcript is empty (" + ", ".join(empty) + "); episode kept without one")
-        if need_chapters:
-            try:
-                data, _, _ = self._get(ep.chapters_url, ep.chapters_local)
-                ep.chapters = parse_chapters(data)
-            except (PodsearchError, ValueError) as exc:
-                extras.problems.append(f"chapters {ep.chapters_url}: {exc}")
-        return extras
+    # -- the run's summary ---------------------------------------------------------------------------
+    def _report_hosts(self) -> None:
+        """Each host that went down once; a link that got no answer from a host that did not, by itself."""
+        for what, exc in self.no_answer:
+            if not self.health.is_down(exc.host):
+                self.report.errors.append(f"{what}: {exc}")
+        for state in self.health.down():
+            failed, skipped = len(state.failed), len(state.skipped)
+            entry = {"host": state.host, "cause": state.cause, "message": state.message, "failed": failed,
+                     "skipped": skipped}
+            self.report.unreachable_hosts.append(entry)
+            self.report.errors.append(
+                f"{state.host} is unreachable ({state.cause}): {failed + skipped} links not read "
+                f"({failed} without an answer, {skipped} skipped); {state.message}")
 
-
-@dataclass
-class _Extras:
-    transcript: str = ""  # "fetched", "failed", "empty" or "" (nothing asked)
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    def _report_deadline(self) -> None:
+        if not self.unread and not self.deadline_links:
+            return
+        self.report.deadline_passed = True
+        unread = ", ".join(self.unread[:5]) + (", ..." if len(self.unread) > 5 else "")
+        self.report.errors.append(
+            f"the reindex deadline ({float(self.config.reindex_deadline):g} s) passed: {len(self.unread)} feeds "
+            f"not read{': ' + unread if unread else ''}; {self.deadline_links} transcript or chapters links not "
+            "read; what was read is stored and indexed")
 
 
 def ingest(config: Config, catalog: Catalog, sources: list[str] | None = None, *, prune: bool = False,
            progress: Progress | None = None, report: Report | None = None) -> Report:
-    """Read feeds (default: every known source) and their transcripts into ``catalog``; nothing else.
+    """Read feeds (default: the config's and those added) and their transcripts into ``catalog``; nothing else.
+
+Without ``sources``, feeds the config no longer lists are dropped after the run.
 
     The index and the model are left alone (:func:`reindex` brings them in line afterwards).
     """
@@ -217,10 +256,15 @@ def ingest(config: Config, catalog: Catalog, sources: list[str] | None = None, *
     report = report or Report()
     started = time.perf_counter()
     worker = FeedIngest(config, catalog, report, progress, prune=prune)
-    sources = sources if sources is not None else all_sources(config, catalog)
+    from_config = sources is None
+    if from_config:
+        feed_sources.record_origins(config, catalog)
+        sources = feed_sources.all_sources(config, catalog)
     log.info("reindex: reading %d feeds", len(sources))
     try:
         worker.run(sources)
+        if from_config:
+            worker.drop(feed_sources.unlisted(config, catalog))
     finally:
         worker.close()
     report.seconds["ingest"] = round(time.perf_counter() - started, 3)
