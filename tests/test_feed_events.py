@@ -327,3 +327,23 @@ def test_an_edited_transcript_at_the_same_url_is_read_again(tmp_path: Path, serv
     assert all(r.conditional for r in server.log())
     with Catalog.in_dir(tmp_path / "data") as cat:
         assert "grey herons" in cat.episode("heron-2").transcript_text
+
+
+def test_a_new_feed_url_that_cannot_be_read_leaves_the_feed_where_it_is(tmp_path: Path, server: FaultServer,
+                                                                         www: Path) -> None:
+    old, broken = server.url("a/feed.xml"), server.url("nowhere/feed.xml")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), new_feed_url=broken))
+    report = reindex(config(tmp_path, [old]))
+    assert report.new == 3 and not report.failed
+    assert any("says it moved to " + broken in w and "404" in w for w in report.warnings)
+    assert state(tmp_path / "data")["feeds"] == {old: ("config", None, "heron-hour", "ok")}
+
+
+def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    """A feed read from a file is the file the operator chose, whatever address its publisher gives it."""
+    local = www / "a" / "feed.xml"
+    local.write_bytes(feed(range(1, 4), new_feed_url=server.url("b/feed.xml")))
+    report = reindex(config(tmp_path, [str(local)]))
+    ok(report)
+    assert not server.log() and report.notes == []
+    assert state(tmp_path / "data")["feeds"] == {str(local): ("config", None, "heron-hour", "ok")}

@@ -104,12 +104,8 @@ class FeedIngest:
         if result.not_modified:  # the last run failed after fetching: read it again in full
             result = self.feed_fetcher.fetch_any(address)
         parsed = self._parse(source, result)
-        if parsed.new_feed_url and parsed.new_feed_url not in {source, address, result.url}:
-            # The publisher says the feed lives elsewhere now: read it there (once per run) and from now on.
-            result = self.feed_fetcher.fetch_any(parsed.new_feed_url)
-            address = self._moved(source, address, parsed.new_feed_url, "itunes:new-feed-url")
-            address = self._moved(source, address, result.moved_to, "a permanent redirect")
-            parsed = self._parse(source, result)
+        if parsed.new_feed_url and _is_url(result.url) and parsed.new_feed_url not in {source, address, result.url}:
+            result, parsed, address = self._follow(source, address, result, parsed)
         identity = identify(self.catalog, source, parsed, self.sources)
         show_id = identity.show_id or self._new_show_id(source, parsed.show.title)
         if self._duplicate(source, show_id):
@@ -138,6 +134,23 @@ class FeedIngest:
     def _parse(self, source: str, result: FetchResult) -> ParsedFeed:
         base = result.url if _is_url(result.url) else str(Path(result.url).expanduser())
         return parse_feed(result.content, source, base_url=base, content_type=result.content_type)
+
+    def _follow(self, source: str, address: str, result: FetchResult,
+                parsed: ParsedFeed) -> tuple[FetchResult, ParsedFeed, str]:
+        """The publisher says the feed lives elsewhere now (itunes:new-feed-url): read it there, this once and
+        from now on. If it cannot be read there, the feed as read at its old address serves, with a warning.
+        (A feed read from a local file is not followed: the file is what the operator chose.)"""
+        target = parsed.new_feed_url
+        try:
+            moved = self.feed_fetcher.fetch_any(target)
+            moved_parsed = self._parse(source, moved)
+        except PodsearchError as exc:
+            message = f"feed {source} says it moved to {target} (itunes:new-feed-url), but it cannot be read there: {exc}"
+            self.report.warnings.append(message + "; read at its old address")
+            log.warning("%s; read at its old address", message)
+            return result, parsed, address
+        address = self._moved(source, address, target, "itunes:new-feed-url")
+        return moved, moved_parsed, self._moved(source, address, moved.moved_to, "a permanent redirect")
 
     def _moved(self, source: str, address: str, target: str | None, why: str) -> str:
         """Record that ``source`` is read at ``target`` from now on; returns the address to read it at."""
