@@ -55,7 +55,8 @@ class FeedIngest:
         self.sources: set[str] = set()
         self.unread: list[str] = []  # feeds the deadline left unread
         self.deadline_links = 0  # transcript and chapters links the deadline left unread
-        self.no_answer: list[tuple[str, HostUnreachable]] = []  # (what, failure): reported unless the host went down
+        # (what, failure, a stored transcript checked again?): reported by itself unless its host went down
+        self.no_answer: list[tuple[str, HostUnreachable, bool]] = []
 
     def close(self) -> None:
         self.feed_fetcher.close()
@@ -219,7 +220,7 @@ class FeedIngest:
                 if isinstance(exc, DeadlinePassed):
                     self.deadline_links += 1
                 elif isinstance(exc, HostUnreachable):
-                    self.no_answer.append((f"feed {source}: episode {job.ep.id!r}", exc))
+                    self.no_answer.append((f"feed {source}: episode {job.ep.id!r}", exc, job.recheck is not None))
             done.append((job, extras))
         return done
 
@@ -234,8 +235,12 @@ class FeedIngest:
     # -- the run's summary ---------------------------------------------------------------------------
     def _report_hosts(self) -> None:
         """Each host that went down once; a link that got no answer from a host that did not, by itself."""
-        for what, exc in self.no_answer:
-            if not self.health.is_down(exc.host):
+        for what, exc, recheck in self.no_answer:
+            if self.health.is_down(exc.host):
+                continue
+            if recheck:  # the stored transcript was kept
+                self.report.warnings.append(f"{what}: the stored transcript was kept: reading it again failed: {exc}")
+            else:
                 self.report.errors.append(f"{what}: {exc}")
         for state in self.health.down():
             failed, skipped = len(state.failed), len(state.skipped)
