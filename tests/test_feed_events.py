@@ -19,6 +19,7 @@ from podsearch.catalog import SCHEMA_VERSION, Catalog
 from podsearch.cli import main
 from podsearch.config import load_config
 from podsearch.reindex import reindex
+from podsearch.service import Library
 
 GUID = "917393e3-1b1e-5cef-ace4-edaa54e1f810"
 
@@ -291,6 +292,12 @@ def test_a_transcript_host_that_is_down_is_skipped_and_reported_once(tmp_path: P
     assert [e for e in report.errors if host in e] == report.errors and len(report.errors) == 1  # once
     assert "timed out" not in report.errors[0] or kind == "never answers"
     assert took < 15, took  # 20 links, 3 attempts each, would take minutes
+    library = Library(tmp_path / "data")
+    try:
+        [stated] = library.stats()["last_reindex"]["unreachable_hosts"]
+    finally:
+        library.close()
+    assert stated == {k: down[k] for k in ("host", "cause", "failed", "skipped")}
     if silent is not None:
         # Three timeouts in a row put the host down; requests in flight then (two per host) end as they do.
         assert sum(silent.hits(f"/t/ep-{n}.vtt") for n in range(1, 21)) <= 8
