@@ -194,6 +194,10 @@ def test_a_feed_dropped_from_the_config_is_no_longer_read(tmp_path: Path, server
                                          .replace(b"heron-", b"marsh-"))
     a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
     ok(reindex(config(tmp_path, [a, b])))
+    # A run whose config lists no feeds (--config forgotten) reads the folder's feeds and drops none.
+    forgot = reindex(config(tmp_path, []))
+    ok(forgot)
+    assert (forgot.feeds, forgot.feeds_dropped) == (2, []) and state(tmp_path / "data")["gone"] == []
     server.clear_log()
     report = reindex(config(tmp_path, [a]))
     ok(report)

@@ -3,9 +3,11 @@
 The config file is the source of truth for the feeds it lists: a feed it no longer lists is dropped at
 the next reindex (no longer read; its episodes kept and marked gone, or deleted with ``--prune``). Feeds
 registered with ``podsearch add`` are read until ``podsearch remove`` drops them. Each feed row records
-where it came from (``origin``: ``config`` or ``add``). Rows written before that was recorded (catalog
-schema 1) have none: without a config file they count as added; with one, a row the config does not list
-is dropped, but its episodes are only marked, never pruned (it may have been added by hand).
+where it came from (``origin``: ``config`` or ``add``). A run given no feeds by its config (no config file,
+or one without ``feeds``) reads every feed the folder knows and drops none: forgetting ``--config`` must
+not drop a site's feeds. Rows written before origins were recorded (catalog schema 1) have none: with a
+config that lists feeds, a row it does not list is dropped, but its episodes are only marked, never pruned
+(it may have been added by hand).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def add_feed(config: Config, source: str) -> str:
 
 
 def _counts_as_added(row: dict[str, Any], config: Config) -> bool:
-    return row["origin"] == ADDED or (row["origin"] is None and not config.feeds)
+    """Read whatever the config says: added with ``podsearch add``, or the config lists no feeds at all."""
+    return row["origin"] == ADDED or not config.feeds
 
 
 def all_sources(config: Config, catalog: Catalog) -> list[str]:
@@ -159,7 +162,8 @@ def list_feeds(config: Config) -> list[FeedInfo]:
         episodes, gone = counts.get(show_id or "", (0, 0))
         last = row.get("last_fetch")
         out.append(FeedInfo(
-            source=source, origin=CONFIG if source in config.feeds else ADDED, address=row.get("url") or source,
+            source=source, origin=CONFIG if source in config.feeds else row.get("origin") or ADDED,
+            address=row.get("url") or source,
             show_id=show_id, show=titles.get(show_id or "", ""), status=row.get("last_status") or "not read yet",
             error=row.get("last_error"), last_fetch=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last)) if last else None,
             episodes=episodes, gone=gone))
