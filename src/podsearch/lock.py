@@ -62,7 +62,7 @@ class ReindexLock:
         left = os.pread(fd, 64, 0).decode(errors="replace").strip()
         if left.isdigit() and int(left) != os.getpid():
             self.previous_holder = int(left)
-            log.warning("%s", self.taken_over)
+            log.info("%s", self.taken_over)  # the run's report says it too
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         os.fsync(fd)

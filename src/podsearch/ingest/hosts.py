@@ -81,8 +81,8 @@ class HostHealth:
             state.cause = exc.cause
             if exc.cause in FATAL_CAUSES or state.failures >= self.max_failures:
                 state.down, state.message = True, str(exc)
-                log.warning("%s is unreachable (%s): its other links are skipped for the rest of this run",
-                            exc.host, exc.cause)
+                log.info("%s is unreachable (%s): its other links are skipped for the rest of this run",
+                         exc.host, exc.cause)
                 return True
             return False
 

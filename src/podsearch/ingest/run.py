@@ -90,7 +90,7 @@ class FeedIngest:
                                           read_now=set(self.read))
             self.report.feeds_dropped.append(row["source"])
             self.report.notes.append(f"no longer in the config: {note}")
-            log.warning("feed %s", note)
+            log.info("feed %s", note)
 
     # -- one feed -----------------------------------------------------------------------------------
     def feed(self, source: str) -> None:
@@ -114,7 +114,7 @@ class FeedIngest:
         if identity.how:
             self.report.moves.append({"source": source, "show_id": show_id, "how": identity.how})
             self.report.notes.append(f"{source} is the known show {show_id!r}: {identity.how}")
-            log.warning("feed %s is the known show %r: %s", source, show_id, identity.how)
+            log.info("feed %s is the known show %r: %s", source, show_id, identity.how)
         parsed.assign(show_id)
         self.report.warnings.extend(parsed.warnings)
         episodes = self._qualify_ids(parsed.episodes, show_id)
@@ -148,7 +148,7 @@ class FeedIngest:
         except PodsearchError as exc:
             message = f"feed {source} says it moved to {target} (itunes:new-feed-url), but it cannot be read there: {exc}"
             self.report.warnings.append(message + "; read at its old address")
-            log.warning("%s; read at its old address", message)
+            log.info("%s; read at its old address", message)
             return result, parsed, address
         address = self._moved(source, address, target, "itunes:new-feed-url")
         return moved, moved_parsed, self._moved(source, address, moved.moved_to, "a permanent redirect")
@@ -159,7 +159,7 @@ class FeedIngest:
             return address
         self.catalog.set_feed_state(source, url=None if target == source else target)
         self.report.notes.append(f"{source} moved to {target} ({why}): read there from now on")
-        log.warning("feed %s moved to %s (%s): read there from now on", source, target, why)
+        log.info("feed %s moved to %s (%s): read there from now on", source, target, why)
         return target
 
     def _unchanged(self, source: str, show_id: str) -> None:
@@ -182,7 +182,7 @@ class FeedIngest:
             return False
         message = f"{source} is the same show as {first} ({show_id!r}); read once: list only one of them"
         self.report.warnings.append(message)
-        log.warning("%s", message)
+        log.info("%s", message)
         self.catalog.set_feed_state(source, show_id=show_id, last_fetch=time.time(), last_status="duplicate",
                                     last_error=f"the same show as {first}")
         return True
