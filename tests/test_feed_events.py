@@ -18,6 +18,7 @@ from soak.state import index_docs
 from podsearch.catalog import SCHEMA_VERSION, Catalog
 from podsearch.cli import main
 from podsearch.config import load_config
+from podsearch.errors import CatalogError
 from podsearch.reindex import reindex
 from podsearch.service import Library
 
@@ -240,25 +241,64 @@ def test_feeds_lists_where_each_feed_came_from_and_remove_drops_an_added_one(tmp
     assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]
 
 
-def test_a_catalog_of_schema_1_is_migrated(tmp_path: Path) -> None:
+# The catalogs older podsearches wrote: schema 1 (feeds, shows, episodes, segments, runs) and main's schema 2,
+# which added the watches of issue 22 (as shipped; a schema-2 catalog is always of that kind).
+SCHEMA_1 = """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    INSERT INTO meta VALUES ('schema_version', '1');
+    CREATE TABLE feeds (source TEXT PRIMARY KEY, show_id TEXT, etag TEXT, last_modified TEXT, last_fetch REAL,
+                        last_status TEXT, last_error TEXT);
+    CREATE TABLE shows (id TEXT PRIMARY KEY, source TEXT, title TEXT NOT NULL, doc TEXT NOT NULL);
+    CREATE TABLE episodes (id TEXT PRIMARY KEY, show_id TEXT NOT NULL REFERENCES shows(id), title TEXT NOT NULL,
+                           published TEXT, doc TEXT NOT NULL, content_hash TEXT NOT NULL,
+                           gone INTEGER NOT NULL DEFAULT 0, added_at REAL NOT NULL, updated_at REAL NOT NULL);
+    CREATE INDEX episodes_show ON episodes(show_id, published);
+    CREATE TABLE segments (episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+                           start REAL, "end" REAL, speaker TEXT NOT NULL DEFAULT '', text TEXT NOT NULL,
+                           PRIMARY KEY (episode_id, seq));
+    CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, finished REAL, summary TEXT);
+    INSERT INTO feeds (source, show_id, last_status) VALUES ('https://example.org/f.xml', 'f', 'ok');"""
+WATCHES_2 = """UPDATE meta SET value = '2' WHERE key = 'schema_version';
+    CREATE TABLE watches (id INTEGER PRIMARY KEY AUTOINCREMENT, query TEXT NOT NULL,
+                          filters TEXT NOT NULL DEFAULT '{}', webhook TEXT NOT NULL, secret TEXT NOT NULL,
+                          created REAL NOT NULL, delivered INTEGER NOT NULL DEFAULT 0, last_delivered REAL,
+                          last_error TEXT);
+    CREATE TABLE watch_inbox (episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+                              added REAL NOT NULL);
+    CREATE TABLE watch_deliveries (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                   watch_id INTEGER NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
+                                   uid TEXT NOT NULL UNIQUE, created REAL NOT NULL, body BLOB NOT NULL,
+                                   attempts INTEGER NOT NULL DEFAULT 0, last_attempt REAL, last_error TEXT);
+    CREATE TRIGGER watch_inbox_new AFTER INSERT ON episodes WHEN EXISTS (SELECT 1 FROM watches)
+    BEGIN INSERT OR IGNORE INTO watch_inbox (episode_id, added) VALUES (NEW.id, NEW.added_at); END;
+    INSERT INTO watches (query, webhook, secret, created) VALUES ('herons', 'https://hooks.example.org/h', 's', 1);"""
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
     data = tmp_path / "data"
     data.mkdir()
     db = sqlite3.connect(data / Catalog.FILENAME)
-    db.executescript("""CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
-        INSERT INTO meta VALUES ('schema_version', '1');
-        CREATE TABLE feeds (source TEXT PRIMARY KEY, show_id TEXT, etag TEXT, last_modified TEXT, last_fetch REAL,
-                            last_status TEXT, last_error TEXT);
-        INSERT INTO feeds (source, show_id, last_status) VALUES ('https://example.org/f.xml', 'f', 'ok');""")
+    db.executescript(SCHEMA_1 + (";\n" + WATCHES_2 if schema == 2 else ""))
     db.commit()
     db.close()
     with Catalog.in_dir(data) as cat:
-        assert cat.schema_version() == SCHEMA_VERSION == 2
+        assert cat.schema_version() == SCHEMA_VERSION == 3
         assert cat.feeds() == [{"source": "https://example.org/f.xml", "show_id": "f", "etag": None,
                                 "last_modified": None, "last_fetch": None, "last_status": "ok", "last_error": None,
                                 "origin": None, "url": None}]
         assert cat.transcript_state("x") is None
+        assert [w["query"] for w in cat.watches()] == (["herons"] if schema == 2 else [])
+        assert cat.pending_deliveries() == []
+        assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
     with Catalog.in_dir(data) as cat:  # opened again: nothing to do
-        assert cat.schema_version() == 2
+        assert cat.schema_version() == 3
+
+
+def test_a_catalog_of_a_newer_podsearch_is_refused(tmp_path: Path) -> None:
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(CatalogError, match="newer podsearch"):
+        Catalog.in_dir(tmp_path)
 
 
 # -- hosts that are down, the run's deadline ---------------------------------------------------------

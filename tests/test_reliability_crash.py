@@ -18,7 +18,7 @@ from soak import crash
 from soak.state import index_docs
 
 from podsearch.config import load_config
-from podsearch.index import PARALLEL_FROM
+from podsearch.engines.whoosh import PARALLEL_FROM
 from podsearch.reindex import reindex
 
 RUNS = 20
@@ -46,7 +46,7 @@ def _start_reindex(data: Path, *args: str) -> tuple[subprocess.Popen, crash._Log
 
 @pytest.fixture(scope="module")
 def gotime_data(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One show with more episodes than index.PARALLEL_FROM, indexed once from its file (copy it before use)."""
+    """One show with more episodes than the Whoosh engine's PARALLEL_FROM, indexed once from its file (copy it before use)."""
     data = tmp_path_factory.mktemp("gotime") / "data"
     config = load_config({"data": str(data), "feeds": [str(corpus / "site" / "feeds" / "gotime.xml")]}, environ={})
     report = reindex(config)

@@ -6,13 +6,14 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import InputError, PodsearchError
+from .errors import InputError, PodsearchError, QueryError
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -73,10 +74,15 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 def fail(exc: PodsearchError) -> click.ClickException:
-    """The library's error as the CLI reports it: misuse (exit 2) or a failure (exit 1)."""
-    if isinstance(exc, InputError):
+    """The library's error as the CLI reports it: misuse (bad input, a bad query: exit 2) or a failure (exit 1)."""
+    if isinstance(exc, (InputError, QueryError)):
         return click.UsageError(str(exc))
     return click.ClickException(str(exc))
+
+
+def json_option(what: str) -> Callable[[Any], Any]:
+    """``--json``: print ``what`` as JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
@@ -126,13 +132,19 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
         f"{report.transcripts_empty} empty, {report.transcripts_failed} failed; index: "
         f"{idx.get('added', 0)} added, {idx.get('updated', 0)} updated, {idx.get('removed', 0)} removed; "
         f"model: {report.model}")
+    if report.webhooks:
+        hooks = report.webhooks
+        for err in report.webhook_errors:
+            click.echo(f"webhook: {err}", err=True)
+        click.echo(f"watches: {hooks['watches']}, {hooks['matched']} new matches; webhooks: {hooks['delivered']} "
+                   f"delivered, {hooks['failed']} failed, {hooks['pending']} kept for the next run")
 
 
 @main.command()
 @click.option("--full", is_flag=True, help="Rebuild the index and the model from scratch (swapped in atomically).")
 @click.option("--prune", is_flag=True, help="Delete episodes that left their feed (default: keep them, marked).")
 @click.option("--wait", is_flag=True, help="Wait for a running reindex to finish instead of refusing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("the summary")
 @pass_ctx
 def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) -> None:
     """Fetch every feed, store new and changed episodes, update the index and refit the model.
@@ -231,7 +243,7 @@ def remove(obj: Context, source: str, prune: bool, wait: bool, as_json: bool) ->
 @main.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--full", is_flag=True, help="Rebuild the index from scratch afterwards.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("the summary")
 @pass_ctx
 def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
     """Import episodes from a JSON-lines file (one episode per line; see docs/ingest.md).
@@ -317,7 +329,7 @@ def demo(obj: Context, host: str, port: int, no_serve: bool) -> None:
 def _library(obj: Context):
     from .service import Library
 
-    return Library(obj.config.data_dir)
+    return Library.from_config(obj.config)
 
 
 def _strip_marks(text: str) -> str:
@@ -330,32 +342,40 @@ def _strip_marks(text: str) -> str:
 @click.argument("query")
 @click.option("--show", "shows", multiple=True, help="Only this show id (repeatable).")
 @click.option("--person", default="", help="Only episodes with this person.")
+@click.option("--from", "from_", default="", metavar="DATE", help="Published on or after: YYYY, YYYY-MM or YYYY-MM-DD.")
+@click.option("--to", default="", metavar="DATE", help="Published on or before: YYYY, YYYY-MM or YYYY-MM-DD.")
+@click.option("--duration-min", type=int, default=None, metavar="MINUTES", help="At least this many minutes long.")
+@click.option("--duration-max", type=int, default=None, metavar="MINUTES", help="At most this many minutes long.")
+@click.option("--language", default="", metavar="CODE", help="Only episodes in this language (en, de, pt-BR).")
 @click.option("--sort", type=click.Choice(["relevance", "date", "oldest"]), default="relevance", show_default=True)
 @click.option("--page", type=int, default=1, show_default=True)
 @click.option("--per-page", type=int, default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the /api/search shape).")
+@json_option("the result (the /api/search shape)")
 @pass_ctx
-def search(obj: Context, query: str, shows: tuple[str, ...], person: str, sort: str, page: int, per_page: int,
-           as_json: bool) -> None:
+def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     """Search the index and print the matching episodes with their best moments.
+
+    The options are the API's parameters, with the same limits (docs/api.md).
 
     \b
     Example:
-      podsearch search '"sourdough starter" -rye' --per-page 5
+      podsearch search '"sourdough starter" -rye' --per-page 5 --from 2023
     """
-    from .search_types import SearchRequest
-    from .web.api import search_json
+    from .requests import search_request
 
+    args = {"q": query, "show": list(options.pop("shows")), "from": options.pop("from_"), **options}
     try:
-        result = _library(obj).search(SearchRequest(q=query, shows=list(shows), person=person, sort=sort,
-                                                    page=page, per_page=per_page))
+        req = search_request({k: v for k, v in args.items() if v is not None})
+        result = _library(obj).search(req)
     except PodsearchError as exc:
         raise fail(exc) from None
     if as_json:
-        click.echo(json.dumps(search_json(result), indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
         return
     click.echo(f"{result.total} episodes" + (f" (did you mean: {result.suggestion})" if result.suggestion else ""))
-    for n, hit in enumerate(result.hits, (page - 1) * per_page + 1):
+    if result.past_end:
+        click.echo(f"page {result.page} is past the last page ({result.pages})")
+    for n, hit in enumerate(result.hits, (result.page - 1) * result.per_page + 1):
         click.echo(f"\n{n}. {hit.title}  [{hit.show}{', ' + hit.published[:10] if hit.published else ''}]")
         click.echo(f"   id: {hit.id}")
         click.echo(f"   {_strip_marks(hit.snippet)[:300]}")
@@ -367,7 +387,7 @@ def search(obj: Context, query: str, shows: tuple[str, ...], person: str, sort: 
 @main.command()
 @click.argument("episode_id")
 @click.option("-k", type=int, default=10, show_default=True, help="How many neighbours (at most 50).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (the /similar/<id> shape).")
+@json_option("the neighbours (the /similar/<id> shape)")
 @pass_ctx
 def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
     """Print the episodes nearest in topic to EPISODE_ID, with the terms that make them near.
@@ -376,14 +396,12 @@ def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
     Example:
       podsearch similar 'tag:example.org,2024:field-notes/ep-07' -k 5
     """
-    from .web.api import similar_json
-
     try:
         result = _library(obj).similar(episode_id, k)
     except PodsearchError as exc:
         raise fail(exc) from None
     if as_json:
-        click.echo(json.dumps(similar_json(result), indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
         return
     for item in result.similar:
         click.echo(f"{item.score:.3f}  {item.title}  [{item.show}]\n       id: {item.id}\n       because of: "
@@ -393,7 +411,7 @@ def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@json_option("the figures")
 @pass_ctx
 def stats(obj: Context, as_json: bool) -> None:
     """Print counts (shows, episodes, transcripts), index size and the last reindex.
@@ -409,8 +427,150 @@ def stats(obj: Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(figures, indent=2))
         return
-    for key, value in figures.items():
-        click.echo(f"{key}: {value}")
+    click.echo(_stats_text(figures))
+
+
+def _stats_text(figures: dict[str, Any]) -> str:
+    """The figures as a person reads them."""
+    lines = [f"data: {figures['data']} ({figures.get('engine', 'whoosh')} engine)",
+             f"shows: {figures['shows']:,}; feeds: {figures['feeds']:,}",
+             f"episodes: {figures['episodes']:,} ({figures['episodes_gone']:,} gone from their feed, "
+             f"{figures['with_transcript']:,} with a transcript of {figures['segments']:,} segments in all)",
+             f"index: {figures['index_documents']:,} documents, {figures['index_bytes'] / 1e6:,.1f} MB"]
+    last = figures.get("last_reindex")
+    if last:
+        state = "with failures" if last["failed"] else "ok"
+        lines.append(f"last reindex: {last['finished']} ({last['age_seconds']:,.0f} s ago), {state}")
+        lines.extend(f"  error: {e}" for e in last["errors"])
+    else:
+        lines.append("last reindex: never")
+    for key, value in figures.items():  # figures other parts of podsearch add
+        if key not in _STATS_SHOWN:
+            lines.append(f"{key.replace('_', ' ')}: {value}")
+    return "\n".join(lines)
+
+
+_STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
+                "index_documents", "index_bytes", "index_generation", "last_reindex"}
+
+
+class Misuse(click.ClickException):
+    """A refused argument, said plainly (exit 2, without the usage text)."""
+
+    exit_code = EXIT_MISUSE
+
+
+@main.group()
+def watch() -> None:
+    """Follow a topic: after each reindex or import, POST the new episodes that match a query to a webhook.
+
+    Each POST is JSON signed with HMAC-SHA256 under the watch's secret (docs/alerts.md shows how to check it).
+    A delivery that fails is kept and tried again after the next reindex or import.
+
+    \b
+    Examples:
+      podsearch watch add kubernetes --webhook https://hooks.example.org/podsearch
+      podsearch watch list
+      podsearch watch remove 3
+    """
+
+
+@watch.command("add")
+@click.argument("query")
+@click.option("--webhook", required=True, metavar="URL", help="Where to POST the new matching episodes (http or https).")
+@click.option("--secret", default=None, metavar="S",
+              help="Key of the HMAC-SHA256 signature (at least 16 characters); default: a random one, printed once.")
+@click.option("--show", "shows", multiple=True, metavar="ID", help="Only this show id (repeatable).")
+@click.option("--person", default="", help="Only episodes with this person.")
+@click.option("--lang", "language", default="", metavar="CODE", help="Only episodes in this language (en, de, pt-BR...).")
+@click.option("--from", "published_from", default="", metavar="DATE", help="Only episodes published on or after (2024-05-01).")
+@click.option("--to", "published_to", default="", metavar="DATE", help="Only episodes published on or before.")
+@click.option("--duration-min", type=click.IntRange(0), default=None, metavar="MINUTES", help="Only episodes this long or more.")
+@click.option("--duration-max", type=click.IntRange(0), default=None, metavar="MINUTES", help="Only episodes this long or less.")
+@click.option("--json", "as_json", is_flag=True, help="Print the watch as JSON (with the secret).")
+@pass_ctx
+def watch_add(obj: Context, query: str, webhook: str, secret: str | None, shows: tuple[str, ...], person: str,
+              language: str, published_from: str, published_to: str, duration_min: int | None,
+              duration_max: int | None, as_json: bool) -> None:
+    """Watch QUERY: new episodes it matches are POSTed to the webhook after each reindex or import.
+
+    QUERY is a search as on the search page; it is checked against the index, which must exist. The
+    webhook may not be on a private or loopback address unless PODSEARCH_ALLOW_PRIVATE_HOSTS=1.
+    Exits 2 when the query, the webhook URL or the secret is refused.
+
+    \b
+    Example:
+      podsearch watch add '"service mesh" kubernetes' --show shipit --webhook https://hooks.example.org/podsearch
+    """
+    from .errors import WatchError
+    from .watches import add_watch
+
+    minutes = {"duration_min": duration_min, "duration_max": duration_max}
+    try:
+        added, key = add_watch(obj.config, query, webhook, secret, shows=shows, person=person, language=language,
+                               published_from=published_from, published_to=published_to,
+                               **{k: v * 60 if v is not None else None for k, v in minutes.items()})
+    except WatchError as exc:
+        raise Misuse(str(exc)) from None
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps({**added.to_dict(), "secret": key}, indent=2))
+        return
+    click.echo(f"watch {added.id}: {added.query!r} -> {added.webhook}")
+    if secret is None:
+        click.echo(f"secret: {key}  (shown once: the receiver checks the X-Podsearch-Signature header with it)")
+
+
+@watch.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the watches as JSON (without their secrets).")
+@pass_ctx
+def watch_list(obj: Context, as_json: bool) -> None:
+    """List the watches: query, filters, webhook, deliveries made and pending, the last error.
+
+    \b
+    Example:
+      podsearch watch list --json
+    """
+    from urllib.parse import parse_qsl, urlsplit
+
+    from .watches import list_watches
+
+    try:
+        watches = [w.to_dict() for w in list_watches(obj.config)]
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(watches, indent=2))
+        return
+    if not watches:
+        click.echo("no watches; add one with 'podsearch watch add QUERY --webhook URL'")
+    for w in watches:
+        filters = "".join(f" {k}={v}" for k, v in parse_qsl(urlsplit(w["feed"]).query) if k != "q")
+        click.echo(f"{w['id']}: {w['query']!r}{filters} -> {w['webhook']}  ({w['delivered']} delivered, "
+                   f"{w['pending']} pending{'; last error: ' + w['last_error'] if w['last_error'] else ''})")
+
+
+@watch.command("remove")
+@click.argument("watch_id", metavar="ID", type=int)
+@pass_ctx
+def watch_remove(obj: Context, watch_id: int) -> None:
+    """Remove watch ID and the deliveries it still had pending.
+
+    \b
+    Example:
+      podsearch watch remove 3
+    """
+    from .errors import WatchError
+    from .watches import remove_watch
+
+    try:
+        remove_watch(obj.config, watch_id)
+    except WatchError as exc:
+        raise Misuse(str(exc)) from None
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    click.echo(f"watch {watch_id} removed")
 
 
 @main.group("eval")

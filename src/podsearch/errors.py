@@ -76,3 +76,20 @@ class DeadlinePassed(FetchError):
 
 class CatalogError(PodsearchError):
     """The catalog cannot be used as it is (e.g. written by a newer podsearch)."""
+
+
+class Overloaded(PodsearchError):
+    """The server has no room for this request now (expensive searches at their limit, or a search that found
+    nothing before its deadline); ``retry_after`` seconds is a fair wait."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class TimedOut(Overloaded):
+    """A search found nothing before its deadline."""
+
+
+class WatchError(PodsearchError):
+    """A watch's query, webhook URL or secret is not acceptable, or no watch has the id given."""

@@ -7,7 +7,7 @@ Linux the kernel sends it SIGKILL (``prctl(PR_SET_PDEATHSIG)``); elsewhere a thr
 every half second whether its parent is still there.
 
 The kernel's signal is tied to the *thread* that forked: Whoosh forks from the thread that writes the
-index, which is the only thread when it forks (see ``index.py``'s ``_bulk_writer``).
+index, which is the only thread when it forks (see ``engines/whoosh``'s ``_bulk_writer``).
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from .catalog import Catalog
 from .config import Config
+from .documents import CatalogDocuments
+from .engines import Engine, open_engine
 from .errors import PodsearchError
 from .generations import Generations
-from .index import SearchIndex
 from .ingest.jsonl import read_jsonl
 from .ingest.run import ingest
 from .lock import ReindexLock
@@ -22,9 +23,10 @@ from .progress import Progress
 from .report import Report
 from .similar import ModelParams, SimilarModel, fold_in_catalog, hashes_digest, same_params
 from .sources import check_removable, drop_feed, find_feed
+from .watches import notify
 
 __all__ = ["Report", "data_paths", "import_jsonl", "import_lines", "ingest", "locked_run", "rebuild_derived",
-           "reindex", "remove_feed"]
+           "reindex", "remove_feed", "tell_watches"]
 
 log = logging.getLogger(__name__)
 
@@ -34,19 +36,20 @@ def data_paths(data_dir: Path) -> dict[str, Path]:
 
 
 def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: Progress,
-                    full: bool = False, params: ModelParams | None = None) -> None:
-    """Bring the index and the similarity model in line with the catalog."""
+                    full: bool = False, params: ModelParams | None = None, engine: Engine | None = None) -> None:
+    """Bring the index (of ``engine``, default the data folder's Whoosh index) and the similarity model in line
+    with the catalog."""
     started = time.perf_counter()
-    index = SearchIndex(data_dir)
+    index = engine or open_engine(data_dir)
     generations = Generations(data_dir / "model")
     # Folders a killed run left half-written are removed here, not only at the next full rebuild.
-    index.generations.cleanup()
+    index.cleanup()
     generations.cleanup()
     hashes = catalog.hashes()  # read once: the catalog does not change while the reindex lock is held
     total = len(hashes)
     log.info("reindex: writing the index (%s)", "full rebuild" if full or not index.exists() else "incremental")
     progress.phase("index", total)
-    report.index = index.sync(catalog, full=full, progress=progress.advance, hashes=hashes)
+    report.index = index.sync(CatalogDocuments(catalog, hashes), full=full, progress=progress.advance, hashes=hashes)
     report.seconds["index"] = round(time.perf_counter() - started, 3)
     started = time.perf_counter()
     params = params or ModelParams()
@@ -70,10 +73,22 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     report.seconds["model"] = round(time.perf_counter() - started, 3)
 
 
+def tell_watches(config: Config, catalog: Catalog, report: Report, progress: Progress) -> None:
+    """POST the new episodes each watch matches (podsearch.watches); in the report, not in its failures."""
+    started = time.perf_counter()
+    progress.phase("watches", None)
+    outcome = notify(config, catalog)
+    if outcome is not None:
+        report.webhooks = outcome.counts()
+        report.webhook_errors = outcome.errors
+        report.seconds["webhooks"] = round(time.perf_counter() - started, 3)
+
+
 def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full: bool = False,
                wait: bool = False, progress: Progress | None = None) -> Report:
     """The skeleton of every run that changes a data folder: under the reindex lock, ``work`` changes the
-    catalog, then the index and the model are brought in line and the run is recorded with its report."""
+    catalog, then the index and the model are brought in line, the watches are told of new episodes, and the
+    run is recorded with its report."""
     progress = progress or Progress()
     data_dir = config.data_dir
     report = Report()
@@ -84,7 +99,8 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
         run_id = catalog.start_run()
         try:
             work(catalog, report)
-            rebuild_derived(data_dir, catalog, report, progress, full=full)
+            rebuild_derived(data_dir, catalog, report, progress, full=full, engine=open_engine(data_dir, config))
+            tell_watches(config, catalog, report, progress)
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
         finally:

@@ -31,6 +31,10 @@ class Report:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    # Watches (podsearch.watches), when there are any: counts and failed deliveries. A failed delivery is kept
+    # for the next run and does not make the run failed: the feeds, the index and the model are fine.
+    webhooks: dict[str, int] = field(default_factory=dict)
+    webhook_errors: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:

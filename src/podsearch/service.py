@@ -10,50 +10,42 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
+from .engines import Engine, open_engine
+from .engines.base import EngineQuery, EngineResult
 from .episodes import Episode, Segment, Show
-from .errors import IndexMissing, NotFound, QueryError
+from .errors import IndexMissing, NotFound, QueryError, TimedOut
+from .feedback import FEEDBACK, Feedback, rerank
 from .generations import Generations
-from .index import SearchIndex
 from .languages import detect_language, primary
-from .search_types import SearchRequest, SearchResult
+from .load import LoadCounters, read_load
+from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
 
 log = logging.getLogger(__name__)
 
-MAX_K = 50
-
-
-@dataclass
-class SimilarItem:
-    id: str
-    title: str
-    show: str
-    show_id: str
-    published: str | None
-    url: str
-    score: float
-    reasons: list[str]
-    duplicate: bool = False
-    language: str = ""
-
-
-@dataclass
-class SimilarResult:
-    id: str | None
-    similar: list[SimilarItem]
-    duplicates: list[SimilarItem] = field(default_factory=list)
-    t: float | None = None
-
-
 class Library:
-    def __init__(self, data_dir: Path | str) -> None:
+    """The catalog, the search engine and the similarity model of one data folder.
+
+    ``engine``: the engine to search with (default: the embedded Whoosh index in ``data_dir``).
+    """
+
+    @classmethod
+    def from_config(cls, config: Any) -> Library:
+        """The library of a config's data folder, searching with the engine it names."""
+        return cls(config.data_dir, engine=open_engine(config.data_dir, config),
+                   search_deadline=float(config.search_deadline))
+
+    def __init__(self, data_dir: Path | str, engine: Engine | None = None, search_deadline: float = 1.0) -> None:
         self.data_dir = Path(data_dir)
-        self.index = SearchIndex(self.data_dir)
+        self.engine: Engine = engine or open_engine(self.data_dir)
+        self.search_deadline = search_deadline  # seconds of engine work per search; 0: none
+        self.load = LoadCounters(self.data_dir)
         self.model_generations = Generations(self.data_dir / "model")
         self._local = threading.local()
         self._model: SimilarModel | None = None
@@ -63,6 +55,8 @@ class Library:
         # /similar is then a lookup (a reindex that changes any episode refits the model, so they stay in step).
         self._summaries: dict[str, tuple[str, str, str | None, str, str]] = {}
         self._show_names: dict[str, str] = {}
+        self.feedback: Feedback = FEEDBACK  # relevance feedback from the model (feedback.py)
+        self._feedback_failed = False  # the model could not be loaded for feedback (logged once)
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -85,7 +79,7 @@ class Library:
     def warm(self) -> None:
         """Load what the first search and the first /similar would otherwise load (the server calls this before
         it says it is ready): the index's per-generation facet values and the similarity model, where they exist."""
-        for load in (self.index.warm, self.model):
+        for load in (self.engine.warm, self.model):
             try:
                 load()
             except IndexMissing as exc:
@@ -113,10 +107,86 @@ class Library:
 
     # -- queries ----------------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:
-        return self.index.search(self.catalog, req)
+        """The answer to a search, within ``search_deadline`` seconds of engine work: when the deadline passes the
+        answer holds the best of what was read (``timed_out``), or Overloaded when that is nothing."""
+        started = time.perf_counter()
+        query, found = self._found(req)
+        return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
+                             took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def ranked(self, req: SearchRequest) -> EngineResult:
+        """What :meth:`search` ranks, without building the page's snippets and moments: the engine's result
+        with the page's hits in the order the search shows them (``podsearch eval search`` scores this)."""
+        return self._found(req)[1]
+
+    def _found(self, req: SearchRequest) -> tuple[EngineQuery, EngineResult]:
+        """The engine's question and its ranked answer, within the deadline, counted in the load counters."""
+        deadline = time.monotonic() + self.search_deadline if self.search_deadline > 0 else None
+        try:
+            query = req.engine_query(deadline)
+            found = self._ranked(query)
+        except QueryError:
+            self.load.add("refused")
+            raise
+        self.load.add("searches")
+        if req.expensive:
+            self.load.add("expensive")
+        if found.timed_out:
+            self.load.add("timed_out")
+            if not found.hits:
+                raise TimedOut(f"The search found nothing within its {self.search_deadline:g} s; try fewer or more "
+                                 "precise words, or again in a moment.")
+        return query, found
+
+    def _ranked(self, query: EngineQuery) -> EngineResult:
+        """The engine's answer; ranked by relevance, its top episodes reordered by the model's feedback (the
+        engine is asked for that many, and the page asked for is cut from them)."""
+        fb = self.feedback
+        end = query.page * query.per_page
+        start = end - query.per_page
+        if not (fb.on and query.sort == "relevance" and query.text.strip() and start < fb.depth):
+            return self.engine.search(query)  # (past the reordered top, the engine's order is the order)
+        found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
+        try:
+            model = self.model()
+        except IndexMissing:  # no model fitted yet: the engine's order
+            model = None
+        except Exception:  # a model that cannot be read must not fail the search (/similar reports it)
+            if not self._feedback_failed:
+                log.exception("relevance feedback is off: the similarity model could not be loaded")
+                self._feedback_failed = True
+            model = None
+        hits = rerank(found.hits, model, fb) if model is not None else found.hits
+        found.hits = hits[start:end]
+        return found
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
-        return self.index.suggest(self.catalog, prefix, limit)
+        """Typeahead: shows whose title starts with (a word of) the prefix, then episode titles, persons and
+        words of the index that complete its last word."""
+        prefix = prefix.strip().lower()
+        if not prefix:
+            return []
+        if len(prefix) > MAX_PREFIX_CHARS:
+            raise QueryError(f"The prefix is longer than {MAX_PREFIX_CHARS} characters.")
+        out: list[dict[str, str]] = []
+        seen: set[str] = set()
+
+        def add(kind: str, text: str, **extra: str) -> None:
+            key = kind + text.lower()
+            if key not in seen and len(out) < limit:
+                seen.add(key)
+                out.append({"kind": kind, "text": text, **extra})
+
+        found = self.engine.suggest(prefix, limit)
+        for show in self.catalog.shows():
+            if show.title.lower().startswith(prefix) or any(w.startswith(prefix) for w in show.title.lower().split()):
+                add("show", show.title, id=show.id)
+        for episode_id, title in found.get("episode", []):
+            add("episode", title, id=episode_id)
+        for kind in ("person", "term"):
+            for _, text in found.get(kind, []):
+                add(kind, text)
+        return out
 
     def episode(self, episode_id: str) -> Episode:
         ep = self.catalog.episode(episode_id)
@@ -188,8 +258,8 @@ class Library:
         detected in (when the detector is sure; else any)."""
         if not text.strip():
             raise QueryError("text is empty.")
-        if len(text) > 20000:
-            raise QueryError("text is longer than 20,000 characters.")
+        if len(text) > MAX_TEXT_CHARS:
+            raise QueryError(f"text is longer than {MAX_TEXT_CHARS:,} characters.")
         if not 1 <= k <= MAX_K:
             raise QueryError(f"k must be between 1 and {MAX_K}.")
         lang = detect_language(text) if same_language else ""
@@ -225,9 +295,11 @@ class Library:
         last = self.catalog.last_run()
         out: dict[str, Any] = dict(counts)
         out["data"] = str(self.data_dir)
-        out["index_generation"] = self.index.generation()
-        out["index_documents"] = self.index.doc_count() if self.index.exists() else 0
-        out["index_bytes"] = self.index.size_bytes() if self.index.exists() else 0
+        exists = self.engine.exists()
+        out["engine"] = self.engine.name
+        out["index_generation"] = self.engine.stamp()[0]
+        out["index_documents"] = self.engine.doc_count() if exists else 0
+        out["index_bytes"] = self.engine.size_bytes() if exists else 0
         if last:
             out["last_reindex"] = {
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last["finished"])),
@@ -241,14 +313,15 @@ class Library:
             }
         else:
             out["last_reindex"] = None
+        out["server_load"] = read_load(self.data_dir)
         return out
 
     def ready(self) -> dict[str, Any]:
         """What /readyz reports; raises IndexMissing when not ready."""
-        docs = self.index.doc_count()
+        docs = self.engine.doc_count()
         self.model()
         last = self.catalog.last_run()
-        return {"status": "ready", "index_generation": self.index.generation(), "episodes": docs,
+        return {"status": "ready", "index_generation": self.engine.stamp()[0], "episodes": docs,
                 "pid": os.getpid(),
                 "last_reindex_age_seconds": round(time.time() - last["finished"], 1) if last else None}
 

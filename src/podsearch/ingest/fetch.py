@@ -392,9 +392,9 @@ def connection_failure(exc: BaseException, url: str, host: str, limits: FetchLim
     elif isinstance(exc, e.NameResolutionError) or isinstance(root, socket.gaierror):
         cause, text = "name not found", f"cannot fetch {url}: name not found ({host} does not resolve: {root})"
     elif isinstance(exc, e.NewConnectionError) and isinstance(root, ConnectionRefusedError):
-        cause, text = "connection refused", f"cannot fetch {url}: connection refused by {host}"
+        cause, text = "connection refused", f"fetching {url} failed: connection refused by {host}"
     elif isinstance(exc, e.NewConnectionError):
-        cause, text = "could not connect", f"cannot fetch {url}: could not connect to {host} ({root})"
+        cause, text = "could not connect", f"fetching {url} failed: could not connect to {host} ({root})"
     elif isinstance(exc, e.ConnectTimeoutError):
         cause = "connect timed out"
         text = f"cannot fetch {url}: connecting to {host} timed out (after {limits.connect_timeout:g} s)"
@@ -468,6 +468,74 @@ class Fetcher:
         ``trusted=True`` for feed URLs the operator configured (no address check);
         ``trusted=False`` for URLs found inside feeds. Raises ``BlockedAddress`` for a refused
         scheme or address, ``FetchError`` for anything else that goes wrong."""
+        headers = {
+            "User-Agent": self.limits.user_agent,
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate",
+        }
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        current, ex, moved_to = self._send("GET", url, headers, None, trusted, REDIRECT_STATUSES)
+        content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
+        new_etag = ex.headers.get("ETag")
+        new_lm = ex.headers.get("Last-Modified")
+        if ex.status == 304:
+            return FetchResult(
+                url=current,
+                status=304,
+                content=b"",
+                content_type=content_type,
+                charset=charset,
+                etag=new_etag or etag,
+                last_modified=new_lm or last_modified,
+                not_modified=True,
+                moved_to=moved_to,
+            )
+        if 200 <= ex.status < 300:
+            return FetchResult(
+                url=current,
+                status=ex.status,
+                content=ex.body,
+                content_type=content_type,
+                charset=charset,
+                etag=new_etag,
+                last_modified=new_lm,
+                moved_to=moved_to,
+            )
+        status_text = f"{ex.status} {ex.reason}".strip()
+        raise FetchError(f"HTTP {status_text} for {current}")
+
+    def post(self, url: str, body: bytes, headers: dict[str, str] | None = None, *, trusted: bool = False) -> int:
+        """POST ``body`` to ``url`` (a webhook) and return the 2xx status it answered; the answer's body is not read.
+
+        Each hop is checked like a GET's. Only 307 and 308 redirects are followed (they keep the method and the
+        body); any other answer, a 301/302/303 included, raises ``FetchError``. 5xx, 429 and connection failures
+        are retried within ``total_timeout``, so a receiver may see a body twice: webhooks carry a delivery id."""
+        sent = {"User-Agent": self.limits.user_agent, "Accept": "*/*", **(headers or {})}
+        current, ex, _ = self._send("POST", url, sent, body, trusted, frozenset({307, 308}))
+        if 200 <= ex.status < 300:
+            return ex.status
+        if ex.status in REDIRECT_STATUSES:
+            raise FetchError(f"HTTP {ex.status} redirect to {ex.headers.get('Location', '?')} for {current}; "
+                             "only 307 and 308 redirects keep a POST, so none other is followed")
+        raise FetchError(f"HTTP {f'{ex.status} {ex.reason}'.strip()} for {current}")
+
+    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
+              follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
+        """Send the request, following the ``follow`` redirects by hand (every hop checked): the final URL, its
+        answer, and where permanent redirects (301, 308) led when every redirect followed was permanent.
+        A host found unreachable (or skipped as such) is told to the run's host health."""
+        try:
+            return self._send_hops(method, url, headers, body, trusted, follow)
+        except (HostUnreachable, HostSkipped) as e:
+            if self.health is not None and e.host:
+                self.health.lost(e.host, url, skipped=isinstance(e, HostSkipped))
+            raise
+
+    def _send_hops(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
+                   follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
         limits = self.limits
         deadline = time.monotonic() + limits.total_timeout
         if self.health is not None:
@@ -476,71 +544,22 @@ class Fetcher:
             deadline = deadline if left is None else min(deadline, time.monotonic() + left)
         check_addresses = not trusted and not limits.allow_private
         pool = self._guarded if check_addresses else self._pool
-        headers = {
-            "User-Agent": limits.user_agent,
-            "Accept": "*/*",
-            "Accept-Encoding": "gzip, deflate",
-        }
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
-
-        try:
-            return self._fetch(url, headers, deadline, pool, check_addresses)
-        except (HostUnreachable, HostSkipped) as e:
-            if self.health is not None and e.host:
-                self.health.lost(e.host, url, skipped=isinstance(e, HostSkipped))
-            raise
-
-    def _fetch(self, url: str, headers: dict[str, str], deadline: float, pool: Any,
-               check_addresses: bool) -> FetchResult:
-        limits = self.limits
-        etag, last_modified = headers.get("If-None-Match"), headers.get("If-Modified-Since")
         current = urldefrag(url.strip())[0]
         moved_to: str | None = None
         permanent = True  # every redirect so far was permanent
         for hop in range(limits.max_redirects + 1):
             host = self._check_url(current, check_addresses)
-            ex = self._exchange(current, host, headers, deadline, pool)
-            if ex.status in REDIRECT_STATUSES:
-                location = ex.headers.get("Location")
-                if not location:
-                    raise FetchError(f"HTTP {ex.status} redirect without Location for {current}")
-                target = urldefrag(urljoin(current, location.strip()))[0]
-                log.debug("redirect %d of %s: %s -> %s", hop + 1, url, current, target)
-                permanent = permanent and ex.status in PERMANENT_REDIRECTS
-                moved_to = target if permanent else moved_to
-                current = target
-                continue
-            content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
-            new_etag = ex.headers.get("ETag")
-            new_lm = ex.headers.get("Last-Modified")
-            if ex.status == 304:
-                return FetchResult(
-                    url=current,
-                    status=304,
-                    content=b"",
-                    content_type=content_type,
-                    charset=charset,
-                    etag=new_etag or etag,
-                    last_modified=new_lm or last_modified,
-                    not_modified=True,
-                    moved_to=moved_to,
-                )
-            if 200 <= ex.status < 300:
-                return FetchResult(
-                    url=current,
-                    status=ex.status,
-                    content=ex.body,
-                    content_type=content_type,
-                    charset=charset,
-                    etag=new_etag,
-                    last_modified=new_lm,
-                    moved_to=moved_to,
-                )
-            status_text = f"{ex.status} {ex.reason}".strip()
-            raise FetchError(f"HTTP {status_text} for {current}")
+            ex = self._exchange(current, host, headers, deadline, pool, method, body)
+            if ex.status not in follow:
+                return current, ex, moved_to
+            location = ex.headers.get("Location")
+            if not location:
+                raise FetchError(f"HTTP {ex.status} redirect without Location for {current}")
+            target = urldefrag(urljoin(current, location.strip()))[0]
+            log.debug("redirect %d of %s: %s -> %s", hop + 1, url, current, target)
+            permanent = permanent and ex.status in PERMANENT_REDIRECTS
+            moved_to = target if permanent else moved_to
+            current = target
         raise FetchError(f"too many redirects (more than {limits.max_redirects}) fetching {url}")
 
     def fetch_any(
@@ -628,7 +647,8 @@ class Fetcher:
         return FetchError(f"response from {url} is larger than {self.limits.max_bytes} bytes")
 
     def _exchange(
-        self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any
+        self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any, method: str = "GET",
+        body: bytes | None = None,
     ) -> _Exchange:
         """One hop, with retries on 5xx/429, connection errors and timeouts."""
         limits = self.limits
@@ -641,7 +661,7 @@ class Fetcher:
                 with self._host_slot(host, deadline, url):
                     if self.health is not None:
                         self.health.before(host, url)  # found down by another request meanwhile?
-                    ex = self._attempt(url, host, headers, deadline, pool)
+                    ex = self._attempt(url, host, headers, deadline, pool, method, body)
             except _Transient as e:
                 unreachable = e.unreachable
                 if unreachable is not None and (self._host_failed(unreachable, url) or not e.retry or last):
@@ -667,7 +687,8 @@ class Fetcher:
             time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _attempt(self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any) -> _Exchange:
+    def _attempt(self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any,
+                 method: str = "GET", body: bytes | None = None) -> _Exchange:
         limits = self.limits
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -678,8 +699,9 @@ class Fetcher:
         )
         try:
             resp = pool.urlopen(
-                "GET",
+                method,
                 url,
+                body=body,
                 headers=headers,
                 redirect=False,
                 retries=False,
@@ -702,7 +724,7 @@ class Fetcher:
                                               cause=unreachable.cause)
                 raise _Transient(str(unreachable), unreachable, retry=False) from e
             if unreachable is None:
-                raise _Transient(f"fetching {url} failed: {e}") from e
+                raise _Transient(f"fetching {url} {_how_it_failed(e)}: {e}") from e
             # Retrying cannot bring back a name or fix a certificate within one run.
             retry = unreachable.cause not in FATAL_CAUSES | {"TLS error"}
             raise _Transient(str(unreachable), unreachable, retry) from e
@@ -711,13 +733,13 @@ class Fetcher:
         try:
             status = int(resp.status)
             reason = resp.reason or _reason_phrase(status)
-            body = b""
-            if 200 <= status < 300:
-                body = self._read_body(resp, url, deadline)
+            content = b""
+            if 200 <= status < 300 and method == "GET":
+                content = self._read_body(resp, url, deadline)
                 complete = True
             elif status == 304:
                 complete = True
-            return _Exchange(status, reason, resp.headers, body)
+            return _Exchange(status, reason, resp.headers, content)
         finally:
             if not complete:
                 resp.close()  # unread or half-read body: do not reuse this connection
@@ -746,8 +768,7 @@ class Fetcher:
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if time.monotonic() >= deadline - 0.01:
                     raise self._too_slow(url) from e
-                kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
-                raise _Transient(f"reading {url} {kind}: {e}") from e
+                raise _Transient(f"reading {url} {_how_it_failed(e)}: {e}") from e
             if not chunk:
                 break
             raw_total += len(chunk)
@@ -763,6 +784,12 @@ class Fetcher:
             if len(out) > max_bytes:
                 raise self._too_large(url)
         return bytes(out)
+
+
+def _how_it_failed(exc: BaseException) -> str:
+    """"timed out" or "failed" (urllib3 makes a refused connection a kind of connect timeout)."""
+    timeout = isinstance(exc, urllib3.exceptions.TimeoutError)
+    return "timed out" if timeout and not isinstance(exc, urllib3.exceptions.NewConnectionError) else "failed"
 
 
 def _reason_phrase(status: int) -> str:

@@ -1,22 +1,26 @@
-"""Text analysis shared by the index (Whoosh) and the moment finder: one tokenizer, one stemmer.
+"""The Whoosh engine's text analysis: one tokenizer, one stemmer, per language profile.
 
-The analyzers are Whoosh objects, so this module belongs to the index layer: only ``index.py`` and the
-moment finder beside it import it.
+The analyzers are Whoosh objects, so this module belongs to the engine; the answer builder reaches them
+through :meth:`WhooshEngine.analyzer` (snippets and moments find the query's terms with the analysis that
+indexed them).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import chain
 from typing import Any
 
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokenizer, Token, Tokenizer
 from whoosh.lang import stemmer_for_language
+from whoosh.lang.stopwords import stoplists
 from whoosh.support.charset import accent_map
 
-from . import languages
-from .languages import HAS_CJK, cjk_bigrams, fold, split_cjk
+from ... import languages
+from ...languages import HAS_CJK, cjk_bigrams, fold, split_cjk
 
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
 # "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them.
@@ -70,6 +74,22 @@ a an and are as at be but by for if in into is it no not of on or such that the 
 they this to was will with i you we he she um uh yeah like so just oh okay ok
 """.split())
 
+@lru_cache(maxsize=64)
+def snowball_stop_words(lang: str) -> frozenset[str]:
+    """The stop words the index drops for a language, lower case, as the list writes them and with accents
+    folded (``für`` and ``fur``; Romanian's list has no accents: fold a word before looking it up there); empty
+    for a language without a list.
+
+    The lists are Snowball's (as NLTK and Whoosh ship them) where there is one, else those of the ``stop-words``
+    package (Romanian, Catalan, Polish, ...). CJK languages get none: their text is bigrams.
+    """
+    code = languages.primary(lang)
+    if not code or code in languages.CJK:
+        return frozenset()
+    words = set(stoplists.get("no" if code in {"nb", "nn"} else code, ())) or set(languages.package_stop_words(code))
+    return frozenset(words | {fold(w) for w in words})
+
+
 # A text that starts with MARK + profile + MARK is analysed for that language (``languages.profile``);
 # a text without the mark is English. ``mark`` writes it; the index adds it to each text field of an episode.
 MARK = "\x1e"
@@ -95,7 +115,7 @@ class _Profile:
             self.stops, self.fold_first = STOP_WORDS, True
             self.stemfn: Any = stemmer_for_language("en")
         else:
-            self.stops = languages.stop_words(key) if key != "plain" else frozenset()
+            self.stops = snowball_stop_words(key) if key != "plain" else frozenset()
             self.stemfn = languages.stemmer(key) if key != "plain" else None
             self.fold_first = False
 
@@ -252,6 +272,38 @@ class SpokenAnalyzer(Tokenizer):
                     tokens[i] = memo[raw] = self._word_texts(prof, raw)
         return list(chain.from_iterable(tokens))  # type: ignore[arg-type]
 
+    def spans(self, value: str) -> Iterator[tuple[str, int, int]]:
+        """(term, start, end) of each term of ``value`` (not marked), with the character offsets of its word; the
+        parts of a joined word ("docker-sponsored", "http/2") at their own places, so that a part can be marked.
+        Words are analysed once per process, as in :meth:`texts`."""
+        key = self.lang or "en"
+        prof = self._profiles.get(key) or self.profile(key)
+        memo = prof.words
+        ascii_text = value.isascii()
+        for m in self.expression.finditer(value):
+            raw = m.group(0)
+            word = raw.lower() if ascii_text else raw
+            terms = memo.get(word)
+            if terms is None:
+                if len(memo) > self.CACHE_LIMIT:
+                    memo.clear()
+                terms = memo[word] = self._word_texts(prof, word)
+            if not terms:
+                continue
+            start, end = m.span()
+            if len(terms) == 1 or not _JOINERS.search(raw) or HAS_CJK.search(raw):
+                for term in terms:
+                    yield term, start, end
+                continue
+            yield terms[0], start, end  # the joined word, then its parts
+            for part in _PART.finditer(raw):
+                piece = part.group(0).lower() if ascii_text else part.group(0)
+                found = memo.get(piece)
+                if found is None:
+                    found = memo[piece] = self._word_texts(prof, piece)
+                for term in found:
+                    yield term, start + part.start(), start + part.end()
+
     def _word_texts(self, prof: _Profile, raw: str) -> tuple[str, ...]:
         """The tokens of one word of a text, as :meth:`__call__` makes them there (alone it gives the same)."""
         low = raw.lower()
@@ -260,6 +312,10 @@ class SpokenAnalyzer(Tokenizer):
         if low.isascii() and low.isalnum():
             return () if low in prof.stops else (prof.cache.get(low) or self._stem(prof, low),)
         return tuple(t.text for t in self(raw))
+
+
+_JOINERS = re.compile(r"['’./+-]")
+_PART = re.compile(r"[^'’./+-]+")
 
 
 class SpokenEnglishAnalyzer(SpokenAnalyzer):
@@ -277,3 +333,9 @@ def spoken_english_analyzer(stem: bool = True) -> SpokenAnalyzer:
 def plain_analyzer():
     """Unstemmed, for spelling suggestions and typeahead."""
     return RegexTokenizer(r"\w+") | LowercaseFilter() | CharsetFilter(accent_map)
+
+
+# Whoosh pickles the schema, analyzers included, into every index it writes: indexes written before this module
+# moved into the engine package name it ``podsearch.analysis``. That name stays an alias of this module so that
+# they still open (and keep serving until the next reindex rewrites them).
+sys.modules.setdefault("podsearch.analysis", sys.modules[__name__])
