@@ -238,7 +238,7 @@ class Catalog:
 
     # -- transcript validators -------------------------------------------------------------------
     def transcript_state(self, url: str) -> dict[str, Any] | None:
-        """The validators a transcript was last read with (None: never recorded, e.g. before schema 2)."""
+        """The validators a transcript was last read with (None: never recorded, e.g. before schema 3)."""
         row = self.db.execute("SELECT etag, last_modified FROM transcripts WHERE url = ?", (url,)).fetchone()
         return dict(row) if row else None
 

@@ -5,7 +5,7 @@ the next reindex (no longer read; its episodes kept and marked gone, or deleted 
 registered with ``podsearch add`` are read until ``podsearch remove`` drops them. Each feed row records
 where it came from (``origin``: ``config`` or ``add``). A run given no feeds by its config (no config file,
 or one without ``feeds``) reads every feed the folder knows and drops none: forgetting ``--config`` must
-not drop a site's feeds. Rows written before origins were recorded (catalog schema 1) have none: with a
+not drop a site's feeds. Rows written before origins were recorded (catalog schema 1 or 2) have none: with a
 config that lists feeds, a row it does not list is dropped, but its episodes are only marked, never pruned
 (it may have been added by hand).
 """

@@ -4,7 +4,7 @@ An episode whose transcript links did not change keeps the transcript the catalo
 transcript is asked for again conditionally (``If-None-Match`` / ``If-Modified-Since`` with the validators
 it was read with; a local file by its modification time): a 304 costs nothing, and a transcript edited at
 an unchanged URL is read again. A transcript whose validators were never recorded (read before catalog
-schema 2) is read once in full to learn them; one served without validators is not asked again.
+schema 3) is read once in full to learn them; one served without validators is not asked again.
 """
 
 from __future__ import annotations
