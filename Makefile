@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine with Python 3.11+:
 #   make demo   installs podsearch in .venv, indexes the bundled sample and serves it on 127.0.0.1:8080
 #   make test   installs podsearch with its test tools (and Chromium when missing) and runs the tests
-#   make soak   the long reliability runs (kill -9 x100, 60 s load, 50 reindex cycles; docs/reliability.md)
+#   make soak   the long reliability runs (kill -9 x100 and x5 on the site corpus, 60 s load, 50 reindex cycles, the site
+#               feeds moving; docs/reliability.md)
 #   make bench  benchmarks against FTS5, tantivy, more_like, sklearn (CORPORA="site 10k 100k"); make bench-smoke: CI size
 PYTHON ?= python3
 VENV   ?= .venv
@@ -41,6 +42,8 @@ bench-smoke: install-test
 
 soak: install-test
 	$(BIN)/python tests/soak/crash.py --runs 100
+	$(BIN)/python tests/soak/crash.py --site-kills 5
+	$(BIN)/python tests/soak/moves.py
 	$(BIN)/python tests/soak/load.py --clients 16 --seconds 60
 	$(BIN)/python tests/soak/cycles.py --cycles 50
 

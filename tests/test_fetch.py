@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from podsearch import __version__
-from podsearch.errors import BlockedAddress, FetchError
+from podsearch.errors import BlockedAddress, DeadlinePassed, FetchError, HostSkipped, HostUnreachable
 from podsearch.ingest import fetch as fetch_mod
 from podsearch.ingest.fetch import (
     Fetcher,
@@ -33,6 +33,7 @@ from podsearch.ingest.fetch import (
     is_public_ip,
     read_local,
 )
+from podsearch.ingest.hosts import HostHealth
 
 FEED = b"<?xml version='1.0'?><rss><channel><title>t</title></channel></rss>"
 ETAG = '"v1"'
@@ -168,6 +169,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(302, headers={"Location": str(nxt)})  # relative: /loop/3 -> /loop/4
             elif path == "/redirect-to-feed":
                 self._send(301, headers={"Location": "/feed"})
+            elif path == "/moved-308":
+                self._send(308, headers={"Location": "/redirect-to-feed"})
+            elif path == "/found-then-moved":
+                self._send(302, headers={"Location": "/redirect-to-feed"})
             elif path == "/to-file":
                 self._send(302, headers={"Location": "file:///etc/passwd"})
             elif path == "/to-private":
@@ -618,6 +623,126 @@ def test_fetch_any_http_is_trusted(server: _Server) -> None:
     with Fetcher(_limits(allow_private=False)) as f:
         assert f.fetch_any(server.url("/feed")).content == FEED
     assert fetch_any(server.url("/feed"), limits=_limits(allow_private=False)).content == FEED
+
+
+# --------------------------------------------------------------------------------------------
+# Permanent redirects, unreachable hosts, the run's deadline
+
+
+def test_permanent_redirects_say_where_the_url_moved(server: _Server, fetcher: Fetcher) -> None:
+    assert fetcher.fetch(server.url("/moved-308"), trusted=True).moved_to == server.url("/feed")
+    assert fetcher.fetch(server.url("/redirect-to-feed"), trusted=True).moved_to == server.url("/feed")
+    # A temporary redirect first: the address the operator gave stays right.
+    assert fetcher.fetch(server.url("/found-then-moved"), trusted=True).moved_to is None
+    assert fetcher.fetch(server.url("/feed"), trusted=True).moved_to is None
+
+
+@pytest.fixture
+def refused_url() -> str:
+    """A port of 127.0.0.1 where nothing listens: connections are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_a_refused_connection_is_named_refused_not_timed_out(refused_url: str) -> None:
+    with Fetcher(_limits()) as f, pytest.raises(HostUnreachable) as info:
+        f.fetch(refused_url + "/a", trusted=True)
+    assert info.value.cause == "connection refused"
+    assert "connection refused" in str(info.value) and "timed out" not in str(info.value)
+
+
+def test_a_host_that_refuses_is_skipped_after_a_few_failures(refused_url: str) -> None:
+    health = HostHealth(max_failures=3)
+    with Fetcher(_limits(retries=2), health=health) as f:
+        with pytest.raises(HostUnreachable, match="connection refused"):
+            f.fetch(refused_url + "/a", trusted=True)  # three attempts: the third puts the host down
+        started = time.monotonic()
+        for n in range(5):
+            with pytest.raises(HostSkipped, match=r"127\.0\.0\.1:\d+ is unreachable \(connection refused\)"):
+                f.fetch(refused_url + f"/b{n}", trusted=True)
+        assert time.monotonic() - started < 0.1  # no connection tried
+    [down] = health.down()
+    assert (down.cause, len(down.skipped), down.failed) == ("connection refused", 5, [refused_url + "/a"])
+
+
+def test_a_host_that_never_answers_is_skipped_after_a_few_timeouts(silent_url: str) -> None:
+    health = HostHealth(max_failures=3)
+    with Fetcher(_limits(read_timeout=0.2, retries=2), health=health) as f:
+        with pytest.raises(HostUnreachable, match="no answer") as info:
+            f.fetch(silent_url, trusted=True)
+        assert "timed out" in str(info.value)
+        started = time.monotonic()
+        with pytest.raises(HostSkipped):
+            f.fetch(silent_url + "/other", trusted=True)
+        assert time.monotonic() - started < 0.1
+    assert [d.cause for d in health.down()] == ["no answer"]
+
+
+def test_an_answer_resets_the_count_of_failures(server: _Server) -> None:
+    health = HostHealth(max_failures=2)
+    host = f"127.0.0.1:{urlsplit(server.url('/')).port}"
+    with Fetcher(_limits(), health=health) as f:
+        health.failed(HostUnreachable("x", host=host, cause="connection refused"), "u1")
+        f.fetch(server.url("/feed"), trusted=True)
+        health.failed(HostUnreachable("x", host=host, cause="connection refused"), "u2")
+        assert not health.is_down(host)  # two failures, but not in a row
+        f.fetch(server.url("/feed"), trusted=True)
+
+
+def test_a_name_that_does_not_resolve_is_tried_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    lookups: list[str] = []
+
+    def resolver(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "unresolvable.test":
+            lookups.append(host)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return _loopback_only_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    health = HostHealth()
+    for allow_private in (True, False):  # the plain pool resolves in urllib3, the guarded one before connecting
+        with Fetcher(_limits(retries=2, allow_private=allow_private), health=health) as f:
+            with pytest.raises(FetchError, match="name not found") as info:
+                f.fetch(f"http://unresolvable.test/{allow_private}/1", trusted=False)
+            if allow_private:
+                assert isinstance(info.value, HostUnreachable) and info.value.cause == "name not found"
+            else:
+                assert isinstance(info.value, HostSkipped)  # already down from the first fetcher: not looked up
+            for n in range(3):
+                with pytest.raises(HostSkipped, match=r"unresolvable\.test is unreachable \(name not found\)"):
+                    f.fetch(f"http://unresolvable.test/{allow_private}/{n + 2}", trusted=False)
+    assert lookups == ["unresolvable.test"]  # no retry, no second lookup
+    assert [len(d.skipped) for d in health.down()] == [7]
+
+
+def test_a_name_that_does_not_resolve_is_named_on_the_guarded_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    def resolver(host: Any, *args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    with Fetcher(_limits()) as f, pytest.raises(HostUnreachable, match="name not found") as info:
+        f.fetch("http://unresolvable.test/t.vtt", trusted=False)
+    assert info.value.cause == "name not found"
+
+
+def test_tls_trouble_is_named(server: _Server) -> None:
+    plain = server.url("/feed").replace("http://", "https://")  # TLS to a server that speaks plain HTTP
+    with Fetcher(_limits()) as f, pytest.raises(HostUnreachable, match="TLS error") as info:
+        f.fetch(plain, trusted=True)
+    assert info.value.cause == "TLS error" and server.state.hits["/feed"] == 0
+
+
+def test_the_run_deadline_bounds_a_fetch(silent_url: str) -> None:
+    health = HostHealth(deadline_seconds=0.5)
+    with Fetcher(_limits(read_timeout=5.0, total_timeout=10.0), health=health) as f:
+        started = time.monotonic()
+        with pytest.raises(DeadlinePassed, match=r"deadline \(0\.5 s\) passed while fetching"):
+            f.fetch(silent_url, trusted=True)
+        assert time.monotonic() - started < 1.5
+        with pytest.raises(DeadlinePassed, match="passed before fetching"):
+            f.fetch(silent_url + "/next", trusted=True)
 
 
 def test_a_refused_connection_is_not_called_a_timeout() -> None:

@@ -101,18 +101,21 @@ def test_identity_across_runs(tmp_path, server, site):
     assert run(cfg, [url]).new == 3
     before = dump(cfg.data_dir)
 
-    # Unchanged: one conditional request answered 304, nothing else, nothing changes.
+    # Unchanged: conditional requests for the feed and each stored transcript, all answered 304; nothing changes.
     server.clear_log()
     report = run(cfg, [url])
-    assert [(r.path, r.status, r.conditional) for r in server.log()] == [("/feed.xml", 304, True)]
+    assert sorted((r.path, r.status, r.conditional) for r in server.log()) == [
+        ("/feed.xml", 304, True), ("/t/ep-1.vtt", 304, True), ("/t/ep-2.vtt", 304, True), ("/t/ep-3.vtt", 304, True)]
     assert (report.feeds_unchanged, report.unchanged, report.new, report.updated, report.gone) == (1, 3, 0, 0, 0)
+    assert report.transcripts_not_modified == 3 and report.transcripts_fetched == 0
     assert not report.failed and dump(cfg.data_dir) == before
 
     # The same bytes again from a server without validators: read in full, still nothing changes.
     server.conditional = False
     server.clear_log()
     report = run(cfg, [url])
-    assert [r.path for r in server.log()] == ["/feed.xml"]  # transcripts and chapters are not fetched again
+    # The transcripts are asked for again (the server ignores the validators), the chapters are not.
+    assert sorted(r.path for r in server.log()) == ["/feed.xml", "/t/ep-1.vtt", "/t/ep-2.vtt", "/t/ep-3.vtt"]
     assert (report.unchanged, report.new, report.updated) == (3, 0, 0) and dump(cfg.data_dir) == before
     server.conditional = True
 

@@ -16,10 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink
+from .errors import CatalogError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: watches, their inbox of new episodes and their pending deliveries
+# Each version, migrated in place on open (see Catalog._migrate):
+# 2: watches, their inbox of new episodes and their pending deliveries (alerts)
+# 3: feeds.origin and feeds.url (feeds that move, the config as the source of truth), the transcripts table
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -30,7 +34,9 @@ CREATE TABLE IF NOT EXISTS feeds (
     last_modified TEXT,
     last_fetch REAL,
     last_status TEXT,
-    last_error TEXT
+    last_error TEXT,
+    origin TEXT,  -- 'config' (listed in the config file) or 'add' (podsearch add); NULL: registered before schema 3
+    url TEXT      -- where the feed is read since it moved (301/308, itunes:new-feed-url); NULL: at its source
 );
 CREATE TABLE IF NOT EXISTS shows (
     id TEXT PRIMARY KEY,
@@ -58,6 +64,11 @@ CREATE TABLE IF NOT EXISTS segments (
     speaker TEXT NOT NULL DEFAULT '',
     text TEXT NOT NULL,
     PRIMARY KEY (episode_id, seq)
+);
+CREATE TABLE IF NOT EXISTS transcripts (
+    url TEXT PRIMARY KEY,  -- a transcript's URL (or local path) and the validators it was last read with
+    etag TEXT,
+    last_modified TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -160,8 +171,33 @@ class Catalog:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)  # also the migration: every table and trigger is "IF NOT EXISTS"
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
-                        (str(SCHEMA_VERSION), SCHEMA_VERSION))
+        try:
+            self._migrate()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def schema_version(self) -> int:
+        return int(self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+
+    def _migrate(self) -> None:
+        """Bring a catalog written by an older podsearch to this schema, in place, in one transaction."""
+        if self.schema_version() == SCHEMA_VERSION:
+            return
+        if self.schema_version() > SCHEMA_VERSION:
+            raise CatalogError(f"{self.path} was written by a newer podsearch (catalog schema "
+                               f"{self.schema_version()}, this one knows {SCHEMA_VERSION}); upgrade podsearch.")
+        with self.transaction():
+            version = self.schema_version()  # again, inside the lock: another process may have done it
+            # < 2: the watches' tables and trigger are made by SCHEMA above ("IF NOT EXISTS").
+            if version < 3:  # a schema-2 catalog of a podsearch without feed origins (or schema 1)
+                columns = {r["name"] for r in self.db.execute("PRAGMA table_info(feeds)")}
+                for column in ("origin", "url"):
+                    if column not in columns:
+                        self.db.execute(f"ALTER TABLE feeds ADD COLUMN {column} TEXT")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        if version < SCHEMA_VERSION:
+            log.info("catalog %s: schema %d migrated to %d", self.path, version, SCHEMA_VERSION)
 
     @classmethod
     def in_dir(cls, data_dir: Path | str) -> Catalog:
@@ -188,12 +224,31 @@ class Catalog:
     def set_feed_state(self, source: str, **fields: Any) -> None:
         self.db.execute("INSERT OR IGNORE INTO feeds (source) VALUES (?)", (source,))
         for key, value in fields.items():
-            if key not in {"show_id", "etag", "last_modified", "last_fetch", "last_status", "last_error"}:
+            if key not in {"show_id", "etag", "last_modified", "last_fetch", "last_status", "last_error", "origin", "url"}:
                 raise ValueError(key)
             self.db.execute(f"UPDATE feeds SET {key} = ? WHERE source = ?", (value, source))
 
     def feeds(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.db.execute("SELECT * FROM feeds ORDER BY source")]
+
+    def feed_at(self, url: str) -> dict[str, Any] | None:
+        """The feed now read at ``url`` (after a move), if any."""
+        row = self.db.execute("SELECT * FROM feeds WHERE url = ? ORDER BY source LIMIT 1", (url,)).fetchone()
+        return dict(row) if row else None
+
+    def delete_feed(self, source: str) -> None:
+        self.db.execute("DELETE FROM feeds WHERE source = ?", (source,))
+
+    # -- transcript validators -------------------------------------------------------------------
+    def transcript_state(self, url: str) -> dict[str, Any] | None:
+        """The validators a transcript was last read with (None: never recorded, e.g. before schema 3)."""
+        row = self.db.execute("SELECT etag, last_modified FROM transcripts WHERE url = ?", (url,)).fetchone()
+        return dict(row) if row else None
+
+    def set_transcript_state(self, url: str, etag: str | None, last_modified: str | None) -> None:
+        self.db.execute("INSERT INTO transcripts (url, etag, last_modified) VALUES (?, ?, ?) ON CONFLICT(url) DO "
+                        "UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified",
+                        (url, etag, last_modified))
 
     # -- shows --------------------------------------------------------------------------------
     def upsert_show(self, show: Show) -> None:
@@ -214,11 +269,49 @@ class Catalog:
         row = self.db.execute("SELECT show_id FROM feeds WHERE source = ?", (source,)).fetchone()
         return row["show_id"] if row and row["show_id"] else None
 
+    def feeds_of_show(self, show_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM feeds WHERE show_id = ? ORDER BY source", (show_id,))]
+
+    def shows_like(self, title: str, link: str) -> list[str]:
+        """Ids of the shows with this title, or this (non-empty) home page."""
+        rows = self.db.execute("SELECT id FROM shows WHERE lower(title) = lower(?) OR "
+                               "(? != '' AND json_extract(doc, '$.link') = ?) ORDER BY id", (title, link, link))
+        return [r["id"] for r in rows]
+
+    def delete_show_if_empty(self, show_id: str) -> bool:
+        if self.db.execute("SELECT 1 FROM episodes WHERE show_id = ? LIMIT 1", (show_id,)).fetchone():
+            return False
+        self.db.execute("DELETE FROM shows WHERE id = ?", (show_id,))
+        return True
+
+    def shows_with_guid(self, guid: str) -> list[str]:
+        """Ids of the shows whose feed declared this podcast:guid."""
+        rows = self.db.execute("SELECT id FROM shows WHERE json_extract(doc, '$.guid') = ? ORDER BY id", (guid,))
+        return [r["id"] for r in rows]
+
     def show_id_taken(self, show_id: str, source: str) -> bool:
         row = self.db.execute("SELECT source FROM shows WHERE id = ?", (show_id,)).fetchone()
         return bool(row) and row["source"] != source
 
     # -- episodes -------------------------------------------------------------------------------
+    def owners(self, episode_ids: Iterable[str]) -> dict[str, str]:
+        """{episode id: its show id} for the ids the catalog holds."""
+        ids = list(dict.fromkeys(episode_ids))
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self.db.execute(f"SELECT id, show_id FROM episodes WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            out.update({r["id"]: r["show_id"] for r in rows})
+        return out
+
+    def episode_count(self, show_id: str) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM episodes WHERE show_id = ?", (show_id,)).fetchone()[0]
+
+    def episode_counts(self) -> dict[str, tuple[int, int]]:
+        """{show id: (episodes, of which gone)}."""
+        rows = self.db.execute("SELECT show_id, COUNT(*), SUM(gone) FROM episodes GROUP BY show_id")
+        return {r[0]: (r[1], r[2] or 0) for r in rows}
+
     def episode_owner(self, episode_id: str) -> str | None:
         row = self.db.execute("SELECT show_id FROM episodes WHERE id = ?", (episode_id,)).fetchone()
         return row["show_id"] if row else None

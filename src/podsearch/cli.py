@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import ConfigError, PodsearchError, QueryError, ReindexRunning
+from .errors import InputError, PodsearchError, QueryError
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -74,8 +74,8 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 def fail(exc: PodsearchError) -> click.ClickException:
-    """A library error as the CLI reports it: a bad request is misuse (exit 2), anything else a failure (1)."""
-    if isinstance(exc, QueryError):
+    """The library's error as the CLI reports it: misuse (bad input, a bad query: exit 2) or a failure (exit 1)."""
+    if isinstance(exc, (InputError, QueryError)):
         return click.UsageError(str(exc))
     return click.ClickException(str(exc))
 
@@ -121,12 +121,15 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
     if not quiet:
         for warning in report.warnings[:20]:
             click.echo(f"warning: {warning}", err=True)
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
     idx = report.index
+    dropped = f", {len(report.feeds_dropped)} dropped" if report.feeds_dropped else ""
     click.echo(
-        f"{report.feeds} feeds ({report.feeds_unchanged} unchanged, {report.feeds_failed} failed); episodes: "
+        f"{report.feeds} feeds ({report.feeds_unchanged} unchanged, {report.feeds_failed} failed{dropped}); episodes: "
         f"{report.new} new, {report.updated} updated, {report.unchanged} unchanged, {report.gone} gone; "
-        f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_empty} empty, "
-        f"{report.transcripts_failed} failed; index: "
+        f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_not_modified} not modified, "
+        f"{report.transcripts_empty} empty, {report.transcripts_failed} failed; index: "
         f"{idx.get('added', 0)} added, {idx.get('updated', 0)} updated, {idx.get('removed', 0)} removed; "
         f"model: {report.model}")
     if report.webhooks:
@@ -152,17 +155,12 @@ def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) ->
     Example:
       podsearch --config podsearch.toml reindex
     """
-    from .reindex import known_sources
     from .reindex import reindex as run
+    from .sources import require_feeds
 
     try:
-        config = obj.config
-        if not known_sources(config):
-            raise click.UsageError("No feeds: list them in a config file (feeds = [...]) or run "
-                                   "'podsearch add URL_OR_PATH' first.")
-        report = run(config, full=full, prune=prune, wait=wait, progress=obj.progress())
-    except ReindexRunning as exc:
-        raise fail(exc) from None
+        require_feeds(obj.config)
+        report = run(obj.config, full=full, prune=prune, wait=wait, progress=obj.progress())
     except PodsearchError as exc:
         raise fail(exc) from None
     _print_report(report, obj.quiet, as_json)
@@ -179,13 +177,67 @@ def add(obj: Context, source: str) -> None:
     Example:
       podsearch add https://example.org/feed.xml && podsearch reindex
     """
-    from .reindex import add_feed
+    from .sources import add_feed
 
     try:
         source = add_feed(obj.config, source)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="SOURCE") from None
+    except PodsearchError as exc:
+        raise fail(exc) from None
     click.echo(f"added {source}; run 'podsearch reindex' to read it")
+
+
+@main.command("feeds")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@pass_ctx
+def feeds_(obj: Context, as_json: bool) -> None:
+    """List every feed: where it came from (config or add), where it is read, its last status, its episodes.
+
+    \b
+    Example:
+      podsearch --config podsearch.toml feeds --json
+    """
+    from .sources import list_feeds
+
+    try:
+        listed = list_feeds(obj.config)
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps([f.to_dict() for f in listed], indent=2))
+        return
+    for f in listed:
+        gone = f" ({f.gone} gone)" if f.gone else ""
+        show = f"  {f.show_id} ({f.show})" if f.show_id else ""
+        click.echo(f"{f.origin:6}  {f.status:12}  {f.episodes:6} episodes{gone}  {f.source}{show}")
+        if f.address != f.source:
+            click.echo(f"        moved: read at {f.address}")
+        if f.error:
+            click.echo(f"        last error: {f.error}")
+
+
+@main.command()
+@click.argument("source")
+@click.option("--prune", is_flag=True, help="Delete the feed's episodes (default: keep them, marked gone).")
+@click.option("--wait", is_flag=True, help="Wait for a running reindex to finish instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_ctx
+def remove(obj: Context, source: str, prune: bool, wait: bool, as_json: bool) -> None:
+    """Stop reading a feed added with 'podsearch add'; its episodes stay, marked gone, unless --prune.
+
+    A feed listed in the config file is removed there instead (the next reindex drops it).
+
+    \b
+    Example:
+      podsearch remove https://example.org/feed.xml --prune
+    """
+    from .reindex import remove_feed
+
+    try:
+        report = remove_feed(obj.config, source, prune=prune, wait=wait, progress=obj.progress())
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    _print_report(report, obj.quiet, as_json)
+    sys.exit(report.exit_code)
 
 
 @main.command("import")

@@ -78,6 +78,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_feed_bytes", int, 50 * 1024 * 1024, "Largest feed accepted, in bytes."),
     Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
+    Setting("reindex_deadline", float, 0.0,
+            "Seconds a reindex may spend reading feeds and transcripts; what was read by then is stored and "
+            "indexed, the rest is reported (exit 1) and read next time. 0: no deadline."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
     Setting("search_deadline", float, 1.0,
             "Seconds of engine work a search may take; then it answers with what it found (`timed_out`), or 503 "

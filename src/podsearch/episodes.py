@@ -55,6 +55,7 @@ class Show:
     author: str = ""
     categories: list[str] = field(default_factory=list)
     persons: list[Person] = field(default_factory=list)
+    guid: str = ""  # the show's podcast:guid (Podcasting 2.0), when its feed gives one: its identity across moves
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

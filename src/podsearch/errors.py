@@ -47,6 +47,37 @@ class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
 
 
+class InputError(PodsearchError):
+    """What a command was given cannot work (a source that is no feed, no feeds to read); the CLI exits 2."""
+
+
+class HostUnreachable(FetchError):
+    """A host could not be reached: its name is not found, it refuses or never answers, or TLS fails.
+
+    ``cause`` is that reason in a few words ("name not found", "connection refused", ...)."""
+
+    def __init__(self, message: str, *, host: str = "", cause: str = "") -> None:
+        super().__init__(message)
+        self.host = host
+        self.cause = cause
+
+
+class HostSkipped(FetchError):
+    """A link was not fetched because its host was found unreachable earlier in the same run."""
+
+    def __init__(self, message: str, *, host: str = "") -> None:
+        super().__init__(message)
+        self.host = host
+
+
+class DeadlinePassed(FetchError):
+    """The run's deadline (``reindex_deadline``) passed before this fetch could be made or finished."""
+
+
+class CatalogError(PodsearchError):
+    """The catalog cannot be used as it is (e.g. written by a newer podsearch)."""
+
+
 class Overloaded(PodsearchError):
     """The server has no room for this request now (expensive searches at their limit, or a search that found
     nothing before its deadline); ``retry_after`` seconds is a fair wait."""

@@ -306,6 +306,10 @@ class Library:
                 "age_seconds": round(time.time() - last["finished"], 1),
                 "failed": last.get("failed", False),
                 "errors": last.get("errors", [])[:20],
+                # Each host the run could not reach, once: why, and how many links it cost.
+                "unreachable_hosts": [{k: h.get(k) for k in ("host", "cause", "failed", "skipped")}
+                                      for h in last.get("unreachable_hosts", [])],
+                "feeds_dropped": last.get("feeds_dropped", []),
             }
         else:
             out["last_reindex"] = None

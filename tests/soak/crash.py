@@ -151,6 +151,84 @@ class Scenario:
         return self.durations
 
 
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a live process, or None when it is gone (or a zombie)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "
+    if fields[0] == "Z":
+        return None
+    return int(fields[1]), int(fields[19])
+
+
+def _children(pid: int) -> set[int] | None:
+    """The children of ``pid`` from /proc/<pid>/task/*/children (None where the kernel does not say)."""
+    out: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            out.update(int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+        except FileNotFoundError:
+            return None if task == tasks[0] and not out else out
+        except OSError:
+            continue
+    return out
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """{pid: start time} of every live process below ``pid`` (children, their children...)."""
+    found: dict[int, int] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = _children(parent)
+        if children is None:  # no children files here: scan every process for its parent
+            children = {int(e) for e in os.listdir("/proc") if e.isdigit() and (st := _stat(int(e))) and st[0] == parent}
+        for child in children:
+            if child not in found and (st := _stat(child)) is not None:
+                found[child] = st[1]
+                frontier.append(child)
+    return found
+
+
+def survivors(seen: dict[int, int]) -> list[int]:
+    """The processes of ``seen`` still alive (the same process: same pid and start time)."""
+    return [pid for pid, start in seen.items() if (st := _stat(pid)) is not None and st[1] == start]
+
+
+class ChildWatcher(threading.Thread):
+    """Records every process below ``pid`` while it runs (polled every 20 ms): what must not outlive it."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.seen: dict[int, int] = {}
+        self._stop_event = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(0.02) and _stat(self.pid) is not None:
+            self.seen.update(descendants(self.pid))
+
+    def stop(self) -> dict[int, int]:
+        self._stop_event.set()
+        self.join(timeout=5)
+        return self.seen
+
+
+def wait_for_no_survivors(seen: dict[int, int], timeout: float = 10.0) -> list[int]:
+    """Wait up to ``timeout`` for every process of ``seen`` to be gone; returns those still alive."""
+    deadline = time.monotonic() + timeout
+    while (alive := survivors(seen)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
 class _LogReader(threading.Thread):
     """Collects a process's stderr lines with the time each arrived."""
 
@@ -317,8 +395,104 @@ def run(corpus: Path, workdir: Path, runs: int, seed: int, log=print) -> dict[st
     }
 
 
+def run_site_kills(corpus: Path, workdir: Path, kills: int, seed: int, log=print) -> dict[str, Any]:
+    """The whole site corpus (25 feeds read as files) under a running server that four clients search all along:
+    one full reindex timed, then ``kills`` of ``reindex --full`` killed with SIGKILL at random moments of that
+    length, each checked for processes that outlive it, then one more reindex, which must exit 0."""
+    from conftest import start_server
+    from soak.load import Tally, client, drain, episode_ids
+
+    rng = random.Random(seed)
+    feeds = sorted(str(p) for p in (corpus / "site" / "feeds").glob("*.xml"))
+    config = workdir / "site.toml"
+    config.write_text("feeds = [\n" + "".join(f'  "{f}",\n' for f in feeds) + "]\n", encoding="utf-8")
+    data = workdir / "data"
+    command = [sys.executable, "-m", "podsearch", "--config", str(config), "--data", str(data), "-v", "reindex"]
+
+    def reindex_run(*args: str) -> tuple[int, float, str]:
+        started = time.monotonic()
+        proc = subprocess.run([*command, *args], capture_output=True, text=True, timeout=1800)
+        return proc.returncode, time.monotonic() - started, proc.stderr
+
+    code, first_seconds, err = reindex_run()
+    if code != 0:
+        raise RuntimeError(f"the first reindex exited {code}: {err[-2000:]}")
+    code, full_seconds, err = reindex_run("--full")
+    if code != 0:
+        raise RuntimeError(f"the timed --full reindex exited {code}: {err[-2000:]}")
+    log(f"first reindex {first_seconds:.1f} s, reindex --full {full_seconds:.1f} s")
+    ids = episode_ids(data)
+    live = start_server(data, "--no-access-log")
+    drain(live.proc)
+    tally, stop = Tally(), threading.Event()
+    port = int(live.base.rsplit(":", 1)[1])
+    clients = [threading.Thread(target=client, args=("127.0.0.1", port, ids, stop, tally, n), daemon=True)
+               for n in range(4)]
+    for c in clients:
+        c.start()
+    trials: list[dict[str, Any]] = []
+    try:
+        for n in range(kills):
+            proc = subprocess.Popen([*command, "--full"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+            watcher, reader = ChildWatcher(proc.pid), _LogReader(proc)
+            delay = rng.uniform(0.05, 0.95) * full_seconds
+            time.sleep(delay)
+            killed = proc.poll() is None
+            if killed:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+            seen = watcher.stop()
+            reader.join(timeout=10)
+            alive = wait_for_no_survivors(seen)
+            phases = reader.phases()
+            trial = {"n": n, "delay_s": round(delay, 1), "killed": killed,
+                     "phase": phases[-1][1] if phases else "starting", "children_seen": len(seen),
+                     "survivors": len(alive), "requests_so_far": sum(len(v) for v in tally.latencies.values()),
+                     "client_errors_so_far": len(tally.errors)}
+            for pid in alive:  # not to leave them behind on the machine; counted as a failure above
+                os.kill(pid, signal.SIGKILL)
+            trials.append(trial)
+            log(json.dumps(trial))
+        code, last_seconds, err = reindex_run()
+    finally:
+        stop.set()
+        for c in clients:
+            c.join(timeout=60)
+        live.stop()
+    counts = snapshot_counts(data)
+    summary = {
+        "kills": sum(t["killed"] for t in trials), "phases": dict(Counter(t["phase"] for t in trials if t["killed"])),
+        "survivors": sum(t["survivors"] for t in trials), "children_seen": [t["children_seen"] for t in trials],
+        "last_exit": code, "last_seconds": round(last_seconds, 1),
+        "last_took_over": "ended without releasing its lock" in err, **counts,
+        "requests": sum(len(v) for v in tally.latencies.values()), "client_errors": len(tally.errors),
+        "first_client_errors": tally.errors[:5], "first_seconds": round(first_seconds, 1),
+        "full_seconds": round(full_seconds, 1), "integrity": integrity(data),
+    }
+    problems = []
+    if summary["survivors"]:
+        problems.append("processes of a killed reindex survived it")
+    if code != 0:
+        problems.append(f"the reindex after the kills exited {code}: {err[-1000:]}")
+    if summary["client_errors"]:
+        problems.append("searches failed while reindexes were killed")
+    summary["problems"] = problems
+    return summary
+
+
+def snapshot_counts(data: Path) -> dict[str, int]:
+    from podsearch.catalog import Catalog
+
+    with Catalog.in_dir(data) as cat:
+        counts = cat.counts()
+    docs = index_docs(data)
+    return {"shows": counts["shows"], "episodes": counts["episodes"], "index_documents": len(docs)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site-kills", type=int, default=0,
+                        help="instead: the whole site corpus under a searched server, N reindexes killed, one more")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--corpus", type=Path, default=HERE.parents[2] / "shared" / "corpus")
@@ -327,8 +501,13 @@ def main() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="podsearch-crash-") as tmp:
-        summary = run(args.corpus, args.workdir or Path(tmp), args.runs, args.seed)
+        if args.site_kills:
+            summary = run_site_kills(args.corpus, args.workdir or Path(tmp), args.site_kills, args.seed,
+                                     log=lambda line: print(line, file=sys.stderr))
+        else:
+            summary = run(args.corpus, args.workdir or Path(tmp), args.runs, args.seed)
     print(json.dumps(summary, indent=2))
+    sys.exit(1 if summary.get("problems") else 0)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ PODCAST_NS = "https://podcastindex.org/namespace/1.0"
 PODCAST_NS_ALIASES = {PODCAST_NS, "http://podcastindex.org/namespace/1.0",
                       "https://github.com/Podcastindex-org/podcast-namespace/blob/main/docs/1.0.md"}
 PSC_NS = "http://podlove.org/simple-chapters"
+ITUNES_NS = "http://www.itunes.com/dtds/podcast-1.0.dtd"
 
 
 @dataclass
@@ -44,6 +45,8 @@ class RawItem:
     chapters_url: str = ""
     chapters_local: bool = False
     chapters: list[Chapter] = field(default_factory=list)  # inline Podlove Simple Chapters
+    podcast_guid: str = ""  # channel only: podcast:guid, the show's identity
+    new_feed_url: str = ""  # channel only: itunes:new-feed-url, where the feed has moved
 
 
 @dataclass
@@ -51,6 +54,13 @@ class ParsedFeed:
     show: Show
     episodes: list[Episode]
     warnings: list[str] = field(default_factory=list)
+    new_feed_url: str = ""  # the feed says it has moved there (itunes:new-feed-url)
+
+    def assign(self, show_id: str) -> None:
+        """Give the show (and so its episodes) the id it has in the catalog."""
+        self.show.id = show_id
+        for ep in self.episodes:
+            ep.show_id = show_id
 
 
 def slugify(text: str, fallback: str = "show") -> str:
@@ -115,9 +125,13 @@ def _read_podcast_tags(el: ET.Element, base: str) -> RawItem:
             raw.guid = collapse(child.text or "")
         if ns == PSC_NS and name == "chapters":
             raw.chapters = _psc_chapters(child)
+        if ns == ITUNES_NS and name == "new-feed-url":
+            raw.new_feed_url = collapse(child.text or "")
         if ns not in PODCAST_NS_ALIASES:
             continue
-        if name == "person":
+        if name == "guid":
+            raw.podcast_guid = collapse(child.text or "")
+        elif name == "person":
             person = _person(child)
             if person:
                 raw.persons.append(person)
@@ -139,6 +153,12 @@ _ITEM_RE = re.compile(rb"<item[\s>].*?</item\s*>", re.S | re.I)
 _TAG_RE = re.compile(rb"<podcast:(transcript|person|chapters)\b([^>]*?)(?:/>|>(.*?)</podcast:\1\s*>)", re.S | re.I)
 _ATTR_RE = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _GUID_RE = re.compile(rb"<guid\b[^>]*>(.*?)</guid\s*>", re.S | re.I)
+_CHANNEL_TAG_RE = re.compile(rb"<(podcast:guid|itunes:new-feed-url)\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
+
+
+def _scanned_text(raw: bytes) -> str:
+    """The text of an element found by a scan (entities resolved, CDATA markers dropped)."""
+    return collapse(html.unescape(raw.decode("utf-8", "replace")).replace("<![CDATA[", "").replace("]]>", ""))
 
 
 def _regex_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]:
@@ -147,7 +167,7 @@ def _regex_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]
         raw = RawItem()
         m = _GUID_RE.search(chunk)
         if m:
-            raw.guid = collapse(html.unescape(m.group(1).decode("utf-8", "replace")).replace("<![CDATA[", "").replace("]]>", ""))
+            raw.guid = _scanned_text(m.group(1))
         for tm in _TAG_RE.finditer(chunk):
             kind = tm.group(1).decode().lower()
             attrs = {a.group(1).decode().lower(): html.unescape((a.group(2) or a.group(3) or b"").decode("utf-8", "replace"))
@@ -168,7 +188,14 @@ def _regex_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]
 
     items = [m for m in _ITEM_RE.finditer(data)]
     head = data[: items[0].start()] if items else data
-    return scan(head), [scan(m.group(0)) for m in items]
+    channel = scan(head)
+    for m in _CHANNEL_TAG_RE.finditer(head):
+        value = _scanned_text(m.group(2))
+        if m.group(1).lower() == b"podcast:guid":
+            channel.podcast_guid = value
+        else:
+            channel.new_feed_url = value
+    return channel, [scan(m.group(0)) for m in items]
 
 
 def read_podcast_tags(data: bytes, base: str) -> tuple[RawItem, list[RawItem]]:
@@ -341,6 +368,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
         author=collapse(feed.get("author", "") or feed.get("itunes_author", "") or ""),
         categories=_categories(feed),
         persons=channel_raw.persons,
+        guid=channel_raw.podcast_guid,
     )
 
     episodes: list[Episode] = []
@@ -390,4 +418,5 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
     _fill_undetected(show, episodes)
     if not episodes and version == "":
         raise FeedError(f"{source}: not a feed (no items and no known format)")
-    return ParsedFeed(show=show, episodes=episodes, warnings=warnings)
+    new_feed_url = _absolute(base, channel_raw.new_feed_url) if "://" in channel_raw.new_feed_url else ""
+    return ParsedFeed(show=show, episodes=episodes, warnings=warnings, new_feed_url=new_feed_url)

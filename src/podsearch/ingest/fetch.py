@@ -19,6 +19,7 @@ import math
 import mimetypes
 import os
 import socket
+import ssl
 import stat
 import threading
 import time
@@ -37,7 +38,9 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from podsearch import __version__
-from podsearch.errors import BlockedAddress, FetchError
+from podsearch.errors import BlockedAddress, DeadlinePassed, FetchError, HostSkipped, HostUnreachable
+
+from .hosts import FATAL_CAUSES, HostHealth
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+PERMANENT_REDIRECTS = frozenset({301, 308})
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
 MAX_RETRY_AFTER = 10.0
 ALLOW_PRIVATE_HINT = "set PODSEARCH_ALLOW_PRIVATE_HOSTS=1 to allow"
@@ -92,6 +96,7 @@ class FetchResult:
     etag: str | None = None
     last_modified: str | None = None
     not_modified: bool = False
+    moved_to: str | None = None  # where permanent redirects (301, 308) from the URL asked for led, if any
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,9 +187,11 @@ def check_address(host_or_ip: str, *, url: str | None = None, port: int = 443) -
         try:
             addresses = _resolve(host, port)
         except (OSError, UnicodeError) as e:
-            raise FetchError(f"cannot resolve {host} for {target}: {e}") from e
+            raise HostUnreachable(f"cannot resolve {host} for {target}: name not found ({e})", host=host,
+                                  cause="name not found") from e
         if not addresses:
-            raise FetchError(f"cannot resolve {host} for {target}: no addresses")
+            raise HostUnreachable(f"cannot resolve {host} for {target}: name not found (no addresses)", host=host,
+                                  cause="name not found")
     for address in addresses:
         ip = _parse_ip(address)
         if ip is None:
@@ -360,7 +367,44 @@ def _socket_of(resp: Any) -> socket.socket | None:
 
 
 class _Transient(Exception):
-    """A failure worth retrying (connection error, timeout)."""
+    """A failure worth retrying (connection error, timeout), unless ``unreachable`` says the host is down."""
+
+    def __init__(self, message: str, unreachable: HostUnreachable | None = None, retry: bool = True) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+        self.retry = retry
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None and exc.__cause__ is not exc:
+        exc = exc.__cause__
+    return exc
+
+
+def connection_failure(exc: BaseException, url: str, host: str, limits: FetchLimits) -> HostUnreachable | None:
+    """The reason a request got no answer at all, named (refused, timed out, name not found, TLS), or None
+    when ``exc`` is not such a failure. urllib3 makes every failed connect a "timeout" (NewConnectionError is
+    a ConnectTimeoutError), so the OS error underneath is what tells refused from timed out."""
+    e = urllib3.exceptions
+    root = _root_cause(exc)
+    if isinstance(exc, e.SSLError) or isinstance(root, ssl.SSLError):
+        cause, text = "TLS error", f"TLS error fetching {url}: {root}"
+    elif isinstance(exc, e.NameResolutionError) or isinstance(root, socket.gaierror):
+        cause, text = "name not found", f"cannot fetch {url}: name not found ({host} does not resolve: {root})"
+    elif isinstance(exc, e.NewConnectionError) and isinstance(root, ConnectionRefusedError):
+        cause, text = "connection refused", f"fetching {url} failed: connection refused by {host}"
+    elif isinstance(exc, e.NewConnectionError):
+        cause, text = "could not connect", f"fetching {url} failed: could not connect to {host} ({root})"
+    elif isinstance(exc, e.ConnectTimeoutError):
+        cause = "connect timed out"
+        text = f"cannot fetch {url}: connecting to {host} timed out (after {limits.connect_timeout:g} s)"
+    elif isinstance(exc, e.ReadTimeoutError):
+        cause, text = "no answer", f"fetching {url} timed out: no answer from {host} within {limits.read_timeout:g} s"
+    elif isinstance(exc, (e.ProtocolError, ConnectionError)):
+        cause, text = "connection lost", f"fetching {url} failed: the connection to {host} was lost ({root})"
+    else:
+        return None
+    return HostUnreachable(text, host=host, cause=cause)
 
 
 @dataclass
@@ -380,10 +424,12 @@ class Fetcher:
 
     ``max_per_host`` bounds concurrent requests to one host across all threads."""
 
-    def __init__(self, limits: FetchLimits | None = None, *, max_per_host: int = 2) -> None:
+    def __init__(self, limits: FetchLimits | None = None, *, max_per_host: int = 2,
+                 health: HostHealth | None = None) -> None:
         if max_per_host < 1:
             raise ValueError("max_per_host must be at least 1")
         self.limits = limits or FetchLimits()
+        self.health = health  # shared by one run's fetchers: hosts that are down, the run's deadline
         self.max_per_host = max_per_host
         pool_kw: dict[str, Any] = {"num_pools": 32, "maxsize": max_per_host, "retries": False}
         # Plain pool: trusted (operator-configured) URLs, or everything when allow_private.
@@ -431,7 +477,7 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        current, ex = self._send("GET", url, headers, None, trusted, REDIRECT_STATUSES)
+        current, ex, moved_to = self._send("GET", url, headers, None, trusted, REDIRECT_STATUSES)
         content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
         new_etag = ex.headers.get("ETag")
         new_lm = ex.headers.get("Last-Modified")
@@ -445,6 +491,7 @@ class Fetcher:
                 etag=new_etag or etag,
                 last_modified=new_lm or last_modified,
                 not_modified=True,
+                moved_to=moved_to,
             )
         if 200 <= ex.status < 300:
             return FetchResult(
@@ -455,6 +502,7 @@ class Fetcher:
                 charset=charset,
                 etag=new_etag,
                 last_modified=new_lm,
+                moved_to=moved_to,
             )
         status_text = f"{ex.status} {ex.reason}".strip()
         raise FetchError(f"HTTP {status_text} for {current}")
@@ -466,7 +514,7 @@ class Fetcher:
         body); any other answer, a 301/302/303 included, raises ``FetchError``. 5xx, 429 and connection failures
         are retried within ``total_timeout``, so a receiver may see a body twice: webhooks carry a delivery id."""
         sent = {"User-Agent": self.limits.user_agent, "Accept": "*/*", **(headers or {})}
-        current, ex = self._send("POST", url, sent, body, trusted, frozenset({307, 308}))
+        current, ex, _ = self._send("POST", url, sent, body, trusted, frozenset({307, 308}))
         if 200 <= ex.status < 300:
             return ex.status
         if ex.status in REDIRECT_STATUSES:
@@ -475,23 +523,42 @@ class Fetcher:
         raise FetchError(f"HTTP {f'{ex.status} {ex.reason}'.strip()} for {current}")
 
     def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
-              follow: frozenset[int]) -> tuple[str, _Exchange]:
-        """Send the request, following the ``follow`` redirects by hand (every hop checked); the final URL and answer."""
+              follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
+        """Send the request, following the ``follow`` redirects by hand (every hop checked): the final URL, its
+        answer, and where permanent redirects (301, 308) led when every redirect followed was permanent.
+        A host found unreachable (or skipped as such) is told to the run's host health."""
+        try:
+            return self._send_hops(method, url, headers, body, trusted, follow)
+        except (HostUnreachable, HostSkipped) as e:
+            if self.health is not None and e.host:
+                self.health.lost(e.host, url, skipped=isinstance(e, HostSkipped))
+            raise
+
+    def _send_hops(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
+                   follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
         limits = self.limits
         deadline = time.monotonic() + limits.total_timeout
+        if self.health is not None:
+            self.health.check_deadline(f"fetching {url}")
+            left = self.health.time_left()
+            deadline = deadline if left is None else min(deadline, time.monotonic() + left)
         check_addresses = not trusted and not limits.allow_private
         pool = self._guarded if check_addresses else self._pool
         current = urldefrag(url.strip())[0]
+        moved_to: str | None = None
+        permanent = True  # every redirect so far was permanent
         for hop in range(limits.max_redirects + 1):
             host = self._check_url(current, check_addresses)
             ex = self._exchange(current, host, headers, deadline, pool, method, body)
             if ex.status not in follow:
-                return current, ex
+                return current, ex, moved_to
             location = ex.headers.get("Location")
             if not location:
                 raise FetchError(f"HTTP {ex.status} redirect without Location for {current}")
             target = urldefrag(urljoin(current, location.strip()))[0]
             log.debug("redirect %d of %s: %s -> %s", hop + 1, url, current, target)
+            permanent = permanent and ex.status in PERMANENT_REDIRECTS
+            moved_to = target if permanent else moved_to
             current = target
         raise FetchError(f"too many redirects (more than {limits.max_redirects}) fetching {url}")
 
@@ -521,18 +588,33 @@ class Fetcher:
     # -- internals -----------------------------------------------------------------------------
 
     def _check_url(self, url: str, check_addresses: bool) -> str:
+        """The URL's host (with its port when the URL names one), once it may be asked."""
         scheme = _check_scheme(url)
         try:
             parts = urlsplit(url)
             host = parts.hostname or ""
             port = parts.port or (443 if scheme == "https" else 80)
+            authority = host if parts.port is None else f"{host}:{parts.port}"
         except ValueError as e:
             raise FetchError(f"invalid URL {url}: {e}") from e
         if not host:
             raise FetchError(f"invalid URL {url}: no host")
+        if self.health is not None:
+            self.health.before(authority, url)
         if check_addresses:
-            check_address(host, url=url, port=port)
-        return host
+            try:
+                check_address(host, url=url, port=port)
+            except HostUnreachable as e:
+                e.host = authority
+                self._host_failed(e, url)
+                raise
+        return authority
+
+    def _host_failed(self, exc: HostUnreachable, url: str) -> bool:
+        """Tell the run's host health; True when the host must not be tried again."""
+        if self.health is not None:
+            return self.health.failed(exc, url)
+        return exc.cause in FATAL_CAUSES
 
     @contextmanager
     def _host_slot(self, host: str, deadline: float, url: str) -> Iterator[None]:
@@ -541,13 +623,24 @@ class Fetcher:
             if slot is None:
                 slot = self._host_slots[host] = threading.BoundedSemaphore(self.max_per_host)
         if not slot.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            raise self._too_slow(url)
+            slow = self._too_slow(url)
+            failing = self.health.failing(host) if self.health is not None else ""
+            if isinstance(slow, DeadlinePassed) or not failing:
+                raise slow
+            self.health.before(host, url)  # type: ignore[union-attr]  # the host went down meanwhile: skipped
+            # Waited behind requests the host did not answer: the host's failure, not this link's.
+            raise HostUnreachable(f"{slow}, waiting behind requests to {host} that got no answer ({failing})",
+                                  host=host, cause=failing)
         try:
             yield
         finally:
             slot.release()
 
     def _too_slow(self, url: str) -> FetchError:
+        left = self.health.time_left() if self.health is not None else None
+        if left is not None and left <= 0.01:
+            return DeadlinePassed(f"the reindex deadline ({self.health.deadline_seconds:g} s) passed "  # type: ignore[union-attr]
+                                  f"while fetching {url}")
         return FetchError(f"fetching {url} took longer than {self.limits.total_timeout:g} s")
 
     def _too_large(self, url: str) -> FetchError:
@@ -563,15 +656,23 @@ class Fetcher:
         for attempt in range(attempts):
             last = attempt == attempts - 1
             ex: _Exchange | None = None
+            unreachable: HostUnreachable | None = None
             try:
                 with self._host_slot(host, deadline, url):
-                    ex = self._attempt(url, headers, deadline, pool, method, body)
+                    if self.health is not None:
+                        self.health.before(host, url)  # found down by another request meanwhile?
+                    ex = self._attempt(url, host, headers, deadline, pool, method, body)
             except _Transient as e:
+                unreachable = e.unreachable
+                if unreachable is not None and (self._host_failed(unreachable, url) or not e.retry or last):
+                    raise unreachable from e.__cause__
                 if last:
                     raise FetchError(str(e)) from e.__cause__
                 why = str(e)
                 delay = limits.backoff * (2**attempt)
             else:
+                if self.health is not None:
+                    self.health.answered(host)
                 if last or ex.status not in RETRY_STATUSES:
                     return ex
                 why = f"HTTP {ex.status}"
@@ -581,13 +682,13 @@ class Fetcher:
                 log.info("not retrying %s (%s): would pass the total timeout", url, why)
                 if ex is not None:
                     return ex
-                raise FetchError(why)
+                raise unreachable or FetchError(why)
             log.info("retrying %s in %.2f s (%s), attempt %d of %d", url, delay, why, attempt + 2, attempts)
             time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _attempt(self, url: str, headers: dict[str, str], deadline: float, pool: Any, method: str = "GET",
-                 body: bytes | None = None) -> _Exchange:
+    def _attempt(self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any,
+                 method: str = "GET", body: bytes | None = None) -> _Exchange:
         limits = self.limits
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -612,12 +713,21 @@ class Fetcher:
             raise BlockedAddress(_blocked_message(url, e.address, e.reason)) from e
         except urllib3.exceptions.LocationValueError as e:
             raise FetchError(f"invalid URL {url}: {e}") from e
-        except urllib3.exceptions.SSLError as e:
-            raise FetchError(f"TLS error fetching {url}: {e}") from e
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            unreachable = connection_failure(e, url, host, limits)
             if time.monotonic() >= deadline - 0.01:
-                raise self._too_slow(url) from e
-            raise _Transient(f"fetching {url} {_how_it_failed(e)}: {e}") from e
+                slow = self._too_slow(url)
+                if unreachable is None or isinstance(slow, DeadlinePassed):
+                    raise slow from e
+                # Out of time, and the host gave no answer: a failure of the host, said as both.
+                unreachable = HostUnreachable(f"{slow}: {unreachable.cause} from {host}", host=host,
+                                              cause=unreachable.cause)
+                raise _Transient(str(unreachable), unreachable, retry=False) from e
+            if unreachable is None:
+                raise _Transient(f"fetching {url} {_how_it_failed(e)}: {e}") from e
+            # Retrying cannot bring back a name or fix a certificate within one run.
+            retry = unreachable.cause not in FATAL_CAUSES | {"TLS error"}
+            raise _Transient(str(unreachable), unreachable, retry) from e
 
         complete = False
         try:

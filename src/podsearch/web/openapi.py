@@ -66,7 +66,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "string", "enum": ["show", "episode", "person", "term"]}, text=STR, id=STR))),
     "Person": _obj(["name"], name=STR, role=STR, group=STR, href=STR, img=STR),
     "Show": _obj(["id", "title"], id=STR, title=STR, link=STR, description=STR, language=STR, image=STR,
-                 author=STR, categories=_array(STR), persons=_array(_ref("schemas", "Person"))),
+                 author=STR, categories=_array(STR), persons=_array(_ref("schemas", "Person")), guid=STR),
     "ShowList": _obj(["shows"], shows=_array(_ref("schemas", "Show"))),
     "EpisodeSummary": _obj(["id", "title", "published"], id=STR, title=STR, published=NULLABLE_STR,
                            duration=INT_OR_NULL, url=STR),

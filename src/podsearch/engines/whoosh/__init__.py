@@ -31,6 +31,7 @@ from ... import languages
 from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
+from ...procs import bind_children_to_me
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
 from . import fast, spelling
 from .analysis import spoken_analyzer
@@ -178,6 +179,7 @@ class WhooshEngine:
         # waitress) can deadlock the child on a lock held by another thread, so only a lone thread forks.
         alone = threading.active_count() == 1
         if count >= PARALLEL_FROM and procs > 1 and alone:
+            bind_children_to_me()  # the workers must not outlive a killed reindex (procs.py)
             return ix.writer(procs=procs, batchsize=BUILD_BATCH, limitmb=BUILD_LIMIT_MB, multisegment=True)
         return ix.writer(limitmb=BUILD_LIMIT_MB)
 

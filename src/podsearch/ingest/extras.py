@@ -1,0 +1,200 @@
+"""An episode's transcript and chapters: fetched when missing, checked again when stored.
+
+An episode whose transcript links did not change keeps the transcript the catalog holds, but that
+transcript is asked for again conditionally (``If-None-Match`` / ``If-Modified-Since`` with the validators
+it was read with; a local file by its modification time): a 304 costs nothing, and a transcript edited at
+an unchanged URL is read again. A transcript whose validators were never recorded (read before catalog
+schema 3) is read once in full to learn them; one served without validators is not asked again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import languages
+from ..catalog import Catalog
+from ..episodes import Episode, TranscriptLink
+from ..errors import DeadlinePassed, FetchError, HostSkipped, HostUnreachable, PodsearchError, TranscriptError
+from .chapters import parse_chapters
+from .fetch import Fetcher, FetchResult
+from .transcripts import decode_bytes, parse_transcript, pick_order
+
+log = logging.getLogger(__name__)
+
+
+
+@dataclass
+class Job:
+    """What one episode needs: a transcript, a check of its stored one, its chapters."""
+
+    ep: Episode
+    transcript: bool = False
+    recheck: dict[str, Any] | None = None  # the stored transcript's validators ({}: none recorded yet)
+    chapters: bool = False
+
+
+@dataclass
+class Extras:
+    """How one episode's fetches went (counted and reported by the run)."""
+
+    transcript: str = ""  # "fetched", "not_modified", "failed", "empty" or "" (nothing asked, or not reached)
+    problems: list[str] = field(default_factory=list)  # reported with the episode
+    warnings: list[str] = field(default_factory=list)
+    # Links that got no answer, were skipped (their host is down) or were stopped by the run's deadline: the
+    # run reports them once per host (or for the deadline); one whose host stayed up, with the episode.
+    unreached: list[FetchError] = field(default_factory=list)
+    validators: tuple[str, str | None, str | None] | None = None  # (url, etag, last_modified) of the transcript read
+
+    @property
+    def missing(self) -> bool:
+        """Something the episode needs could not be read (the next run must try again)."""
+        return bool(self.problems) or self.transcript == "failed"
+
+
+class EpisodeExtras:
+    def __init__(self, catalog: Catalog, fetcher: Fetcher, workers: int) -> None:
+        self.catalog = catalog
+        self.fetcher = fetcher
+        self.workers = max(1, workers)
+
+    def plan(self, episodes: list[Episode]) -> list[Job]:
+        """What the episodes of a feed that was read need; each keeps what the catalog holds meanwhile."""
+        jobs = []
+        for ep in episodes:
+            old = self.catalog.episode(ep.id)
+            same = old is not None and old.transcript_links == ep.transcript_links
+            if same:
+                ep.segments, ep.transcript_source = old.segments, old.transcript_source
+            if same and ep.chapters_url and old.chapters_url == ep.chapters_url:
+                ep.chapters = old.chapters
+            if same and not ep.language and ep.segments:
+                # As for a fetched transcript below: a kept one says the language the same way, run after run.
+                ep.language = languages.detect_language(ep.transcript_text)
+            job = Job(ep, transcript=bool(ep.transcript_links) and not ep.segments,
+                      recheck=self._recheck(ep), chapters=bool(ep.chapters_url) and not ep.chapters)
+            if job.transcript or job.recheck is not None or job.chapters:
+                jobs.append(job)
+        return jobs
+
+    def plan_rechecks(self, episodes: list[Episode]) -> list[Job]:
+        """Checks of the stored transcripts of a feed that did not change (``episodes`` without segments)."""
+        jobs = [Job(ep, recheck=self._recheck(ep)) for ep in episodes]
+        return [job for job in jobs if job.recheck is not None]
+
+    def _recheck(self, ep: Episode) -> dict[str, Any] | None:
+        if not ep.transcript_source:  # no transcript stored
+            return None
+        state = self.catalog.transcript_state(ep.transcript_source)
+        if state is None:
+            return {}  # never recorded: read once to learn its validators
+        if not state.get("etag") and not state.get("last_modified"):
+            return None  # served without validators: there is no cheap way to ask again
+        return state
+
+    def run(self, jobs: list[Job], advance: Any = None) -> Iterator[tuple[Job, Extras]]:
+        """Fetch in worker threads; yields each job with how it went, in order."""
+        if not jobs:
+            return
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            for job, extras in zip(jobs, pool.map(self._do, jobs)):
+                if advance:
+                    advance()
+                if not job.ep.language and job.ep.segments:
+                    # Feeds that declare no language were only guessed from titles and notes; the transcript says more.
+                    job.ep.language = languages.detect_language(job.ep.transcript_text)
+                yield job, extras
+
+    def _do(self, job: Job) -> Extras:
+        extras = Extras()
+        if job.transcript:
+            self._transcript(job.ep, extras)
+        elif job.recheck is not None:
+            self._check_again(job.ep, job.recheck, extras)
+        if job.chapters:
+            try:
+                result = self._read(job.ep.chapters_url, job.ep.chapters_local)
+                job.ep.chapters = parse_chapters(result.content)
+            except (PodsearchError, ValueError) as exc:
+                if not self._not_reached(extras, exc):
+                    extras.problems.append(f"chapters {job.ep.chapters_url}: {exc}")
+        return extras
+
+    def _read(self, url: str, local: bool, validators: dict[str, Any] | None = None) -> FetchResult:
+        validators = validators or {}
+        if local:
+            return self.fetcher.fetch_any(url, last_modified=validators.get("last_modified"))
+        return self.fetcher.fetch(url, trusted=False, etag=validators.get("etag"),
+                                  last_modified=validators.get("last_modified"))
+
+    @staticmethod
+    def _not_reached(extras: Extras, exc: Exception) -> bool:
+        """Keep a failure that is the host's (or the deadline's) for the run to report; False for others."""
+        if not isinstance(exc, (HostUnreachable, HostSkipped, DeadlinePassed)):
+            return False
+        extras.unreached.append(exc)
+        return True
+
+    def _parse(self, link: TranscriptLink, result: FetchResult) -> list | None:
+        """The transcript's segments; None when the file is blank. Raises TranscriptError."""
+        charset = "" if link.local else result.charset or ""
+        if not decode_bytes(result.content, charset).strip():
+            return None
+        # The feed's type names the format; the server's charset says how to read the bytes.
+        served = "" if link.local else result.content_type or ""
+        mime = (link.type or served) + (f"; charset={charset}" if charset else "")
+        return parse_transcript(result.content, mime, url=link.url)
+
+    def _transcript(self, ep: Episode, extras: Extras) -> None:
+        """Read the richest transcript link that works; sets ep.segments."""
+        tried: list[str] = []
+        empty: list[str] = []
+        for link in pick_order(ep.transcript_links):
+            try:
+                result = self._read(link.url, link.local)
+                segments = self._parse(link, result)
+            except (FetchError, TranscriptError) as exc:
+                if not self._not_reached(extras, exc):
+                    tried.append(str(exc))
+                continue
+            if segments is None:
+                empty.append(link.url)
+                continue
+            ep.segments, ep.transcript_source = segments, link.url
+            extras.transcript = "fetched"
+            extras.validators = (link.url, result.etag, result.last_modified)
+            return
+        if tried or extras.unreached:
+            extras.transcript = "failed"
+            if tried:  # links whose host is down are said once for the host, not for each episode
+                extras.problems.append("no transcript could be read: " + "; ".join(
+                    tried + [f"empty transcript ({url})" for url in empty]))
+        elif empty:
+            extras.transcript = "empty"
+            extras.warnings.append("the transcript is empty (" + ", ".join(empty) + "); episode kept without one")
+
+    def _check_again(self, ep: Episode, validators: dict[str, Any], extras: Extras) -> None:
+        """Ask for the stored transcript again; an edited one replaces it, a failure keeps it."""
+        link = next((t for t in ep.transcript_links if t.url == ep.transcript_source), None)
+        if link is None:
+            return
+        try:
+            result = self._read(link.url, link.local, validators)
+            if result.not_modified:
+                extras.transcript = "not_modified"
+                return
+            segments = self._parse(link, result)
+        except (FetchError, TranscriptError) as exc:
+            if not self._not_reached(extras, exc):
+                extras.warnings.append(f"the stored transcript was kept: reading it again failed: {exc}")
+            return
+        extras.validators = (link.url, result.etag, result.last_modified)
+        if segments is None:
+            extras.warnings.append(f"the stored transcript was kept: {link.url} is now empty")
+            return
+        # Read again in full: the episode's content hash says whether it changed.
+        extras.transcript = "fetched"
+        ep.segments = segments

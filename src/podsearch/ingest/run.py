@@ -1,0 +1,289 @@
+"""One run's ingest: feeds and their transcripts and chapters read into the catalog.
+
+Nothing here touches the index or the model (:mod:`podsearch.reindex` brings them in line afterwards).
+A feed is read at the address it was last seen at (it follows permanent redirects and
+``itunes:new-feed-url``); a feed at an address the catalog does not know may be a known show that moved
+(:mod:`.identity`); a show is read once per run, whatever the number of addresses listing it. Hosts that
+cannot be reached are skipped after a few failures and reported once each (:mod:`.hosts`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .. import sources as feed_sources
+from ..catalog import Catalog
+from ..config import Config
+from ..episodes import Episode
+from ..errors import DeadlinePassed, HostUnreachable, PodsearchError
+from ..progress import Progress
+from ..report import Report
+from .extras import EpisodeExtras, Extras, Job
+from .feeds import ParsedFeed, parse_feed, slugify
+from .fetch import Fetcher, FetchLimits, FetchResult
+from .hosts import HostHealth
+from .identity import identify
+
+log = logging.getLogger(__name__)
+
+
+def _is_url(source: str) -> bool:
+    return urlsplit(source).scheme.lower() in {"http", "https"}
+
+
+class FeedIngest:
+    """One reindex's ingest of feeds into the catalog."""
+
+    def __init__(self, config: Config, catalog: Catalog, report: Report, progress: Progress,
+                 prune: bool = False) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.report = report
+        self.progress = progress
+        self.prune = prune
+        timeout = float(config.fetch_timeout)
+        base = dict(connect_timeout=min(10.0, timeout), read_timeout=timeout, total_timeout=timeout * 2,
+                    allow_private=bool(config.allow_private_hosts))
+        self.health = HostHealth(deadline_seconds=float(config.reindex_deadline) or None)
+        self.feed_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_feed_bytes), **base), health=self.health)
+        self.item_fetcher = Fetcher(FetchLimits(max_bytes=int(config.max_transcript_bytes), **base), health=self.health)
+        self.extras = EpisodeExtras(catalog, self.item_fetcher, int(config.fetch_workers))
+        self.read: dict[str, str] = {}  # show id -> the source it was read from in this run
+        self.sources: set[str] = set()
+        self.unread: list[str] = []  # feeds the deadline left unread
+        self.deadline_links = 0  # transcript and chapters links the deadline left unread
+        # (what, failure, a stored transcript checked again?): reported by itself unless its host went down
+        self.no_answer: list[tuple[str, HostUnreachable, bool]] = []
+
+    def close(self) -> None:
+        self.feed_fetcher.close()
+        self.item_fetcher.close()
+
+    def run(self, sources: list[str]) -> None:
+        self.sources = set(sources)
+        self.progress.phase("feeds", len(sources))
+        for n, source in enumerate(sources):
+            left = self.health.time_left()
+            if left is not None and left <= 0:
+                self.unread = sources[n:]
+                break
+            self.report.feeds += 1
+            try:
+                self.feed(source)
+            except PodsearchError as exc:
+                self.report.feeds_failed += 1
+                self.report.errors.append(f"feed {source}: {exc}")
+                log.warning("feed %s failed: %s", source, exc)
+                self.catalog.set_feed_state(source, last_fetch=time.time(), last_status="failed", last_error=str(exc))
+            self.progress.advance()
+        self._report_hosts()
+        self._report_deadline()
+
+    def drop(self, rows: list[dict]) -> None:
+        """Stop reading feeds the config no longer lists (after the run: a show they fed may have moved)."""
+        for row in rows:
+            # A row from before origins were recorded may have been added by hand: never prune it.
+            note = feed_sources.drop_feed(self.catalog, row, prune=self.prune and row["origin"] is not None,
+                                          read_now=set(self.read))
+            self.report.feeds_dropped.append(row["source"])
+            self.report.notes.append(f"no longer in the config: {note}")
+            log.info("feed %s", note)
+
+    # -- one feed -----------------------------------------------------------------------------------
+    def feed(self, source: str) -> None:
+        state = self.catalog.feed_state(source) or {}
+        address = state.get("url") or source
+        result = self.feed_fetcher.fetch_any(address, etag=state.get("etag"), last_modified=state.get("last_modified"))
+        address = self._moved(source, address, result.moved_to, "a permanent redirect")
+        if result.not_modified and state.get("show_id") and state.get("last_status") == "ok":
+            if not self._duplicate(source, state["show_id"]):
+                self._unchanged(source, state["show_id"])
+            return
+        if result.not_modified:  # the last run failed after fetching: read it again in full
+            result = self.feed_fetcher.fetch_any(address)
+        parsed = self._parse(source, result)
+        if parsed.new_feed_url and _is_url(result.url) and parsed.new_feed_url not in {source, address, result.url}:
+            result, parsed, address = self._follow(source, address, result, parsed)
+        identity = identify(self.catalog, source, parsed, self.sources)
+        show_id = identity.show_id or self._new_show_id(source, parsed.show.title)
+        if self._duplicate(source, show_id):
+            return
+        if identity.how:
+            self.report.moves.append({"source": source, "show_id": show_id, "how": identity.how})
+            self.report.notes.append(f"{source} is the known show {show_id!r}: {identity.how}")
+            log.info("feed %s is the known show %r: %s", source, show_id, identity.how)
+        parsed.assign(show_id)
+        self.report.warnings.extend(parsed.warnings)
+        episodes = self._qualify_ids(parsed.episodes, show_id)
+        done = self._fetch_extras(source, self.extras.plan(episodes))
+        # A transcript or chapters that failed are tried again next time, so the next run must not be
+        # answered "304 Not Modified" and skip the feed: keep no validators until everything was read.
+        complete = not any(extras.missing for _, extras in done)
+        etag, last_modified = (result.etag, result.last_modified) if complete else (None, None)
+        with self.catalog.transaction():
+            self.catalog.upsert_show(parsed.show)
+            for ep in episodes:
+                self._count(self.catalog.upsert_episode(ep))
+            self._store_validators(done)
+            self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
+            self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
+                                        last_fetch=time.time(), last_status="ok", last_error=None)
+
+    def _parse(self, source: str, result: FetchResult) -> ParsedFeed:
+        base = result.url if _is_url(result.url) else str(Path(result.url).expanduser())
+        return parse_feed(result.content, source, base_url=base, content_type=result.content_type)
+
+    def _follow(self, source: str, address: str, result: FetchResult,
+                parsed: ParsedFeed) -> tuple[FetchResult, ParsedFeed, str]:
+        """The publisher says the feed lives elsewhere now (itunes:new-feed-url): read it there, this once and
+        from now on. If it cannot be read there, the feed as read at its old address serves, with a warning.
+        (A feed read from a local file is not followed: the file is what the operator chose.)"""
+        target = parsed.new_feed_url
+        try:
+            moved = self.feed_fetcher.fetch_any(target)
+            moved_parsed = self._parse(source, moved)
+        except PodsearchError as exc:
+            message = f"feed {source} says it moved to {target} (itunes:new-feed-url), but it cannot be read there: {exc}"
+            self.report.warnings.append(message + "; read at its old address")
+            log.info("%s; read at its old address", message)
+            return result, parsed, address
+        address = self._moved(source, address, target, "itunes:new-feed-url")
+        return moved, moved_parsed, self._moved(source, address, moved.moved_to, "a permanent redirect")
+
+    def _moved(self, source: str, address: str, target: str | None, why: str) -> str:
+        """Record that ``source`` is read at ``target`` from now on; returns the address to read it at."""
+        if not target or target == address:
+            return address
+        self.catalog.set_feed_state(source, url=None if target == source else target)
+        self.report.notes.append(f"{source} moved to {target} ({why}): read there from now on")
+        log.info("feed %s moved to %s (%s): read there from now on", source, target, why)
+        return target
+
+    def _unchanged(self, source: str, show_id: str) -> None:
+        """The feed answered 304 (or the same file): its stored transcripts are still checked again."""
+        self.report.feeds_unchanged += 1
+        total = self.catalog.episode_count(show_id)
+        done = self._fetch_extras(source, self.extras.plan_rechecks(list(self.catalog.episodes(show_id, include_gone=False))))
+        read_again = [job.ep for job, extras in done if extras.transcript == "fetched"]
+        with self.catalog.transaction():
+            for ep in read_again:
+                self._count(self.catalog.upsert_episode(ep))
+            self._store_validators(done)
+            self.catalog.set_feed_state(source, last_fetch=time.time())
+        self.report.unchanged += total - len(read_again)
+
+    def _duplicate(self, source: str, show_id: str) -> bool:
+        """True when this run has read the show from another source already (listed twice, or moved)."""
+        first = self.read.setdefault(show_id, source)
+        if first == source:
+            return False
+        message = f"{source} is the same show as {first} ({show_id!r}); read once: list only one of them"
+        self.report.warnings.append(message)
+        log.info("%s", message)
+        self.catalog.set_feed_state(source, show_id=show_id, last_fetch=time.time(), last_status="duplicate",
+                                    last_error=f"the same show as {first}")
+        return True
+
+    def _new_show_id(self, source: str, title: str) -> str:
+        candidate = slugify(title)
+        n = 2
+        while self.catalog.show_id_taken(candidate, source):
+            candidate = f"{slugify(title)}-{n}"
+            n += 1
+        return candidate
+
+    def _qualify_ids(self, episodes: list[Episode], show_id: str) -> list[Episode]:
+        """An id already owned by another show (one guid in two feeds) is qualified with this show's id."""
+        owners = self.catalog.owners(ep.id for ep in episodes)
+        for ep in episodes:
+            owner = owners.get(ep.id)
+            if owner is not None and owner != show_id:
+                ep.id = f"{show_id}/{ep.id}"
+        return episodes
+
+    # -- transcripts and chapters -----------------------------------------------------------------
+    def _fetch_extras(self, source: str, jobs: list[Job]) -> list[tuple[Job, Extras]]:
+        if not jobs:
+            return []
+        self.progress.phase(f"transcripts of {source}", len(jobs))
+        done = []
+        for job, extras in self.extras.run(jobs, self.progress.advance):
+            if extras.transcript:
+                name = f"transcripts_{extras.transcript}"
+                setattr(self.report, name, getattr(self.report, name) + 1)
+            self.report.errors.extend(f"feed {source}: episode {job.ep.id!r}: {p}" for p in extras.problems)
+            self.report.warnings.extend(f"feed {source}: episode {job.ep.id!r}: {w}" for w in extras.warnings)
+            for exc in extras.unreached:
+                if isinstance(exc, DeadlinePassed):
+                    self.deadline_links += 1
+                elif isinstance(exc, HostUnreachable):
+                    self.no_answer.append((f"feed {source}: episode {job.ep.id!r}", exc, job.recheck is not None))
+            done.append((job, extras))
+        return done
+
+    def _store_validators(self, done: list[tuple[Job, Extras]]) -> None:
+        for _, extras in done:
+            if extras.validators is not None:
+                self.catalog.set_transcript_state(*extras.validators)
+
+    def _count(self, outcome: str) -> None:
+        setattr(self.report, outcome, getattr(self.report, outcome) + 1)
+
+    # -- the run's summary ---------------------------------------------------------------------------
+    def _report_hosts(self) -> None:
+        """Each host that went down once; a link that got no answer from a host that did not, by itself."""
+        for what, exc, recheck in self.no_answer:
+            if self.health.is_down(exc.host):
+                continue
+            if recheck:  # the stored transcript was kept
+                self.report.warnings.append(f"{what}: the stored transcript was kept: reading it again failed: {exc}")
+            else:
+                self.report.errors.append(f"{what}: {exc}")
+        for state in self.health.down():
+            failed, skipped = len(state.failed), len(state.skipped)
+            entry = {"host": state.host, "cause": state.cause, "message": state.message, "failed": failed,
+                     "skipped": skipped}
+            self.report.unreachable_hosts.append(entry)
+            self.report.errors.append(
+                f"{state.host} is unreachable ({state.cause}): {failed + skipped} links not read "
+                f"({failed} without an answer, {skipped} skipped); {state.message}")
+
+    def _report_deadline(self) -> None:
+        if not self.unread and not self.deadline_links:
+            return
+        self.report.deadline_passed = True
+        unread = ", ".join(self.unread[:5]) + (", ..." if len(self.unread) > 5 else "")
+        self.report.errors.append(
+            f"the reindex deadline ({float(self.config.reindex_deadline):g} s) passed: {len(self.unread)} feeds "
+            f"not read{': ' + unread if unread else ''}; {self.deadline_links} transcript or chapters links not "
+            "read; what was read is stored and indexed")
+
+
+def ingest(config: Config, catalog: Catalog, sources: list[str] | None = None, *, prune: bool = False,
+           progress: Progress | None = None, report: Report | None = None) -> Report:
+    """Read feeds (default: the config's and those added) and their transcripts into ``catalog``; nothing else.
+
+Without ``sources``, feeds the config no longer lists are dropped after the run.
+
+    The index and the model are left alone (:func:`reindex` brings them in line afterwards).
+    """
+    progress = progress or Progress()
+    report = report or Report()
+    started = time.perf_counter()
+    worker = FeedIngest(config, catalog, report, progress, prune=prune)
+    from_config = sources is None
+    if from_config:
+        feed_sources.record_origins(config, catalog)
+        sources = feed_sources.all_sources(config, catalog)
+    log.info("reindex: reading %d feeds", len(sources))
+    try:
+        worker.run(sources)
+        if from_config:
+            worker.drop(feed_sources.unlisted(config, catalog))
+    finally:
+        worker.close()
+    report.seconds["ingest"] = round(time.perf_counter() - started, 3)
+    return report

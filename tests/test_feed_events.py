@@ -1,0 +1,400 @@
+"""Four real-world events, with feeds served over real HTTP on 127.0.0.1 (tests/feedserver.py, faultserver.py):
+a feed moves (a new address, a 301 or 308, ``itunes:new-feed-url``, ``podcast:guid``), a feed is dropped from
+the config, transcript hosts are down (a port that refuses, a server that never answers, the run's
+deadline), and a transcript is edited at an unchanged URL. (A reindex killed with SIGKILL is in
+test_reliability_crash.py.)"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from faultserver import FaultServer, RedirectLoop, Silent
+from soak.state import index_docs
+
+from podsearch.catalog import SCHEMA_VERSION, Catalog
+from podsearch.cli import main
+from podsearch.config import load_config
+from podsearch.errors import CatalogError
+from podsearch.reindex import reindex
+from podsearch.service import Library
+
+GUID = "917393e3-1b1e-5cef-ace4-edaa54e1f810"
+
+
+def vtt(n: int, words: str = "") -> str:
+    return (f"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Ana Host>Episode {n}: herons wading at dawn. {words}\n\n"
+            f"00:00:05.000 --> 00:00:09.000\n<v Bo Guest>Egrets and bitterns in reed beds, part {n}.\n")
+
+
+def feed(numbers: range | list[int], title: str = "Heron Hour", *, link: str = "https://example.org/herons",
+         guid: str = "", new_feed_url: str = "", transcripts: str = "t/ep-{n}.vtt") -> bytes:
+    items = "".join(
+        f'<item><title>Episode {n}</title><guid isPermaLink="false">heron-{n}</guid>'
+        f"<pubDate>Mon, 0{1 + n % 9} Jan 2024 10:00:00 GMT</pubDate>"
+        f'<podcast:transcript url="{transcripts.format(n=n)}" type="text/vtt"/></item>' for n in numbers)
+    extra = (f"<podcast:guid>{guid}</podcast:guid>" if guid else "") + (
+        f"<itunes:new-feed-url>{new_feed_url}</itunes:new-feed-url>" if new_feed_url else "")
+    return (f'<?xml version="1.0"?><rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0" '
+            f'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>{title}</title>'
+            f"<link>{link}</link>{extra}{items}</channel></rss>").encode()
+
+
+@pytest.fixture
+def www(tmp_path: Path) -> Path:
+    root = tmp_path / "www"
+    for folder in ("a", "b"):
+        (root / folder / "t").mkdir(parents=True)
+        for n in range(1, 6):
+            (root / folder / "t" / f"ep-{n}.vtt").write_text(vtt(n), encoding="utf-8")
+    (root / "a" / "feed.xml").write_bytes(feed(range(1, 4)))
+    (root / "b" / "feed.xml").write_bytes(feed(range(1, 4)))
+    return root
+
+
+@pytest.fixture
+def server(www: Path):
+    srv = FaultServer(www).start()
+    yield srv
+    srv.stop()
+
+
+def config(tmp_path: Path, feeds: list[str], **settings):
+    return load_config({"data": str(tmp_path / "data"), "feeds": feeds, "allow_private_hosts": True,
+                        "fetch_timeout": 2.0, **settings}, environ={})
+
+
+def state(data: Path) -> dict:
+    with Catalog.in_dir(data) as cat:
+        return {
+            "shows": [s.id for s in cat.shows()],
+            "episodes": {e.id: (e.show_id, e.transcript_source) for e in cat.episodes()},
+            "gone": sorted(r[0] for r in cat.db.execute("SELECT id FROM episodes WHERE gone = 1")),
+            "feeds": {f["source"]: (f["origin"], f["url"], f["show_id"], f["last_status"]) for f in cat.feeds()},
+        }
+
+
+def ok(report) -> None:
+    assert not report.failed, report.errors
+
+
+# -- a feed moves -------------------------------------------------------------------------------------
+
+
+def test_a_feed_listed_at_a_new_address_is_the_same_show(tmp_path: Path, server: FaultServer) -> None:
+    old, new = server.url("a/feed.xml"), server.url("b/feed.xml")
+    ok(reindex(config(tmp_path, [old])))
+    before = state(tmp_path / "data")
+    report = reindex(config(tmp_path, [new]))  # the config now lists the same feed at its new address
+    ok(report)
+    after = state(tmp_path / "data")
+    assert after["shows"] == before["shows"] == ["heron-hour"]
+    assert after["episodes"].keys() == before["episodes"].keys() == {"heron-1", "heron-2", "heron-3"}
+    assert all(source.startswith(server.url("b/t/")) for _, source in after["episodes"].values())
+    assert after["gone"] == [] and report.gone == 0
+    assert after["feeds"] == {new: ("config", None, "heron-hour", "ok")}  # the old address is no longer read
+    assert [m["source"] for m in report.moves] == [new] and "3 of its 3 episode guids" in report.moves[0]["how"]
+    assert report.feeds_dropped == [old]
+    assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]  # never two copies
+    server.clear_log()
+    ok(reindex(config(tmp_path, [new])))
+    assert not any(r.path.startswith("/a/") for r in server.log())
+
+
+@pytest.mark.parametrize("status", [301, 308])
+def test_a_permanent_redirect_moves_the_stored_address(tmp_path: Path, server: FaultServer, status: int) -> None:
+    old, new = server.url("old/feed.xml"), server.url("b/feed.xml")
+    server.faults["/old/feed.xml"] = RedirectLoop("/b/feed.xml", status=status)
+    report = reindex(config(tmp_path, [old]))
+    ok(report)
+    assert state(tmp_path / "data")["feeds"] == {old: ("config", new, "heron-hour", "ok")}
+    assert any("moved to " + new in note for note in report.notes)
+    server.clear_log()
+    second = reindex(config(tmp_path, [old]))
+    ok(second)
+    assert server.hits("/old/feed.xml") == 0 and second.feeds_unchanged == 1  # the old address is not asked
+    assert [r.path for r in server.log() if r.path.endswith("feed.xml")] == ["/b/feed.xml"]
+    # The operator then lists the new address: the same show, nothing read twice, the old row gone.
+    third = reindex(config(tmp_path, [new]))
+    ok(third)
+    after = state(tmp_path / "data")
+    assert after["shows"] == ["heron-hour"] and len(after["episodes"]) == 3
+    assert after["feeds"] == {new: ("config", None, "heron-hour", "ok")}
+    assert "the feed " + old + " moved here" in third.moves[0]["how"]
+
+
+def test_a_temporary_redirect_keeps_the_listed_address(tmp_path: Path, server: FaultServer) -> None:
+    old = server.url("old/feed.xml")
+    server.faults["/old/feed.xml"] = RedirectLoop("/b/feed.xml", status=302)
+    ok(reindex(config(tmp_path, [old])))
+    assert state(tmp_path / "data")["feeds"][old][1] is None
+
+
+def test_itunes_new_feed_url_moves_the_stored_address(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    old, new = server.url("a/feed.xml"), server.url("b/feed.xml")
+    ok(reindex(config(tmp_path, [old])))
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), new_feed_url=new))  # the publisher moved the feed
+    (www / "b" / "feed.xml").write_bytes(feed(range(1, 5)))  # ... and published a new episode there
+    report = reindex(config(tmp_path, [old]))
+    ok(report)
+    after = state(tmp_path / "data")
+    assert after["shows"] == ["heron-hour"] and sorted(after["episodes"]) == [f"heron-{n}" for n in range(1, 5)]
+    assert after["feeds"] == {old: ("config", new, "heron-hour", "ok")}
+    assert report.new == 1 and any("itunes:new-feed-url" in note for note in report.notes)
+    server.clear_log()
+    ok(reindex(config(tmp_path, [old])))
+    assert [r.path for r in server.log() if r.path.endswith("feed.xml")] == ["/b/feed.xml"]
+
+
+def test_podcast_guid_is_the_show_whatever_its_title(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    old, new = server.url("a/feed.xml"), server.url("b/feed.xml")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), guid=GUID))
+    # New home, new title, new page, and the publisher's new platform kept only the two newest episodes.
+    (www / "b" / "feed.xml").write_bytes(feed([3, 4], "Herons Weekly", link="https://herons.example/", guid=GUID))
+    ok(reindex(config(tmp_path, [old])))
+    report = reindex(config(tmp_path, [new]))
+    ok(report)
+    after = state(tmp_path / "data")
+    assert after["shows"] == ["heron-hour"]  # the show keeps its id (so its page keeps its address)
+    assert sorted(after["episodes"]) == [f"heron-{n}" for n in range(1, 5)] and after["gone"] == ["heron-1", "heron-2"]
+    assert report.moves[0]["how"] == f"same podcast:guid {GUID}"
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        assert cat.show("heron-hour").title == "Herons Weekly"
+
+
+def test_a_feed_repeating_another_shows_episodes_stays_its_own_show(tmp_path: Path, server: FaultServer,
+                                                                     www: Path) -> None:
+    """A "best of" feed carries guids of a show that is still read: not a move (ids are qualified, as before)."""
+    (www / "b" / "feed.xml").write_bytes(feed([1, 2], "The Best of Herons", link="https://best.example/"))
+    ok(reindex(config(tmp_path, [server.url("a/feed.xml")])))
+    report = reindex(config(tmp_path, [server.url("a/feed.xml"), server.url("b/feed.xml")]))
+    ok(report)
+    after = state(tmp_path / "data")
+    assert after["shows"] == ["heron-hour", "the-best-of-herons"] and report.moves == []
+    assert {"the-best-of-herons/heron-1", "the-best-of-herons/heron-2", "heron-1"} <= after["episodes"].keys()
+
+
+def test_one_show_listed_at_two_addresses_is_read_once(tmp_path: Path, server: FaultServer) -> None:
+    a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
+    ok(reindex(config(tmp_path, [a])))
+    report = reindex(config(tmp_path, [a, b]))
+    assert not report.failed and any("is the same show as" in w for w in report.warnings)
+    after = state(tmp_path / "data")
+    assert len(after["episodes"]) == 3 and after["feeds"][b][2:] == ("heron-hour", "duplicate")
+
+
+# -- a feed is dropped, added, removed ------------------------------------------------------------------
+
+
+def test_a_feed_dropped_from_the_config_is_no_longer_read(tmp_path: Path, server: FaultServer, www: Path,
+                                                          runner) -> None:
+    (www / "b" / "feed.xml").write_bytes(feed(range(1, 3), "Marsh Notes", transcripts="t/ep-{n}.vtt")
+                                         .replace(b"heron-", b"marsh-"))
+    a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
+    ok(reindex(config(tmp_path, [a, b])))
+    # A run whose config lists no feeds (--config forgotten) reads the folder's feeds and drops none.
+    forgot = reindex(config(tmp_path, []))
+    ok(forgot)
+    assert (forgot.feeds, forgot.feeds_dropped) == (2, []) and state(tmp_path / "data")["gone"] == []
+    server.clear_log()
+    report = reindex(config(tmp_path, [a]))
+    ok(report)
+    assert not any(r.path.startswith("/b/") for r in server.log())
+    after = state(tmp_path / "data")
+    assert after["gone"] == ["marsh-1", "marsh-2"] and report.feeds_dropped == [b]  # kept, marked
+    assert list(after["feeds"]) == [a]
+    pruned = reindex(config(tmp_path, [a, b]))
+    ok(pruned)
+    assert state(tmp_path / "data")["gone"] == []  # listed again: back
+    ok(reindex(config(tmp_path, [a]), prune=True))
+    after = state(tmp_path / "data")
+    assert after["shows"] == ["heron-hour"] and not any(i.startswith("marsh-") for i in after["episodes"])
+    assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]
+
+
+def test_feeds_lists_where_each_feed_came_from_and_remove_drops_an_added_one(tmp_path: Path, server: FaultServer,
+                                                                              www: Path, runner) -> None:
+    (www / "b" / "feed.xml").write_bytes(feed(range(1, 3), "Marsh Notes").replace(b"heron-", b"marsh-"))
+    a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
+    toml = tmp_path / "podsearch.toml"
+    toml.write_text(f'feeds = ["{a}"]\nallow_private_hosts = true\n', encoding="utf-8")
+    base = ["--data", str(tmp_path / "data"), "--config", str(toml)]
+    assert runner.invoke(main, [*base, "add", b]).exit_code == 0
+    assert runner.invoke(main, [*base, "add", a]).exit_code == 2  # already listed in the config
+    assert runner.invoke(main, [*base, "-q", "reindex"]).exit_code == 0
+    listed = json.loads(runner.invoke(main, [*base, "feeds", "--json"]).output)
+    assert [(f["source"], f["origin"], f["status"], f["episodes"], f["show_id"]) for f in listed] == [
+        (a, "config", "ok", 3, "heron-hour"), (b, "add", "ok", 2, "marsh-notes")]
+    text = runner.invoke(main, [*base, "feeds"]).output
+    assert "config" in text and "add" in text and "3 episodes" in text
+    # An added feed survives a reindex with the config; remove drops it, a config feed is not removed here.
+    refused = runner.invoke(main, [*base, "remove", a])
+    assert refused.exit_code == 2 and "listed in the config file" in refused.output
+    assert runner.invoke(main, [*base, "remove", server.url("nowhere.xml")]).exit_code == 1
+    removed = runner.invoke(main, [*base, "remove", b, "--prune"])
+    assert removed.exit_code == 0, removed.output
+    listed = json.loads(runner.invoke(main, [*base, "feeds", "--json"]).output)
+    assert [f["source"] for f in listed] == [a]
+    assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]
+
+
+# The catalogs older podsearches wrote: schema 1 (feeds, shows, episodes, segments, runs) and main's schema 2,
+# which added the watches of issue 22 (as shipped; a schema-2 catalog is always of that kind).
+SCHEMA_1 = """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    INSERT INTO meta VALUES ('schema_version', '1');
+    CREATE TABLE feeds (source TEXT PRIMARY KEY, show_id TEXT, etag TEXT, last_modified TEXT, last_fetch REAL,
+                        last_status TEXT, last_error TEXT);
+    CREATE TABLE shows (id TEXT PRIMARY KEY, source TEXT, title TEXT NOT NULL, doc TEXT NOT NULL);
+    CREATE TABLE episodes (id TEXT PRIMARY KEY, show_id TEXT NOT NULL REFERENCES shows(id), title TEXT NOT NULL,
+                           published TEXT, doc TEXT NOT NULL, content_hash TEXT NOT NULL,
+                           gone INTEGER NOT NULL DEFAULT 0, added_at REAL NOT NULL, updated_at REAL NOT NULL);
+    CREATE INDEX episodes_show ON episodes(show_id, published);
+    CREATE TABLE segments (episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+                           start REAL, "end" REAL, speaker TEXT NOT NULL DEFAULT '', text TEXT NOT NULL,
+                           PRIMARY KEY (episode_id, seq));
+    CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, finished REAL, summary TEXT);
+    INSERT INTO feeds (source, show_id, last_status) VALUES ('https://example.org/f.xml', 'f', 'ok');"""
+WATCHES_2 = """UPDATE meta SET value = '2' WHERE key = 'schema_version';
+    CREATE TABLE watches (id INTEGER PRIMARY KEY AUTOINCREMENT, query TEXT NOT NULL,
+                          filters TEXT NOT NULL DEFAULT '{}', webhook TEXT NOT NULL, secret TEXT NOT NULL,
+                          created REAL NOT NULL, delivered INTEGER NOT NULL DEFAULT 0, last_delivered REAL,
+                          last_error TEXT);
+    CREATE TABLE watch_inbox (episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+                              added REAL NOT NULL);
+    CREATE TABLE watch_deliveries (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                   watch_id INTEGER NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
+                                   uid TEXT NOT NULL UNIQUE, created REAL NOT NULL, body BLOB NOT NULL,
+                                   attempts INTEGER NOT NULL DEFAULT 0, last_attempt REAL, last_error TEXT);
+    CREATE TRIGGER watch_inbox_new AFTER INSERT ON episodes WHEN EXISTS (SELECT 1 FROM watches)
+    BEGIN INSERT OR IGNORE INTO watch_inbox (episode_id, added) VALUES (NEW.id, NEW.added_at); END;
+    INSERT INTO watches (query, webhook, secret, created) VALUES ('herons', 'https://hooks.example.org/h', 's', 1);"""
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / Catalog.FILENAME)
+    db.executescript(SCHEMA_1 + (";\n" + WATCHES_2 if schema == 2 else ""))
+    db.commit()
+    db.close()
+    with Catalog.in_dir(data) as cat:
+        assert cat.schema_version() == SCHEMA_VERSION == 3
+        assert cat.feeds() == [{"source": "https://example.org/f.xml", "show_id": "f", "etag": None,
+                                "last_modified": None, "last_fetch": None, "last_status": "ok", "last_error": None,
+                                "origin": None, "url": None}]
+        assert cat.transcript_state("x") is None
+        assert [w["query"] for w in cat.watches()] == (["herons"] if schema == 2 else [])
+        assert cat.pending_deliveries() == []
+        assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
+    with Catalog.in_dir(data) as cat:  # opened again: nothing to do
+        assert cat.schema_version() == 3
+
+
+def test_a_catalog_of_a_newer_podsearch_is_refused(tmp_path: Path) -> None:
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(CatalogError, match="newer podsearch"):
+        Catalog.in_dir(tmp_path)
+
+
+# -- hosts that are down, the run's deadline ---------------------------------------------------------
+
+
+def _dead_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("kind", ["refuses", "never answers"])
+def test_a_transcript_host_that_is_down_is_skipped_and_reported_once(tmp_path: Path, server: FaultServer,
+                                                                      www: Path, kind: str) -> None:
+    if kind == "refuses":
+        host, silent = f"127.0.0.1:{_dead_port()}", None
+    else:
+        silent = FaultServer(www).start()
+        silent.faults.update({f"/t/ep-{n}.vtt": Silent() for n in range(1, 21)})
+        host = f"127.0.0.1:{silent.port}"
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 21), transcripts=f"http://{host}/t/ep-{{n}}.vtt"))
+    try:
+        started = time.monotonic()
+        report = reindex(config(tmp_path, [server.url("a/feed.xml")], fetch_timeout=0.5))
+        took = time.monotonic() - started
+    finally:
+        if silent is not None:
+            silent.stop()
+    assert report.new == 20 and report.transcripts_failed == 20  # every episode stored, without a transcript
+    [down] = report.unreachable_hosts
+    assert down["host"] == host and down["failed"] + down["skipped"] == 20, "\n".join(report.errors)
+    assert down["cause"] == ("connection refused" if kind == "refuses" else "no answer")
+    assert [e for e in report.errors if host in e] == report.errors and len(report.errors) == 1  # once
+    assert "timed out" not in report.errors[0] or kind == "never answers"
+    assert took < 15, took  # 20 links, 3 attempts each, would take minutes
+    library = Library(tmp_path / "data")
+    try:
+        [stated] = library.stats()["last_reindex"]["unreachable_hosts"]
+    finally:
+        library.close()
+    assert stated == {k: down[k] for k in ("host", "cause", "failed", "skipped")}
+    if silent is not None:
+        # Three timeouts in a row put the host down; requests in flight then (two per host) end as they do.
+        assert sum(silent.hits(f"/t/ep-{n}.vtt") for n in range(1, 21)) <= 8
+
+
+def test_the_reindex_deadline_stops_reading_and_indexes_what_was_read(tmp_path: Path, server: FaultServer,
+                                                                      www: Path) -> None:
+    silent = FaultServer(www).start()
+    silent.faults["/slow.xml"] = Silent()
+    try:
+        feeds = [server.url("a/feed.xml"), f"http://127.0.0.1:{silent.port}/slow.xml", server.url("b/feed.xml")]
+        started = time.monotonic()
+        report = reindex(config(tmp_path, feeds, fetch_timeout=30.0, reindex_deadline=1.5))
+        took = time.monotonic() - started
+    finally:
+        silent.stop()
+    assert report.deadline_passed and report.failed
+    assert any("deadline (1.5 s) passed" in e and "1 feeds not read" in e for e in report.errors), report.errors
+    assert took < 20, took
+    assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]  # the first feed: indexed
+
+
+# -- a transcript edited at an unchanged URL ---------------------------------------------------------
+
+
+def test_an_edited_transcript_at_the_same_url_is_read_again(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    ok(reindex(config(tmp_path, [server.url("a/feed.xml")])))
+    server.files["/a/t/ep-2.vtt"] = vtt(2, "Correction: those were grey herons, not egrets.").encode()
+    server.clear_log()
+    report = reindex(config(tmp_path, [server.url("a/feed.xml")]))
+    ok(report)
+    assert report.feeds_unchanged == 1 and report.updated == 1 and report.unchanged == 2
+    assert (report.transcripts_fetched, report.transcripts_not_modified) == (1, 2)
+    assert all(r.conditional for r in server.log())
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        assert "grey herons" in cat.episode("heron-2").transcript_text
+
+
+def test_a_new_feed_url_that_cannot_be_read_leaves_the_feed_where_it_is(tmp_path: Path, server: FaultServer,
+                                                                         www: Path) -> None:
+    old, broken = server.url("a/feed.xml"), server.url("nowhere/feed.xml")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), new_feed_url=broken))
+    report = reindex(config(tmp_path, [old]))
+    assert report.new == 3 and not report.failed
+    assert any("says it moved to " + broken in w and "404" in w for w in report.warnings)
+    assert state(tmp_path / "data")["feeds"] == {old: ("config", None, "heron-hour", "ok")}
+
+
+def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    """A feed read from a file is the file the operator chose, whatever address its publisher gives it."""
+    local = www / "a" / "feed.xml"
+    local.write_bytes(feed(range(1, 4), new_feed_url=server.url("b/feed.xml")))
+    report = reindex(config(tmp_path, [str(local)]))
+    ok(report)
+    assert not server.log() and report.notes == []
+    assert state(tmp_path / "data")["feeds"] == {str(local): ("config", None, "heron-hour", "ok")}
