@@ -35,11 +35,35 @@ def corpus() -> Path:
     return require_corpus()
 
 
+def require_opensearch_launcher() -> Path:
+    """The OpenSearch launcher jar (built on first use), or a skip (a failure where
+    PODSEARCH_REQUIRE_OPENSEARCH=1, as in CI, whose ``make test`` builds it)."""
+    from opensearch_node import LauncherMissing, ensure_launcher
+
+    try:
+        return ensure_launcher()
+    except LauncherMissing as e:
+        if os.environ.get("PODSEARCH_REQUIRE_OPENSEARCH") == "1":
+            pytest.fail(f"{e} (PODSEARCH_REQUIRE_OPENSEARCH=1)")
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def opensearch(tmp_path_factory: pytest.TempPathFactory):
+    """One real OpenSearch node for the whole session (its own JVM, free loopback ports); tests that use it
+    create indexes with names of their own."""
+    from opensearch_node import Cluster
+
+    require_opensearch_launcher()
+    with Cluster.start(tmp_path_factory.mktemp("opensearch"), nodes=1) as cluster:
+        yield cluster
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's own settings."""
     for key in list(os.environ):
-        if key.startswith("PODSEARCH_") and key != "PODSEARCH_REQUIRE_CORPUS":
+        if key.startswith("PODSEARCH_") and not key.startswith("PODSEARCH_REQUIRE_"):
             monkeypatch.delenv(key, raising=False)
 
 
