@@ -45,3 +45,15 @@ class IndexMissing(PodsearchError):
 
 class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
+
+
+class EngineUnavailable(PodsearchError):
+    """The search engine did not answer (every node refused, or kept saying it is overloaded)."""
+
+
+class EngineRequestError(PodsearchError):
+    """The search engine refused a request (an error that asking again does not cure)."""
+
+    def __init__(self, message: str, status: int = 0, body: object = None) -> None:
+        super().__init__(message)
+        self.status, self.body = status, body
