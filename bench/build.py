@@ -44,9 +44,9 @@ def _time_neighbours(box: dict[str, float]) -> None:
 
 def _set_procs(procs: int | None) -> None:
     if procs:
-        from podsearch import index
+        from podsearch.engines import whoosh
 
-        index.BUILD_PROCS = procs
+        whoosh.BUILD_PROCS = procs
 
 
 def full(jsonl: Path, data: Path, procs: int | None = None) -> dict[str, Any]:
@@ -97,12 +97,13 @@ def full(jsonl: Path, data: Path, procs: int | None = None) -> dict[str, Any]:
 
 def index_only(catalog_dir: Path, data: Path, procs: int | None) -> dict[str, Any]:
     from podsearch.catalog import Catalog
-    from podsearch.index import SearchIndex
+    from podsearch.documents import CatalogDocuments
+    from podsearch.engines.whoosh import WhooshEngine
 
     _set_procs(procs)
     started = time.perf_counter()
     with Catalog.in_dir(catalog_dir) as catalog:
-        counts = SearchIndex(data).sync(catalog, full=True)
+        counts = WhooshEngine(data).sync(CatalogDocuments(catalog), full=True)
     return {"index_s": round(time.perf_counter() - started, 3), "procs": procs, "index": counts,
             "memory_mb": peak_rss_mb(), "index_bytes": size_bytes(data / "index")}
 

@@ -31,7 +31,8 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-SITE = Path("/work/shared/corpus/site")
+# The shared corpus beside the checkout (../shared/corpus); `--site` names another place.
+SITE = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "site"
 WORDS_PER_SECOND = 2.5
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 

@@ -3,7 +3,7 @@
 Search: SQLite FTS5 (``bm25()`` with podsearch's field weights, ``snippet()``, a per-show count like
 podsearch's facet) and tantivy (its Python bindings; top 10, count, a snippet per hit, a per-show
 aggregation). Similar: plain scikit-learn TF-IDF (cosine against every episode at query time) and
-Whoosh's ``more_like`` (``SearchIndex.more_like`` over a podsearch index). All in-process.
+Whoosh's ``more_like`` (``WhooshEngine.more_like`` over a podsearch index). All in-process.
 Documents come from podsearch's own JSON-lines parser, so every engine indexes the same text.
 """
 

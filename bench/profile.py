@@ -23,16 +23,18 @@ from typing import Any
 # is named here; a sample with none of them but some podsearch frame is "podsearch, other"; the rest is the
 # web stack. py-spy names a frame "Class.method (package/file.py:line)".
 BUCKETS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("highlighting (snippets, titles, moments)", (("_highlight", "podsearch/index.py"),)),
-    ("moments (finding the segments)", (("find_moments", "podsearch/index.py"),)),
-    ("catalog reads for the hits", (("Catalog.episode", "podsearch/catalog.py"),
-                                    ("Catalog.segments", "podsearch/catalog.py"))),
-    ("spelling suggestion", (("SearchIndex._suggestion", "podsearch/index.py"),)),
-    ("facets", (("SearchIndex._facet_counts", "podsearch/index.py"), ("facet_rows", "podsearch/facets.py"))),
-    ("filters", (("SearchIndex._allowed", "podsearch/index.py"),)),
-    ("matching and BM25F scoring (Whoosh)", (("_page", "podsearch/index.py"),)),
-    ("query parsing", (("SearchIndex._strategy", "podsearch/index.py"),)),
-    ("opening the searcher", (("FileIndex.searcher", "whoosh/index.py"), ("SearchIndex._index", "podsearch/index.py"))),
+    ("highlighting (snippets, titles, moments)", (("highlight", "podsearch/answers.py"),)),
+    ("moments (finding the segments)", (("find_moments", "podsearch/answers.py"),)),
+    ("catalog reads for the hits", (("Catalog.episodes_by_id", "podsearch/catalog.py"),
+                                    ("Catalog.show_titles", "podsearch/catalog.py"))),
+    ("spelling suggestion", (("_suggestion", "podsearch/engines/whoosh/__init__.py"),)),
+    ("facets", (("WhooshEngine._facet_counts", "podsearch/engines/whoosh/__init__.py"),
+                ("facet_rows", "podsearch/answers.py"))),
+    ("filters", (("WhooshEngine._allowed", "podsearch/engines/whoosh/__init__.py"),)),
+    ("matching and BM25F scoring (Whoosh)", (("page", "podsearch/engines/whoosh/scoring.py"),)),
+    ("query parsing", (("strategy", "podsearch/engines/whoosh/query.py"),)),
+    ("opening the searcher", (("FileIndex.searcher", "whoosh/index.py"),
+                              ("WhooshEngine._index", "podsearch/engines/whoosh/__init__.py"))),
     ("JSON encoding", (("jsonify", "flask/json/__init__.py"), ("dumps", "json/__init__.py"))),
 )
 OTHER = "podsearch, other (service, web layer, hit assembly)"

@@ -56,7 +56,7 @@ def api_params(q: Query) -> dict[str, Any]:
 
 
 def search_request(q: Query) -> Any:
-    from podsearch.search_types import SearchRequest
+    from podsearch.requests import SearchRequest
 
     return SearchRequest(q=q.text, shows=[q.show] if q.show else [],
                          published_from=str(q.years[0]) if q.years else "",

@@ -174,7 +174,6 @@ class Bench:
                                       "rate_hz": profiling.RATE, "flamegraph": svg.name}
 
     def similar(self) -> None:
-        from podsearch.index import SearchIndex
         from podsearch.service import Library
 
         self.ensure_model()
@@ -203,7 +202,7 @@ class Bench:
         ms, _ = timed([lambda i=i: tfidf.similar(i, 10) for i in sample], rounds=self.rounds, cpu=cpu)
         self.out["similar_sklearn_tfidf"] = {**summary(ms), "cpu": summary(cpu), "fit_s": round(fit_s, 3)}
         few = sample[: self.more_like_samples]
-        index = SearchIndex(self.data)
+        index = lib.engine
         texts = {i: lib.catalog.episode(i).transcript_text for i in few}
         cpu = []
         ms, _ = timed([lambda i=i: index.more_like(i, texts[i], 10) for i in few], rounds=1, cpu=cpu)

@@ -11,9 +11,9 @@ from urllib.parse import quote
 import pytest
 
 from podsearch.config import load_config
+from podsearch.requests import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS
 from podsearch.web import create_app
 from podsearch.web.limits import TokenBucket
-from podsearch.web.params import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS
 
 
 def make_app(data: Path, **settings):

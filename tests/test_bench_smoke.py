@@ -108,12 +108,16 @@ def test_profile_buckets_take_the_innermost_named_frame(monkeypatch: pytest.Monk
     from bench.profile import OTHER, OUTSIDE, bucket_of, shares
 
     web = "Thread.run (threading.py:982);WSGITask.execute (waitress/task.py:435);Flask.wsgi_app (flask/app.py:1511)"
-    search = web + ";search (podsearch/web/api.py:87);SearchIndex.search (podsearch/index.py:376)"
-    scoring = search + ";_run (podsearch/index.py:610);_page (podsearch/index.py:623);Collector.run (whoosh/collectors.py:150)"
-    moments = search + ";SearchIndex._hit (podsearch/index.py:470);find_moments (podsearch/index.py:828)"
-    highlighted = moments + ";_highlight (podsearch/index.py:766);highlight (whoosh/highlight.py:991)"
+    search = web + ";search (podsearch/web/api.py:87);Library.search (podsearch/service.py:100)"
+    engine = search + ";WhooshEngine.search (podsearch/engines/whoosh/__init__.py:216)"
+    scoring = engine + (";run (podsearch/engines/whoosh/scoring.py:70);page (podsearch/engines/whoosh/scoring.py:80)"
+                        ";Collector.run (whoosh/collectors.py:150)")
+    moments = search + ";search_answer (podsearch/answers.py:140);_hit (podsearch/answers.py:160);" \
+        "find_moments (podsearch/answers.py:300)"
+    highlighted = moments + ";highlight (podsearch/answers.py:200);_match_spans (podsearch/answers.py:220)"
     assert bucket_of(scoring) == "matching and BM25F scoring (Whoosh)"
-    assert bucket_of(moments + ";SpokenAnalyzer.texts (podsearch/analysis.py:245)") == "moments (finding the segments)"
+    assert bucket_of(moments + ";SpokenAnalyzer.texts (podsearch/engines/whoosh/analysis.py:245)") == \
+        "moments (finding the segments)"
     assert bucket_of(highlighted) == "highlighting (snippets, titles, moments)"
     assert bucket_of(search) == OTHER
     assert bucket_of(web) == OUTSIDE

@@ -39,7 +39,7 @@ def test_preflight_for_json_post_is_answered_even_when_rate_limited(sample_data:
                "Access-Control-Request-Headers": "content-type"}
     for _ in range(3):
         resp = client.options(path, headers=headers)
-        assert resp.status_code == 204
+        assert resp.status_code in {200, 204}
         assert resp.headers["Access-Control-Allow-Origin"] == "*"
         assert "POST" in resp.headers["Access-Control-Allow-Methods"]
-        assert "Content-Type" in resp.headers["Access-Control-Allow-Headers"]
+        assert "content-type" in resp.headers["Access-Control-Allow-Headers"].lower()

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podsearch import languages
-from podsearch.analysis import mark, spoken_analyzer
 from podsearch.config import load_config
+from podsearch.engines.whoosh.analysis import mark, spoken_analyzer
 from podsearch.ingest.feeds import parse_feed
 from podsearch.reindex import import_jsonl
-from podsearch.search_types import SearchRequest
+from podsearch.requests import SearchRequest
 from podsearch.service import Library
 from podsearch.web.app import create_app
 

@@ -15,9 +15,10 @@ import pytest
 
 from podsearch import languages
 from podsearch.catalog import Catalog
-from podsearch.index import SearchIndex
+from podsearch.documents import CatalogDocuments
 from podsearch.ingest.feeds import parse_feed
-from podsearch.search_types import SearchRequest
+from podsearch.requests import SearchRequest
+from podsearch.service import Library
 
 pytestmark = pytest.mark.slow
 
@@ -71,16 +72,15 @@ def real(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
                 for ep in parsed.episodes:
                     catalog.upsert_episode(ep)
                 counts[feed] = len(parsed.episodes)
-        index = SearchIndex(data)
-        index.sync(catalog, full=True)
+        library = Library(data)
+        library.engine.sync(CatalogDocuments(catalog), full=True)
         titles = {ep.id: ep.title for ep in catalog.episodes()}
-    catalog = Catalog.in_dir(data)
-    yield {"index": index, "catalog": catalog, "titles": titles, "counts": counts}
-    catalog.close()
+    yield {"library": library, "titles": titles, "counts": counts}
+    library.close()
 
 
 def _top(real: dict, q: str, n: int = 3, **kw) -> list[str]:
-    result = real["index"].search(real["catalog"], SearchRequest(q=q, per_page=n, **kw))
+    result = real["library"].search(SearchRequest(q=q, per_page=n, **kw))
     return [real["titles"][h.id] for h in result.hits]
 
 
@@ -114,7 +114,7 @@ def test_the_language_facet_counts_match_the_feeds(real: dict, corpus: Path) -> 
     for feed, lang in FEEDS.items():
         assert _declared(_path(corpus, feed)) == lang  # read from the XML, independently of the parser
         expected[lang] += real["counts"][feed]
-    result = real["index"].search(real["catalog"], SearchRequest(q="", per_page=1))
+    result = real["library"].search(SearchRequest(q="", per_page=1))
     assert {row["value"]: row["count"] for row in result.facets["language"]} == dict(expected)
     assert result.total == sum(expected.values())
     assert {row["label"] for row in result.facets["language"]} >= {"Danish", "Romanian", "Dutch", "German",

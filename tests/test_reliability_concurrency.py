@@ -19,7 +19,7 @@ from soak.crash import _LogReader
 from soak.load import drain
 
 from podsearch.cli import main
-from podsearch.search_types import SearchRequest
+from podsearch.requests import SearchRequest
 from podsearch.service import Library
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "podsearch" / "sample"
@@ -87,7 +87,7 @@ def test_searches_never_fail_while_reindexes_swap_generations(sample_data: Path)
                 result = lib.search(SearchRequest(q=("bees", "volcano", "sourdough bread")[n % 3]))
                 assert result.total >= 1, "no hits"
                 assert lib.similar(ids[n % len(ids)], 5).similar, "no neighbours"
-                generations.add(lib.index.generation())
+                generations.add(lib.engine.stamp()[0])
                 answered["library"] += 1
             except Exception as exc:  # noqa: BLE001 - every failure is collected and reported
                 failures.append(f"library: {exc!r}")

@@ -200,7 +200,7 @@ def test_the_index_and_model_were_built_from_what_was_read(faulty_run) -> None:
     data, report, _, _ = faulty_run
     library = Library(data)
     with Catalog.in_dir(data) as cat:
-        assert library.index.doc_count() == cat.counts()["episodes"]
+        assert library.engine.doc_count() == cat.counts()["episodes"]
     assert report.model == "refitted"
     assert library.similar("fine", 3).similar
 

@@ -11,7 +11,7 @@ from podsearch.config import load_config
 from podsearch.errors import QueryError
 from podsearch.ingest.transcripts import parse_transcript
 from podsearch.reindex import import_jsonl
-from podsearch.search_types import SearchRequest
+from podsearch.requests import SearchRequest
 from podsearch.service import Library
 
 WAGGLE = "tag:example.org,2024:field-notes/ep-01"
@@ -223,7 +223,7 @@ def _best_segments_by_brute_force(segments: list, terms: set[str], lang: str, to
     """Every segment analysed and scored as find_moments documents it; the starts of the best ``top``."""
     import math
 
-    from podsearch.analysis import spoken_analyzer
+    from podsearch.engines.whoosh.analysis import spoken_analyzer
 
     ana = spoken_analyzer(lang)
     scored = []
@@ -242,8 +242,9 @@ def test_moments_are_the_best_segments_whatever_the_bound_skips(corpus: Path, na
     (English; other languages have a looser bound, and the same definition)."""
     import random
 
-    from podsearch.analysis import spoken_analyzer
-    from podsearch.index import find_moments
+    from podsearch.answers import find_moments
+    from podsearch.engines.whoosh import WhooshEngine
+    from podsearch.engines.whoosh.analysis import spoken_analyzer
 
     source = corpus / "site" / "transcripts" / name
     if not source.exists():
@@ -253,6 +254,7 @@ def test_moments_are_the_best_segments_whatever_the_bound_skips(corpus: Path, na
     rng = random.Random(name)
     for _ in range(60):
         terms = set(rng.sample(vocabulary, rng.randint(1, 3)))
-        got = [m.start for m in find_moments(segments, terms, lang=lang)]
+        analyzer = WhooshEngine("unused").analyzer(lang)
+        got = [m.start for m in find_moments(segments, terms, analyzer, english=lang == "en")]
         assert got == _best_segments_by_brute_force(segments, terms, lang), sorted(terms)
 

@@ -22,7 +22,7 @@ from conftest import LiveServer, start_server
 
 from podsearch.errors import ConfigError
 from podsearch.lock import ReindexLock
-from podsearch.search_types import SearchRequest
+from podsearch.requests import SearchRequest
 from podsearch.server import parse_duration
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -91,10 +91,10 @@ def test_warm_loads_the_facet_values_and_the_model(sample_data):
 
     lib = Library(sample_data)
     lib.warm()
-    assert lib.index._doc_facets is not None and lib._model is not None
-    warmed = lib.index._doc_facets
+    assert lib.engine._doc_facets is not None and lib._model is not None
+    warmed = lib.engine._doc_facets
     assert lib.search(SearchRequest(q="bees")).facets["show"]
-    assert lib.index._doc_facets is warmed  # the search used what warm() loaded
+    assert lib.engine._doc_facets is warmed  # the search used what warm() loaded
     lib.close()
 
 

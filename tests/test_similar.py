@@ -346,7 +346,7 @@ def test_a_catalog_whose_every_word_is_in_every_episode_still_gets_a_model(tmp_p
 
     from podsearch.config import load_config
     from podsearch.reindex import import_jsonl
-    from podsearch.search_types import SearchRequest
+    from podsearch.requests import SearchRequest
     from podsearch.service import Library
 
     lines = [{"id": f"e{n}", "show": "Templated", "title": f"Episode {n} of the show", "segments": []} for n in range(25)]

@@ -249,6 +249,27 @@ class Catalog:
         )
         return [Segment(text=r["text"], start=r["start"], end=r["end"], speaker=r["speaker"]) for r in rows]
 
+    def episodes_by_id(self, ids: list[str], segments_of: Iterable[str] = ()) -> dict[str, Episode]:
+        """The episodes of ``ids`` (those that exist) in one read, with the segments of those in ``segments_of``
+        (a second read): what one page of search results shows."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT * FROM episodes WHERE id IN ({marks})", ids).fetchall()
+        segments: dict[str, list[Segment]] = {}
+        wanted = list(dict.fromkeys(segments_of))
+        if wanted:
+            marks = ",".join("?" * len(wanted))
+            for r in self.db.execute(f'SELECT episode_id, start, "end", speaker, text FROM segments '
+                                     f"WHERE episode_id IN ({marks}) ORDER BY episode_id, seq", wanted):
+                segments.setdefault(r["episode_id"], []).append(
+                    Segment(text=r["text"], start=r["start"], end=r["end"], speaker=r["speaker"]))
+        return {r["id"]: _episode_from_row(r, segments.get(r["id"])) for r in rows}
+
+    def show_titles(self) -> dict[str, str]:
+        """{show id: title} of every show, in one read."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT id, title FROM shows")}
+
     def episodes(self, show_id: str | None = None, with_segments: bool = False,
                  include_gone: bool = True) -> Iterator[Episode]:
         sql = "SELECT * FROM episodes"

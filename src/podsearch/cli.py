@@ -6,14 +6,14 @@ import json
 import logging
 import re
 import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import PodsearchError, ReindexRunning
+from .errors import ConfigError, PodsearchError, QueryError, ReindexRunning
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,15 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 def fail(exc: PodsearchError) -> click.ClickException:
+    """A library error as the CLI reports it: a bad request is misuse (exit 2), anything else a failure (1)."""
+    if isinstance(exc, QueryError):
+        return click.UsageError(str(exc))
     return click.ClickException(str(exc))
+
+
+def json_option(what: str) -> Callable[[Any], Any]:
+    """``--json``: print ``what`` as JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
@@ -127,7 +135,7 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
 @click.option("--full", is_flag=True, help="Rebuild the index and the model from scratch (swapped in atomically).")
 @click.option("--prune", is_flag=True, help="Delete episodes that left their feed (default: keep them, marked).")
 @click.option("--wait", is_flag=True, help="Wait for a running reindex to finish instead of refusing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("the summary")
 @pass_ctx
 def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) -> None:
     """Fetch every feed, store new and changed episodes, update the index and refit the model.
@@ -138,18 +146,14 @@ def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) ->
     Example:
       podsearch --config podsearch.toml reindex
     """
+    from .reindex import known_sources
     from .reindex import reindex as run
 
     try:
         config = obj.config
-        if not config.feeds:
-            from .catalog import Catalog
-
-            with Catalog.in_dir(config.data_dir) as cat:
-                registered = [f for f in cat.feeds() if not f["source"].startswith("import:")]
-            if not registered:
-                raise click.UsageError("No feeds: list them in a config file (feeds = [...]) or run "
-                                       "'podsearch add URL_OR_PATH' first.")
+        if not known_sources(config):
+            raise click.UsageError("No feeds: list them in a config file (feeds = [...]) or run "
+                                   "'podsearch add URL_OR_PATH' first.")
         report = run(config, full=full, prune=prune, wait=wait, progress=obj.progress())
     except ReindexRunning as exc:
         raise fail(exc) from None
@@ -169,24 +173,19 @@ def add(obj: Context, source: str) -> None:
     Example:
       podsearch add https://example.org/feed.xml && podsearch reindex
     """
-    from .catalog import Catalog
+    from .reindex import add_feed
 
-    if "://" not in source:
-        path = Path(source).expanduser()
-        if not path.is_file():
-            raise click.BadParameter(f"{source} is neither an http(s) URL nor a file", param_hint="SOURCE")
-        source = str(path.resolve())
-    elif not re.match(r"^https?://", source, re.I):
-        raise click.BadParameter("only http(s) URLs and local paths can be added", param_hint="SOURCE")
-    with Catalog.in_dir(obj.config.data_dir) as cat:
-        cat.set_feed_state(source)
+    try:
+        source = add_feed(obj.config, source)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="SOURCE") from None
     click.echo(f"added {source}; run 'podsearch reindex' to read it")
 
 
 @main.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--full", is_flag=True, help="Rebuild the index from scratch afterwards.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("the summary")
 @pass_ctx
 def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
     """Import episodes from a JSON-lines file (one episode per line; see docs/ingest.md).
@@ -272,7 +271,7 @@ def demo(obj: Context, host: str, port: int, no_serve: bool) -> None:
 def _library(obj: Context):
     from .service import Library
 
-    return Library(obj.config.data_dir)
+    return Library.from_config(obj.config)
 
 
 def _strip_marks(text: str) -> str:
@@ -285,32 +284,40 @@ def _strip_marks(text: str) -> str:
 @click.argument("query")
 @click.option("--show", "shows", multiple=True, help="Only this show id (repeatable).")
 @click.option("--person", default="", help="Only episodes with this person.")
+@click.option("--from", "from_", default="", metavar="DATE", help="Published on or after: YYYY, YYYY-MM or YYYY-MM-DD.")
+@click.option("--to", default="", metavar="DATE", help="Published on or before: YYYY, YYYY-MM or YYYY-MM-DD.")
+@click.option("--duration-min", type=int, default=None, metavar="MINUTES", help="At least this many minutes long.")
+@click.option("--duration-max", type=int, default=None, metavar="MINUTES", help="At most this many minutes long.")
+@click.option("--language", default="", metavar="CODE", help="Only episodes in this language (en, de, pt-BR).")
 @click.option("--sort", type=click.Choice(["relevance", "date", "oldest"]), default="relevance", show_default=True)
 @click.option("--page", type=int, default=1, show_default=True)
 @click.option("--per-page", type=int, default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the /api/search shape).")
+@json_option("the result (the /api/search shape)")
 @pass_ctx
-def search(obj: Context, query: str, shows: tuple[str, ...], person: str, sort: str, page: int, per_page: int,
-           as_json: bool) -> None:
+def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     """Search the index and print the matching episodes with their best moments.
+
+    The options are the API's parameters, with the same limits (docs/api.md).
 
     \b
     Example:
-      podsearch search '"sourdough starter" -rye' --per-page 5
+      podsearch search '"sourdough starter" -rye' --per-page 5 --from 2023
     """
-    from .search_types import SearchRequest
-    from .web.api import search_json
+    from .requests import search_request
 
+    args = {"q": query, "show": list(options.pop("shows")), "from": options.pop("from_"), **options}
     try:
-        result = _library(obj).search(SearchRequest(q=query, shows=list(shows), person=person, sort=sort,
-                                                    page=page, per_page=per_page))
+        req = search_request({k: v for k, v in args.items() if v is not None})
+        result = _library(obj).search(req)
     except PodsearchError as exc:
         raise fail(exc) from None
     if as_json:
-        click.echo(json.dumps(search_json(result), indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
         return
     click.echo(f"{result.total} episodes" + (f" (did you mean: {result.suggestion})" if result.suggestion else ""))
-    for n, hit in enumerate(result.hits, (page - 1) * per_page + 1):
+    if result.past_end:
+        click.echo(f"page {result.page} is past the last page ({result.pages})")
+    for n, hit in enumerate(result.hits, (result.page - 1) * result.per_page + 1):
         click.echo(f"\n{n}. {hit.title}  [{hit.show}{', ' + hit.published[:10] if hit.published else ''}]")
         click.echo(f"   id: {hit.id}")
         click.echo(f"   {_strip_marks(hit.snippet)[:300]}")
@@ -322,7 +329,7 @@ def search(obj: Context, query: str, shows: tuple[str, ...], person: str, sort: 
 @main.command()
 @click.argument("episode_id")
 @click.option("-k", type=int, default=10, show_default=True, help="How many neighbours (at most 50).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (the /similar/<id> shape).")
+@json_option("the neighbours (the /similar/<id> shape)")
 @pass_ctx
 def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
     """Print the episodes nearest in topic to EPISODE_ID, with the terms that make them near.
@@ -331,14 +338,12 @@ def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
     Example:
       podsearch similar 'tag:example.org,2024:field-notes/ep-07' -k 5
     """
-    from .web.api import similar_json
-
     try:
         result = _library(obj).similar(episode_id, k)
     except PodsearchError as exc:
         raise fail(exc) from None
     if as_json:
-        click.echo(json.dumps(similar_json(result), indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
         return
     for item in result.similar:
         click.echo(f"{item.score:.3f}  {item.title}  [{item.show}]\n       id: {item.id}\n       because of: "
@@ -348,7 +353,7 @@ def similar(obj: Context, episode_id: str, k: int, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@json_option("the figures")
 @pass_ctx
 def stats(obj: Context, as_json: bool) -> None:
     """Print counts (shows, episodes, transcripts), index size and the last reindex.
@@ -364,8 +369,31 @@ def stats(obj: Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(figures, indent=2))
         return
-    for key, value in figures.items():
-        click.echo(f"{key}: {value}")
+    click.echo(_stats_text(figures))
+
+
+def _stats_text(figures: dict[str, Any]) -> str:
+    """The figures as a person reads them."""
+    lines = [f"data: {figures['data']} ({figures.get('engine', 'whoosh')} engine)",
+             f"shows: {figures['shows']:,}; feeds: {figures['feeds']:,}",
+             f"episodes: {figures['episodes']:,} ({figures['episodes_gone']:,} gone from their feed, "
+             f"{figures['with_transcript']:,} with a transcript of {figures['segments']:,} segments in all)",
+             f"index: {figures['index_documents']:,} documents, {figures['index_bytes'] / 1e6:,.1f} MB"]
+    last = figures.get("last_reindex")
+    if last:
+        state = "with failures" if last["failed"] else "ok"
+        lines.append(f"last reindex: {last['finished']} ({last['age_seconds']:,.0f} s ago), {state}")
+        lines.extend(f"  error: {e}" for e in last["errors"])
+    else:
+        lines.append("last reindex: never")
+    for key, value in figures.items():  # figures other parts of podsearch add
+        if key not in _STATS_SHOWN:
+            lines.append(f"{key.replace('_', ' ')}: {value}")
+    return "\n".join(lines)
+
+
+_STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
+                "index_documents", "index_bytes", "index_generation", "last_reindex"}
 
 
 @main.group("eval")

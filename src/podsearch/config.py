@@ -75,6 +75,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
+    Setting("engine", str, "whoosh", "Search engine: `whoosh` (embedded, in the data folder)."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -187,26 +187,21 @@ def fold(word: str) -> str:
 
 @lru_cache(maxsize=64)
 def stop_words(lang: str) -> frozenset[str]:
-    """The stop words of a language, lower case, as the list writes them and with accents folded
-    (``für`` and ``fur``; Romanian's list has no accents: fold a word before looking it up there);
-    empty for a language without a list.
+    """The function words of a language (the ``stop-words`` package's list), lower case, as the list writes them
+    and with accents folded (``für`` and ``fur``); empty for a language without a list and for CJK languages.
 
-    The lists are Snowball's (as NLTK and Whoosh ship them) where there is one, else those of the
-    ``stop-words`` package (Romanian, Catalan, Polish, ...). CJK languages get none: their text is bigrams.
+    The similarity model drops them from an episode in that language. (The search index has its own lists, the
+    Snowball ones: ``engines.whoosh.analysis``.)
     """
     code = primary(lang)
     if not code or code in CJK:
         return frozenset()
-    words: set[str] = set()
-    from whoosh.lang.stopwords import stoplists
-
-    words.update(stoplists.get("no" if code in {"nb", "nn"} else code, ()))
-    if not words:
-        words.update(_package_stop_words(code))
+    words = set(package_stop_words({"no": "nb", "nn": "nb"}.get(code, code)))
     return frozenset(words | {fold(w) for w in words})
 
 
-def _package_stop_words(code: str) -> list[str]:
+def package_stop_words(code: str) -> list[str]:
+    """The ``stop-words`` package's list for a language code ([] when it has none)."""
     try:
         from stop_words import LANGUAGE_MAPPING, get_stop_words
     except ImportError:  # pragma: no cover - a runtime dependency

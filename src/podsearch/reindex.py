@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -17,10 +18,11 @@ from urllib.parse import urlsplit
 from . import languages
 from .catalog import Catalog
 from .config import Config
+from .documents import CatalogDocuments
+from .engines import Engine, open_engine
 from .episodes import Chapter, Episode
-from .errors import FetchError, PodsearchError, TranscriptError
+from .errors import ConfigError, FetchError, PodsearchError, TranscriptError
 from .generations import Generations
-from .index import SearchIndex
 from .ingest.feeds import parse_feed, slugify
 from .ingest.fetch import Fetcher, FetchLimits, read_local
 from .ingest.jsonl import read_jsonl
@@ -73,6 +75,31 @@ def all_sources(config: Config, catalog: Catalog) -> list[str]:
         if row["source"] not in sources and not row["source"].startswith("import:"):
             sources.append(row["source"])
     return sources
+
+
+def known_sources(config: Config) -> list[str]:
+    """Every feed a reindex would read: the config's and those registered with ``podsearch add``."""
+    if config.feeds:
+        return list(config.feeds)
+    path = config.data_dir / Catalog.FILENAME
+    if not path.exists():
+        return []
+    with Catalog(path) as catalog:
+        return all_sources(config, catalog)
+
+
+def add_feed(config: Config, source: str) -> str:
+    """Register a feed (an http(s) URL or a local file) for the next reindex; returns it as stored."""
+    if "://" not in source:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{source} is neither an http(s) URL nor a file")
+        source = str(path.resolve())
+    elif not re.match(r"^https?://", source, re.I):
+        raise ConfigError("only http(s) URLs and local paths can be added")
+    with Catalog.in_dir(config.data_dir) as catalog:
+        catalog.set_feed_state(source)
+    return source
 
 
 def _is_url(source: str) -> bool:
@@ -280,19 +307,20 @@ def parse_chapters(data: bytes) -> list[Chapter]:
 
 
 def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: Progress,
-                    full: bool = False, params: ModelParams | None = None) -> None:
-    """Bring the index and the similarity model in line with the catalog."""
+                    full: bool = False, params: ModelParams | None = None, engine: Engine | None = None) -> None:
+    """Bring the index (of ``engine``, default the data folder's Whoosh index) and the similarity model in line
+    with the catalog."""
     started = time.perf_counter()
-    index = SearchIndex(data_dir)
+    index = engine or open_engine(data_dir)
     generations = Generations(data_dir / "model")
     # Folders a killed run left half-written are removed here, not only at the next full rebuild.
-    index.generations.cleanup()
+    index.cleanup()
     generations.cleanup()
     hashes = catalog.hashes()  # read once: the catalog does not change while the reindex lock is held
     total = len(hashes)
     log.info("reindex: writing the index (%s)", "full rebuild" if full or not index.exists() else "incremental")
     progress.phase("index", total)
-    report.index = index.sync(catalog, full=full, progress=progress.advance, hashes=hashes)
+    report.index = index.sync(CatalogDocuments(catalog, hashes), full=full, progress=progress.advance, hashes=hashes)
     report.seconds["index"] = round(time.perf_counter() - started, 3)
     started = time.perf_counter()
     params = params or ModelParams()
@@ -347,7 +375,7 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
         run_id = catalog.start_run()
         try:
             ingest(config, catalog, sources, prune=prune, progress=progress, report=report)
-            rebuild_derived(data_dir, catalog, report, progress, full=full)
+            rebuild_derived(data_dir, catalog, report, progress, full=full, engine=open_engine(data_dir, config))
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
         finally:
@@ -394,7 +422,7 @@ def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: 
         run_id = catalog.start_run()
         try:
             import_lines(catalog, path, progress=progress, report=report)
-            rebuild_derived(data_dir, catalog, report, progress, full=full)
+            rebuild_derived(data_dir, catalog, report, progress, full=full, engine=open_engine(data_dir, config))
             catalog.finish_run(run_id, report.to_dict())
         finally:
             progress.done()

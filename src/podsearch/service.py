@@ -10,50 +10,35 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
+from .engines import Engine, open_engine
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError
 from .generations import Generations
-from .index import SearchIndex
 from .languages import detect_language, primary
-from .search_types import SearchRequest, SearchResult
+from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
 
 log = logging.getLogger(__name__)
 
-MAX_K = 50
-
-
-@dataclass
-class SimilarItem:
-    id: str
-    title: str
-    show: str
-    show_id: str
-    published: str | None
-    url: str
-    score: float
-    reasons: list[str]
-    duplicate: bool = False
-    language: str = ""
-
-
-@dataclass
-class SimilarResult:
-    id: str | None
-    similar: list[SimilarItem]
-    duplicates: list[SimilarItem] = field(default_factory=list)
-    t: float | None = None
-
-
 class Library:
-    def __init__(self, data_dir: Path | str) -> None:
+    """The catalog, the search engine and the similarity model of one data folder.
+
+    ``engine``: the engine to search with (default: the embedded Whoosh index in ``data_dir``).
+    """
+
+    @classmethod
+    def from_config(cls, config: Any) -> Library:
+        """The library of a config's data folder, searching with the engine it names."""
+        return cls(config.data_dir, engine=open_engine(config.data_dir, config))
+
+    def __init__(self, data_dir: Path | str, engine: Engine | None = None) -> None:
         self.data_dir = Path(data_dir)
-        self.index = SearchIndex(self.data_dir)
+        self.engine: Engine = engine or open_engine(self.data_dir)
         self.model_generations = Generations(self.data_dir / "model")
         self._local = threading.local()
         self._model: SimilarModel | None = None
@@ -85,7 +70,7 @@ class Library:
     def warm(self) -> None:
         """Load what the first search and the first /similar would otherwise load (the server calls this before
         it says it is ready): the index's per-generation facet values and the similarity model, where they exist."""
-        for load in (self.index.warm, self.model):
+        for load in (self.engine.warm, self.model):
             try:
                 load()
             except IndexMissing as exc:
@@ -113,10 +98,39 @@ class Library:
 
     # -- queries ----------------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:
-        return self.index.search(self.catalog, req)
+        started = time.perf_counter()
+        query = req.engine_query()
+        found = self.engine.search(query)
+        return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
+                             took_ms=round((time.perf_counter() - started) * 1000, 2))
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
-        return self.index.suggest(self.catalog, prefix, limit)
+        """Typeahead: shows whose title starts with (a word of) the prefix, then episode titles, persons and
+        words of the index that complete its last word."""
+        prefix = prefix.strip().lower()
+        if not prefix:
+            return []
+        if len(prefix) > MAX_PREFIX_CHARS:
+            raise QueryError(f"The prefix is longer than {MAX_PREFIX_CHARS} characters.")
+        out: list[dict[str, str]] = []
+        seen: set[str] = set()
+
+        def add(kind: str, text: str, **extra: str) -> None:
+            key = kind + text.lower()
+            if key not in seen and len(out) < limit:
+                seen.add(key)
+                out.append({"kind": kind, "text": text, **extra})
+
+        found = self.engine.suggest(prefix, limit)
+        for show in self.catalog.shows():
+            if show.title.lower().startswith(prefix) or any(w.startswith(prefix) for w in show.title.lower().split()):
+                add("show", show.title, id=show.id)
+        for episode_id, title in found.get("episode", []):
+            add("episode", title, id=episode_id)
+        for kind in ("person", "term"):
+            for _, text in found.get(kind, []):
+                add(kind, text)
+        return out
 
     def episode(self, episode_id: str) -> Episode:
         ep = self.catalog.episode(episode_id)
@@ -188,8 +202,8 @@ class Library:
         detected in (when the detector is sure; else any)."""
         if not text.strip():
             raise QueryError("text is empty.")
-        if len(text) > 20000:
-            raise QueryError("text is longer than 20,000 characters.")
+        if len(text) > MAX_TEXT_CHARS:
+            raise QueryError(f"text is longer than {MAX_TEXT_CHARS:,} characters.")
         if not 1 <= k <= MAX_K:
             raise QueryError(f"k must be between 1 and {MAX_K}.")
         lang = detect_language(text) if same_language else ""
@@ -225,9 +239,11 @@ class Library:
         last = self.catalog.last_run()
         out: dict[str, Any] = dict(counts)
         out["data"] = str(self.data_dir)
-        out["index_generation"] = self.index.generation()
-        out["index_documents"] = self.index.doc_count() if self.index.exists() else 0
-        out["index_bytes"] = self.index.size_bytes() if self.index.exists() else 0
+        exists = self.engine.exists()
+        out["engine"] = self.engine.name
+        out["index_generation"] = self.engine.stamp()[0]
+        out["index_documents"] = self.engine.doc_count() if exists else 0
+        out["index_bytes"] = self.engine.size_bytes() if exists else 0
         if last:
             out["last_reindex"] = {
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last["finished"])),
@@ -241,10 +257,10 @@ class Library:
 
     def ready(self) -> dict[str, Any]:
         """What /readyz reports; raises IndexMissing when not ready."""
-        docs = self.index.doc_count()
+        docs = self.engine.doc_count()
         self.model()
         last = self.catalog.last_run()
-        return {"status": "ready", "index_generation": self.index.generation(), "episodes": docs,
+        return {"status": "ready", "index_generation": self.engine.stamp()[0], "episodes": docs,
                 "pid": os.getpid(),
                 "last_reindex_age_seconds": round(time.time() - last["finished"], 1) if last else None}
 

@@ -44,8 +44,8 @@ from soak.state import generation_dirs, index_docs, integrity, model_neighbours,
 
 from podsearch.config import load_config  # noqa: E402
 from podsearch.reindex import reindex  # noqa: E402
+from podsearch.requests import SearchRequest  # noqa: E402
 from podsearch.sample import sample_feeds  # noqa: E402
-from podsearch.search_types import SearchRequest  # noqa: E402
 from podsearch.service import Library  # noqa: E402
 
 SITE_SHOWS = ["afk", "spotlight", "rfc"]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from podsearch.catalog import Catalog
+from podsearch.engines.whoosh import WhooshEngine
 from podsearch.generations import Generations
-from podsearch.index import SearchIndex
 from podsearch.similar import SimilarModel
 
 
@@ -44,7 +44,7 @@ def integrity(data: Path) -> str:
 
 def index_docs(data: Path) -> dict[str, str]:
     """{episode id: content hash} of the live index; a duplicate id is an error."""
-    ix = SearchIndex(data)._index()
+    ix = WhooshEngine(data)._index()
     with ix.searcher() as s:
         fields = list(s.all_stored_fields())
     docs = {f["id"]: f.get("content_hash", "") for f in fields}

@@ -191,10 +191,10 @@ def bm25_run(docs: list[dict[str, Any]], queries: dict[str, str], depth: int = D
 
 def podsearch_run(data_dir: Path, queries: dict[str, str], depth: int = DEPTH) -> Run:
     """Each query through the search box's logic (read as plain words: topics are not query syntax)."""
-    from ..index import SearchIndex
+    from ..engines import open_engine
 
-    index = SearchIndex(data_dir)
-    return {qid: [i for i, _ in index.rank(text, limit=depth, plain=True)] for qid, text in queries.items()}
+    engine = open_engine(data_dir)
+    return {qid: [i for i, _ in engine.rank(text, limit=depth, plain=True)] for qid, text in queries.items()}
 
 
 def load_docs(docs_path: Path | str, data_dir: Path, show: str = "Evaluation") -> list[dict[str, Any]]:

@@ -192,9 +192,9 @@ def by_date(catalog: Catalog) -> Ranker:
 
 def whoosh_more_like(data_dir: Path, catalog: Catalog) -> Ranker:
     """Whoosh's ``more_like`` over the transcript field of the real search index."""
-    from ..index import SearchIndex
+    from ..engines import open_engine
 
-    index = SearchIndex(data_dir)
+    index = open_engine(data_dir)
     total = len(catalog.hashes())
 
     def rank(episode_id: str, depth: int, candidates: set[str] | None) -> list[str]:

@@ -11,6 +11,9 @@ from flask import Flask
 
 from ..config import Config, load_config
 from ..service import Library
+from . import api, caching, cors, embed, errors, limits, views
+from .accesslog import AccessLog
+from .context import EXTENSION, library
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +34,10 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.config.update(PODSEARCH=config, JSON_SORT_KEYS=False)
     if test_config:
         app.config.update(test_config)
-    app.extensions["podsearch"] = Library(config.data_dir)
-
-    from . import api, caching, cors, errors, limits, views
-    from .accesslog import AccessLog
+    app.extensions[EXTENSION] = Library.from_config(config)
 
     app.register_blueprint(views.bp)
-    from .embed import bp as embed_bp  # the widget and /opensearch.xml
-    app.register_blueprint(embed_bp)
+    app.register_blueprint(embed.bp)  # the widget and /opensearch.xml
     app.register_blueprint(api.bp, url_prefix="/api/v1")
     app.register_blueprint(api.bp, url_prefix="/api", name="api_unversioned")
     app.register_blueprint(api.site)
@@ -73,9 +72,3 @@ def date(value: str | None) -> str:
     except ValueError:
         return value
     return f"{dt.day} {dt.strftime('%b %Y')}"
-
-
-def library() -> Library:
-    from flask import current_app
-
-    return current_app.extensions["podsearch"]

@@ -65,7 +65,7 @@ class AnswerStore:
 
 def data_version(lib: Library) -> tuple[str, float]:
     """A short token that changes whenever the served data may have changed, and when that was."""
-    index_stamp = lib.index.generations.stamp()
+    index_stamp = lib.engine.stamp()
     model_stamp = lib.model_generations.stamp()
     try:
         last = lib.catalog.last_run()

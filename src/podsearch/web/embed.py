@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, jsonify, render_template, request
 
 from ..errors import IndexMissing, QueryError
-from .app import library
-from .params import similar_options, suggest_prefix
+from ..requests import SimilarParams, SuggestParams, parse
+from .context import library
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def similar(episode_id: str):
     Links open in the top window: on the publisher's own episode page when the feed gives one
     (``link=site``, the default), else on podsearch's (``link=podsearch``).
     """
-    opts = similar_options(request)
+    opts = parse(SimilarParams, request.args).options()
     mode = request.args.get("link", "site")
     if mode not in {"site", "podsearch"}:
         raise QueryError("link must be site or podsearch.")
@@ -63,7 +63,7 @@ def opensearch():
 @bp.get("/opensearch/suggest")
 def opensearch_suggest():
     """Suggestions in the OpenSearch format browsers read: ``["prefix", ["completion", ...]]``."""
-    q = suggest_prefix(request)
+    q = parse(SuggestParams, request.args).q
     texts = [s["text"] for s in library().suggest(q)] if q.strip() else []
     response = jsonify([q, texts])
     response.mimetype = "application/x-suggestions+json"

@@ -57,7 +57,7 @@ def register(app: Flask) -> None:
         if request.content_length is not None and request.content_length > max_body:
             raise RequestEntityTooLarge(f"The request body is {request.content_length:,} bytes; the limit is "
                                         f"{max_body:,}.")
-        if bucket is not None and request.path not in UNLIMITED_PATHS:
+        if bucket is not None and request.path not in UNLIMITED_PATHS and request.method != "OPTIONS":
             wait = bucket.take(request.remote_addr or "-")
             if wait > 0:
                 raise TooManyRequests(f"Too many requests from {request.remote_addr}; slow down and retry in "

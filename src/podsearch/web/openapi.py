@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document of the JSON API, served at ``/api/openapi.json``.
 
-Built in code so that the limits in it are the ones params.py enforces, and so the unversioned aliases
-are described by the same operation objects as ``/api/v1``.
+The parameters come from the declarations that check them (``podsearch.requests``), so the limits in it are the
+ones enforced; the unversioned aliases are described by the same operation objects as ``/api/v1``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import copy
 from typing import Any
 
 from .. import __version__
-from ..search_types import SORTS
+from ..requests import ALIASES, MAX_TEXT_CHARS, MomentParams, Params, SearchParams, ShowPageParams, SimilarParams, SuggestParams
 from .errors import HTTP_CODES
-from .params import MAX_DEPTH, MAX_PER_PAGE, MAX_PREFIX_CHARS, MAX_QUERY_CHARS, MAX_TEXT_CHARS
 
 JSON = "application/json"
 NULLABLE_STR = {"type": ["string", "null"]}
@@ -98,51 +97,36 @@ def _param(name: str, schema: dict[str, Any], description: str, where: str = "qu
             "schema": schema}
 
 
-_LIST = {"type": "string", "maxLength": 1000}
+def query_parameters(model: type[Params], prefix: str = "") -> dict[str, Any]:
+    """The query parameters a request model declares, as OpenAPI parameter objects (named ``prefix`` + name)."""
+    props = model.model_json_schema(by_alias=True)["properties"]
+    out: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        schema = {k: v for k, v in props[key].items() if k not in {"title", "description"}}
+        if "anyOf" in schema:  # "x | None": absent is None; a query string has no null
+            schema = {**next(s for s in schema.pop("anyOf") if s.get("type") != "null"), **schema}
+            if schema.get("default") is None:
+                schema.pop("default", None)
+        out[prefix + key] = _param(key, schema, info.description or "")
+        for alias, target in ALIASES.items():
+            if target == key:
+                out[prefix + alias] = _param(alias, schema, f"The same as {key}.")
+    return out
+
+
 PARAMETERS: dict[str, Any] = {
-    "q": _param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS},
-                'Search words; "quoted phrases", -excluded, OR, field:value. Empty lists everything newest first.'),
-    "page": _param("page", {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1},
-                   f"Page number, from 1. page * per_page may not exceed {MAX_DEPTH}."),
-    "per_page": _param("per_page", {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": 10},
-                       "Results per page."),
-    "show": _param("show", _LIST, "Only these show ids (comma-separated or repeated)."),
-    "person": _param("person", {"type": "string", "maxLength": MAX_PREFIX_CHARS}, "Only episodes with this person."),
-    "from": _param("from", {"type": "string", "pattern": r"^$|^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$"},
-                   "Published on or after: YYYY, YYYY-MM or YYYY-MM-DD."),
-    "to": _param("to", {"type": "string", "pattern": r"^$|^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$"},
-                 "Published on or before: YYYY, YYYY-MM or YYYY-MM-DD."),
-    "duration_min": _param("duration_min", {"type": "integer", "minimum": 0, "maximum": 100000},
-                           "At least this many minutes long."),
-    "duration_max": _param("duration_max", {"type": "integer", "minimum": 0, "maximum": 100000},
-                           "At most this many minutes long."),
-    "language": _param("language", {"type": "string", "maxLength": 40},
-                       "Only episodes in this language (en, de, pt-BR: the region is ignored); the query is analysed "
-                       "for that language alone. Without it, the query is analysed for every language in the index."),
-    "lang": _param("lang", {"type": "string", "maxLength": 40}, "The same as language (which it wins over)."),
-    "sort": _param("sort", {"type": "string", "enum": list(SORTS), "default": "relevance"}, "Order of the hits."),
-    "prefix": _param("q", {"type": "string", "maxLength": MAX_PREFIX_CHARS}, "What the person typed so far."),
-    "k": _param("k", {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}, "How many neighbours."),
-    "same_show": _param("same_show", {"type": "boolean", "default": True},
-                        "Include episodes of the same show."),
-    "same_language": _param("same_language", {"type": "boolean", "default": True},
-                            "Only episodes in the episode's language (for a text: the language it is detected in); "
-                            "episodes of unknown language are kept. false: any language."),
-    "exclude_show": _param("exclude_show", _LIST, "Leave out these show ids (comma-separated or repeated)."),
-    "min_score": _param("min_score", {"type": "number", "minimum": 0, "maximum": 1, "default": 0},
-                        "Leave out neighbours scoring below this."),
-    "t": _param("t", {"type": "number", "minimum": 0, "maximum": 1e7},
-                "Second into the episode: neighbours of the two minutes around it."),
+    **query_parameters(SearchParams),
+    **query_parameters(SimilarParams),
+    **query_parameters(MomentParams, prefix="moment_"),
+    **query_parameters(SuggestParams, prefix="prefix_"),
+    **query_parameters(ShowPageParams, prefix="show_"),
     "text": _param("text", {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
                    "Text to find episodes near in topic.", required=True),
     "episode_id": _param("episode_id", {"type": "string", "minLength": 1},
                          "Episode id (the feed's guid, qualified by the show); may hold '/', ':' and '?' "
                          "(percent-encode them).", where="path"),
     "show_id": _param("show_id", {"type": "string", "minLength": 1}, "Show id.", where="path"),
-    "show_page": _param("page", {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1},
-                        f"Page of the episode list. page * per_page may not exceed {MAX_DEPTH}."),
-    "show_per_page": _param("per_page", {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": 50},
-                            "Episodes per page."),
 }
 
 
@@ -208,7 +192,7 @@ def _paths() -> dict[str, Any]:
         "/search": {"get": _op("search", "Full-text search with the best moments of each episode", "SearchResult",
                                SEARCH_PARAMS)},
         "/suggest": {"get": _op("suggest", "Typeahead: shows, episodes, people and terms", "Suggestions",
-                                ["prefix"])},
+                                ["prefix_q"])},
         "/shows": {"get": _op("listShows", "Every show", "ShowList", [], (), "catalog")},
         "/shows/{show_id}": {"get": _op("getShow", "One show and a page of its episodes, newest first",
                                         "ShowDetail", ["show_id", "show_page", "show_per_page"], ("400", "404"),
@@ -216,7 +200,7 @@ def _paths() -> dict[str, Any]:
         "/episodes/{episode_id}": {"get": _op("getEpisode", "One episode with its transcript", "Episode",
                                               ["episode_id"], ("404",), "catalog")},
         "/similar/{episode_id}": {"get": _op("similar", "Episodes nearest in topic, with the shared terms",
-                                             "SimilarResult", ["episode_id", "t", *SIMILAR_OPTIONS], ("400", "404"),
+                                             "SimilarResult", ["episode_id", "moment_t", *SIMILAR_OPTIONS], ("400", "404"),
                                              "similar")},
         "/similar": {"get": {**_op("similarToText", "Episodes near in topic to a text", "SimilarResult",
                                    SIMILAR_OPTIONS, ("400",), "similar"),

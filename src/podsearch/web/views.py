@@ -6,11 +6,11 @@ from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
 
+from ..answers import SearchResult
 from ..episodes import Segment
 from ..errors import IndexMissing, PodsearchError, QueryError
-from ..search_types import SearchRequest, SearchResult
-from .app import library
-from .params import MAX_DEPTH, page_window, search_request, seconds
+from ..requests import MAX_DEPTH, MAX_QUERY_CHARS, SearchRequest, SeekParams, ShowPageParams, parse, search_request
+from .context import library
 
 bp = Blueprint("views", __name__)
 
@@ -100,10 +100,9 @@ def home():
 @bp.get("/search")
 def search():
     try:
-        req = search_request(request)
+        req = search_request(request.args)
     except QueryError as exc:
-        req = SearchRequest(q=request.args.get("q", "")[:500])
-        return render_template("search.html", req=req, result=None, error=str(exc), **_search_context(req, {})), 400
+        return _refused(exc, query=False)
     lib = library()
     if not req.q.strip() and not req.shows and not req.person and not req.published_from and not req.published_to:
         shows = lib.shows()
@@ -112,10 +111,19 @@ def search():
     try:
         result = lib.search(req)
     except QueryError as exc:
-        return render_template("search.html", req=req, result=None, error=str(exc), **_search_context(req, {})), 400
+        return _refused(exc, query=True)
     shows = {s.id: s.title for s in lib.shows()}
     return render_template("search.html", req=req, result=result, facets=facet_links(result, req),
                            pages=page_numbers(result.page, result.pages, result.per_page), **_search_context(req, shows))
+
+
+def _refused(exc: QueryError, query: bool) -> tuple[str, int]:
+    """The search page for a request that could not be run (400): the reason, the syntax help when the query
+    itself was the problem, and the way back (the same words, without the other parameters)."""
+    req = SearchRequest(q=request.args.get("q", "")[:MAX_QUERY_CHARS])
+    return render_template("search.html", req=req, result=None, error=str(exc), query_error=query,
+                           back=url_for("views.search", q=req.q) if req.q else url_for("views.search"),
+                           **_search_context(req, {})), 400
 
 
 def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]:
@@ -140,7 +148,7 @@ def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict
 @bp.get("/episodes/<path:episode_id>")
 def episode(episode_id: str):
     lib = library()
-    t = seconds(request)
+    t = parse(SeekParams, request.args).t
     ep = lib.episode(episode_id)
     show = lib.show(ep.show_id)
     try:
@@ -156,7 +164,8 @@ def episode(episode_id: str):
 @bp.get("/shows/<show_id>")
 def show(show_id: str):
     lib = library()
-    page, per_page = page_window(request, default_per_page=50)
+    p = parse(ShowPageParams, request.args)
+    page, per_page = p.page, p.per_page
     show = lib.show(show_id)
     episodes = lib.episodes_of(show_id, limit=page * per_page + 1)
     chunk = episodes[(page - 1) * per_page:page * per_page]

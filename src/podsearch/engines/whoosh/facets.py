@@ -1,6 +1,6 @@
 """Facet counts (show, year, person, language) over the documents a search matched.
 
-The facet values of every document are read from the index once per index generation (``index.py`` does the
+The facet values of every document are read from the index once per index generation (the engine does the
 reading) into a sparse documents x values matrix; counting the matches is then one sparse product in C,
 whatever the number of matches or of persons per episode (about 40 in the synthetic 10k corpus).
 """
@@ -8,16 +8,11 @@ whatever the number of matches or of persons per episode (about 40 in the synthe
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import languages
-from .catalog import Catalog
-
-FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
-TOP = 20  # values shown per facet
+from ..base import FACETS
 
 
 class DocFacets:
@@ -53,21 +48,3 @@ class DocFacets:
             facet, name = self.labels[col]
             counts[facet][name] = int(totals[col])
         return counts
-
-
-def facet_rows(catalog: Catalog, counts: dict[str, dict[str, int]]) -> dict[str, list[dict[str, Any]]]:
-    """The answer's facets: per facet, the ``TOP`` values by count, with their labels."""
-    names = {s.id: s.title for s in catalog.shows()}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for facet in FACETS:
-        rows = []
-        for key, count in sorted(counts[facet].items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]:
-            if facet == "show":
-                label = names.get(key, key)
-            elif facet == "person":
-                label = key.title()
-            else:
-                label = languages.name(key) if facet == "language" else key
-            rows.append({"value": key, "label": label, "count": count})
-        out[facet] = rows
-    return out

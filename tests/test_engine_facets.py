@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from podsearch.facets import DocFacets
+from podsearch.engines.whoosh.facets import DocFacets
 
 
 def test_counts_follow_the_matched_documents() -> None:

@@ -1,4 +1,5 @@
-"""Index upkeep: incremental sync, full rebuilds swapped in, a running server that sees the new index."""
+"""The Whoosh engine: incremental sync, full rebuilds swapped in, a running server that sees the new index,
+counting every match."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from podsearch.analysis import spoken_english_analyzer
 from podsearch.catalog import Catalog
 from podsearch.config import load_config
-from podsearch.index import SearchIndex
+from podsearch.documents import CatalogDocuments
+from podsearch.engines.base import EngineQuery
+from podsearch.engines.whoosh import WhooshEngine
+from podsearch.engines.whoosh.analysis import spoken_english_analyzer
 from podsearch.reindex import import_jsonl
-from podsearch.search_types import SearchRequest
 
 
 def write_jsonl(path: Path, lines: list[dict]) -> Path:
@@ -25,8 +27,8 @@ def episode(n: int, word: str) -> dict:
             "transcript": f"Today we talk about {word} for a long while."}
 
 
-def ids_for(index: SearchIndex, catalog: Catalog, q: str) -> list[str]:
-    return sorted(h.id for h in index.search(catalog, SearchRequest(q=q, per_page=100)).hits)
+def ids_for(index: WhooshEngine, q: str) -> list[str]:
+    return sorted(h.id for h in index.search(EngineQuery(text=q, per_page=100)).hits)
 
 
 def test_analyzer_keeps_versions_apostrophes_and_accents() -> None:
@@ -40,8 +42,8 @@ def test_incremental_sync_adds_updates_and_removes_exactly_the_changed(tmp_path:
     first = write_jsonl(tmp_path / "a.jsonl", [episode(1, "otters"), episode(2, "beavers"), episode(3, "herons")])
     report = import_jsonl(config, first)
     assert report.index == {"added": 3, "updated": 0, "removed": 0, "full": 1}
-    index = SearchIndex(data)
-    generation = index.generation()
+    index = WhooshEngine(data)
+    generation = index.stamp()[0]
 
     catalog = Catalog.in_dir(data)
     try:
@@ -50,14 +52,14 @@ def test_incremental_sync_adds_updates_and_removes_exactly_the_changed(tmp_path:
         catalog.delete_episode("ep-3")
         report = import_jsonl(config, second)
         assert report.index == {"added": 1, "updated": 1, "removed": 1}
-        assert index.generation() == generation  # updated in place, not rebuilt
+        assert index.stamp()[0] == generation  # updated in place, not rebuilt
         assert index.doc_count() == 3
-        assert ids_for(index, catalog, "muskrats") == ["ep-2"]
-        assert ids_for(index, catalog, "beavers") == []
-        assert ids_for(index, catalog, "herons") == []
-        assert ids_for(index, catalog, "kingfishers") == ["ep-4"]
-        assert ids_for(index, catalog, "otters") == ["ep-1"]
-        assert index.sync(catalog) == {"added": 0, "updated": 0, "removed": 0}
+        assert ids_for(index, "muskrats") == ["ep-2"]
+        assert ids_for(index, "beavers") == []
+        assert ids_for(index, "herons") == []
+        assert ids_for(index, "kingfishers") == ["ep-4"]
+        assert ids_for(index, "otters") == ["ep-1"]
+        assert index.sync(CatalogDocuments(catalog)) == {"added": 0, "updated": 0, "removed": 0}
     finally:
         catalog.close()
 
@@ -66,7 +68,7 @@ def test_full_rebuild_goes_into_a_new_generation(tmp_path: Path) -> None:
     data = tmp_path / "data"
     config = load_config({"data": str(data)}, environ={})
     import_jsonl(config, write_jsonl(tmp_path / "a.jsonl", [episode(1, "otters")]))
-    index = SearchIndex(data)
+    index = WhooshEngine(data)
     before = index.generations.current()
     report = import_jsonl(config, write_jsonl(tmp_path / "b.jsonl", [episode(2, "beavers")]), full=True)
     assert report.index.get("full") == 1
@@ -74,27 +76,27 @@ def test_full_rebuild_goes_into_a_new_generation(tmp_path: Path) -> None:
     assert after != before
     catalog = Catalog.in_dir(data)
     try:
-        assert ids_for(index, catalog, "otters beavers") == ["ep-1", "ep-2"]
+        assert ids_for(index, "otters beavers") == ["ep-1", "ep-2"]
     finally:
         catalog.close()
 
 
 def test_parallel_full_build_gives_the_same_results(tmp_path: Path, monkeypatch) -> None:
-    import podsearch.index as index_module
+    import podsearch.engines.whoosh as index_module
 
     data = tmp_path / "data"
     config = load_config({"data": str(data)}, environ={})
     words = ["otters", "beavers", "herons", "kingfishers", "muskrats"]
     import_jsonl(config, write_jsonl(tmp_path / "a.jsonl", [episode(n, words[n % 5]) for n in range(40)]))
-    index = SearchIndex(data)
+    index = WhooshEngine(data)
     catalog = Catalog.in_dir(data)
     try:
-        single = {w: ids_for(index, catalog, w) for w in words}
+        single = {w: ids_for(index, w) for w in words}
         monkeypatch.setattr(index_module, "PARALLEL_FROM", 10)
         monkeypatch.setattr(index_module, "BUILD_BATCH", 5)
-        index.sync(catalog, full=True)
+        index.sync(CatalogDocuments(catalog), full=True)
         assert len(index._index()._segments()) > 1  # the worker processes wrote their own segments
-        assert {w: ids_for(index, catalog, w) for w in words} == single
+        assert {w: ids_for(index, w) for w in words} == single
         assert index.doc_count() == 40
     finally:
         catalog.close()
@@ -131,7 +133,8 @@ def test_the_total_counts_every_match_once_the_top_ten_are_settled(tmp_path: Pat
     from whoosh.fields import ID, TEXT, Schema
     from whoosh.query import Or, Term
 
-    from podsearch.index import _page, weighting
+    from podsearch.engines.whoosh.scoring import page as _page
+    from podsearch.engines.whoosh.scoring import weighting
 
     ix = windex.create_in(str(tmp_path), Schema(id=ID(stored=True), title=TEXT, body=TEXT))
     with ix.writer() as w:

@@ -1,22 +1,26 @@
-"""Text analysis shared by the index (Whoosh) and the moment finder: one tokenizer, one stemmer.
+"""The Whoosh engine's text analysis: one tokenizer, one stemmer, per language profile.
 
-The analyzers are Whoosh objects, so this module belongs to the index layer: only ``index.py`` and the
-moment finder beside it import it.
+The analyzers are Whoosh objects, so this module belongs to the engine; the answer builder reaches them
+through :meth:`WhooshEngine.analyzer` (snippets and moments find the query's terms with the analysis that
+indexed them).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import chain
 from typing import Any
 
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokenizer, Token, Tokenizer
 from whoosh.lang import stemmer_for_language
+from whoosh.lang.stopwords import stoplists
 from whoosh.support.charset import accent_map
 
-from . import languages
-from .languages import HAS_CJK, cjk_bigrams, fold, split_cjk
+from ... import languages
+from ...languages import HAS_CJK, cjk_bigrams, fold, split_cjk
 
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
 # "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them.
@@ -70,6 +74,22 @@ a an and are as at be but by for if in into is it no not of on or such that the 
 they this to was will with i you we he she um uh yeah like so just oh okay ok
 """.split())
 
+@lru_cache(maxsize=64)
+def snowball_stop_words(lang: str) -> frozenset[str]:
+    """The stop words the index drops for a language, lower case, as the list writes them and with accents
+    folded (``für`` and ``fur``; Romanian's list has no accents: fold a word before looking it up there); empty
+    for a language without a list.
+
+    The lists are Snowball's (as NLTK and Whoosh ship them) where there is one, else those of the ``stop-words``
+    package (Romanian, Catalan, Polish, ...). CJK languages get none: their text is bigrams.
+    """
+    code = languages.primary(lang)
+    if not code or code in languages.CJK:
+        return frozenset()
+    words = set(stoplists.get("no" if code in {"nb", "nn"} else code, ())) or set(languages.package_stop_words(code))
+    return frozenset(words | {fold(w) for w in words})
+
+
 # A text that starts with MARK + profile + MARK is analysed for that language (``languages.profile``);
 # a text without the mark is English. ``mark`` writes it; the index adds it to each text field of an episode.
 MARK = "\x1e"
@@ -95,7 +115,7 @@ class _Profile:
             self.stops, self.fold_first = STOP_WORDS, True
             self.stemfn: Any = stemmer_for_language("en")
         else:
-            self.stops = languages.stop_words(key) if key != "plain" else frozenset()
+            self.stops = snowball_stop_words(key) if key != "plain" else frozenset()
             self.stemfn = languages.stemmer(key) if key != "plain" else None
             self.fold_first = False
 
@@ -277,3 +297,9 @@ def spoken_english_analyzer(stem: bool = True) -> SpokenAnalyzer:
 def plain_analyzer():
     """Unstemmed, for spelling suggestions and typeahead."""
     return RegexTokenizer(r"\w+") | LowercaseFilter() | CharsetFilter(accent_map)
+
+
+# Whoosh pickles the schema, analyzers included, into every index it writes: indexes written before this module
+# moved into the engine package name it ``podsearch.analysis``. That name stays an alias of this module so that
+# they still open (and keep serving until the next reindex rewrites them).
+sys.modules.setdefault("podsearch.analysis", sys.modules[__name__])

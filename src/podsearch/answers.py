@@ -1,0 +1,380 @@
+"""The answers podsearch gives, built in one place and serialised in one place.
+
+A search answer is assembled here from an engine's result (ids, scores, matched terms, facet counts) and one
+batched catalog read of the page's episodes: titles with the matches marked, a snippet from the show notes,
+the transcript moments that match best, facet labels. ``to_dict`` of each answer type is its JSON shape, the
+one the API and the CLI print; the HTML pages render the same objects.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from . import languages
+from .catalog import Catalog
+from .documents import parse_datetime
+from .engines.base import FACETS, EngineResult, TextAnalyzer
+from .episodes import Chapter, Episode, Segment, Show
+
+FACET_TOP = 20  # values shown per facet
+SNIPPET_CHARS = 240  # a snippet fragment at most, and the notes shown when nothing matched in them
+SURROUND = 80  # characters of context on each side of a match
+FRAGMENTS = 2  # fragments of the notes in a snippet
+
+
+@dataclass
+class Moment:
+    start: float | None
+    speaker: str
+    text: str  # highlighted HTML (escaped, matches in <mark>)
+    chapter: str = ""
+
+
+@dataclass
+class EpisodeRef:
+    """What every list of episodes shows of one (search hits, nearby episodes)."""
+
+    id: str
+    title: str
+    show: str
+    show_id: str
+    published: str | None  # ISO 8601 UTC
+    url: str  # the episode's own page (the feed's link)
+
+
+@dataclass
+class Hit(EpisodeRef):
+    audio_url: str
+    duration: int | None
+    score: float
+    snippet: str  # highlighted HTML (escaped, matches in <mark>)
+    title_html: str
+    moments: list[Moment] = field(default_factory=list)
+    language: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "show": self.show, "show_id": self.show_id,
+                "published": self.published, "url": self.url, "audio_url": self.audio_url,
+                "duration": self.duration, "score": self.score, "snippet": self.snippet,
+                "title_html": self.title_html, "language": self.language,
+                "moments": [asdict(m) for m in self.moments]}
+
+
+@dataclass
+class SearchResult:
+    query: str
+    total: int
+    page: int
+    per_page: int
+    hits: list[Hit]
+    facets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    suggestion: str = ""
+    relaxed: bool = False  # all-words matching found too little; any-word matching was used
+    took_ms: float = 0.0
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
+    @property
+    def past_end(self) -> bool:
+        """A page after the last one was asked for (it lists nothing; ``pages`` is the last)."""
+        return self.total > 0 and self.page > self.pages
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "total": self.total, "page": self.page, "per_page": self.per_page,
+                "pages": self.pages, "took_ms": self.took_ms, "relaxed": self.relaxed,
+                "suggestion": self.suggestion or None, "hits": [h.to_dict() for h in self.hits],
+                "facets": self.facets}
+
+
+@dataclass
+class SimilarItem(EpisodeRef):
+    score: float
+    reasons: list[str]
+    duplicate: bool = False
+    language: str = ""
+
+    def to_dict(self, duplicate: bool = False) -> dict[str, Any]:
+        out = {"id": self.id, "title": self.title, "show": self.show, "show_id": self.show_id,
+               "published": self.published, "url": self.url, "score": self.score, "reasons": list(self.reasons),
+               "language": self.language}
+        if duplicate:
+            out["duplicate"] = self.duplicate
+        return out
+
+
+@dataclass
+class SimilarResult:
+    id: str | None
+    similar: list[SimilarItem]
+    duplicates: list[SimilarItem] = field(default_factory=list)
+    t: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "similar": [s.to_dict() for s in self.similar],
+                               "duplicates": [s.to_dict(duplicate=True) for s in self.duplicates]}
+        if self.t is not None:
+            out["t"] = self.t
+        return out
+
+
+# -- catalog answers ------------------------------------------------------------------------------------
+def _public_url(value: str) -> str:
+    """Only web addresses leave the server; local paths (feeds read from disk) stay private."""
+    return value if urlsplit(value).scheme.lower() in {"http", "https"} else ""
+
+
+def show_json(show: Show) -> dict[str, Any]:
+    data = show.to_dict()
+    data.pop("source", None)  # a feed URL or a path on the server's disk: not for the public
+    return data
+
+
+def episode_json(ep: Episode) -> dict[str, Any]:
+    data = ep.to_dict()
+    data["transcript_source"] = _public_url(data.get("transcript_source") or "")
+    data["segments"] = [asdict(s) for s in ep.segments]
+    return data
+
+
+# -- search answers -------------------------------------------------------------------------------------
+def search_answer(query: str, page: int, per_page: int, found: EngineResult, catalog: Catalog,
+                  analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0) -> SearchResult:
+    """The answer to a search: ``found`` (the engine's) with what the page shows read from ``catalog`` at once.
+
+    ``analyzer(language)`` is the engine's analysis of a language: the query's terms are found with it in the
+    titles, notes and transcript segments the engine does not keep.
+    """
+    terms = found.terms
+    transcript_terms = terms.get("transcript", set())
+    ids = [h.id for h in found.hits]
+    episodes = catalog.episodes_by_id(ids, segments_of=ids if transcript_terms else ())
+    shows = catalog.show_titles()
+    hits = []
+    for h in found.hits:
+        ep = episodes.get(h.id)
+        if ep is None:  # deleted from the catalog since the engine answered
+            continue
+        hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, analyzer))
+    return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
+                        facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
+                        took_ms=took_ms)
+
+
+def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]],
+         analyzer: Callable[[str], TextAnalyzer]) -> Hit:
+    lang = languages.primary(ep.language)
+    ana = analyzer(lang)
+    transcript_terms = terms.get("transcript", set())
+    segments = ep.segments if transcript_terms else []
+    moments = find_moments(segments, transcript_terms, ana, chapters=ep.chapters,
+                           english=languages.profile(lang) in ("", "en"))
+    notes = ep.description_text
+    snippet = ""
+    if notes and terms.get("notes"):
+        snippet = highlight(notes, terms["notes"], ana)
+    if not snippet and moments:
+        snippet = moments[0].text
+    if not snippet:
+        snippet = html.escape(shorten(notes or (segments[0].text if segments else ""), SNIPPET_CHARS))
+    published = parse_datetime(ep.published)
+    return Hit(id=ep.id, title=ep.title, show=show, show_id=ep.show_id,
+               published=published.strftime("%Y-%m-%dT%H:%M:%SZ") if published else None,
+               url=ep.link, audio_url=ep.audio_url, duration=ep.duration, score=round(float(score), 4),
+               snippet=snippet, title_html=highlight(ep.title, terms.get("title", set()), ana, whole=True),
+               moments=moments, language=lang)
+
+
+def facet_rows(counts: dict[str, dict[str, int]], shows: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """The answer's facets: per facet, the ``FACET_TOP`` values by count, with their labels."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for facet in FACETS:
+        rows = []
+        for key, count in sorted(counts.get(facet, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:FACET_TOP]:
+            if facet == "show":
+                label = shows.get(key, key)
+            elif facet == "person":
+                label = key.title()
+            else:
+                label = languages.name(key) if facet == "language" else key
+            rows.append({"value": key, "label": label, "count": count})
+        out[facet] = rows
+    return out
+
+
+# -- highlighting ---------------------------------------------------------------------------------------
+def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = False) -> str:
+    """``text`` as escaped HTML with the words that give ``terms`` in ``<mark>``.
+
+    ``whole``: all of it (a title); else the best ``FRAGMENTS`` stretches around the matches, at most
+    ``SNIPPET_CHARS`` each, joined by " … " only where text was left out, cut at spaces and never inside a
+    name ("Henrietta Blake" stays whole), or "" when nothing matches. Without terms: the text (shortened).
+    """
+    if not text:
+        return ""
+    spans = _match_spans(text, terms, analyzer) if terms else []
+    if whole:
+        return _marked(text, 0, len(text), spans)
+    if not spans:
+        return html.escape(shorten(text, SNIPPET_CHARS)) if not terms else ""
+    return " … ".join(_marked(text, lo, hi, spans) for lo, hi in _fragments(text, spans))
+
+
+def _match_spans(text: str, terms: set[str], analyzer: TextAnalyzer) -> list[tuple[int, int, str]]:
+    spans = sorted({(start, end, term) for term, start, end in analyzer.spans(text) if term in terms})
+    out: list[tuple[int, int, str]] = []
+    for start, end, term in spans:  # a joined word and its parts share one span: keep the widest
+        if out and start < out[-1][1]:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end, out[-1][2])
+            continue
+        out.append((start, end, term))
+    return out
+
+
+def _marked(text: str, lo: int, hi: int, spans: list[tuple[int, int, str]]) -> str:
+    parts, pos = [], lo
+    for start, end, _ in spans:
+        if start < lo or end > hi:
+            continue
+        parts.append(html.escape(text[pos:start]))
+        parts.append("<mark>" + html.escape(text[start:end]) + "</mark>")
+        pos = end
+    parts.append(html.escape(text[pos:hi]))
+    return "".join(parts).strip()
+
+
+def _fragments(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """The best stretches of ``text`` around the matches, in text order."""
+    windows: list[list[Any]] = []  # [lo, hi, terms]
+    for start, end, term in spans:
+        lo, hi = max(0, start - SURROUND), min(len(text), end + SURROUND)
+        if windows and lo <= windows[-1][1] and hi - windows[-1][0] <= SNIPPET_CHARS:
+            windows[-1][1] = hi
+            windows[-1][2].append(term)
+        else:
+            windows.append([lo, hi, [term]])
+    best = sorted(range(len(windows)), key=lambda i: (-len(set(windows[i][2])), -len(windows[i][2]), i))[:FRAGMENTS]
+    chosen = [(_snap_start(text, windows[i][0]), _snap_end(text, windows[i][1])) for i in sorted(best)]
+    merged: list[tuple[int, int]] = []
+    for lo, hi in chosen:  # two stretches with nothing between them are one
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+_NAME_WORD = re.compile(r"[A-Z][\w'’.-]*")
+
+
+def _snap_start(text: str, lo: int) -> int:
+    """Move a fragment's start back to the start of its word, and of a name the word is in."""
+    while lo > 0 and not text[lo - 1].isspace():
+        lo -= 1
+    while lo > 0:  # "Henrietta Blake": a capitalised word before a capitalised word is taken too
+        before = text[:lo].rstrip()
+        m = re.search(r"(\S+)$", before)
+        if not m or not _NAME_WORD.fullmatch(m.group(1)) or not _NAME_WORD.match(text[lo:]) or lo - m.start(1) > 40:
+            break
+        lo = m.start(1)
+    return lo
+
+
+def _snap_end(text: str, hi: int) -> int:
+    """Move a fragment's end on to the end of its word, and of a name the word is in."""
+    n = len(text)
+    while hi < n and not text[hi].isspace():
+        hi += 1
+    while hi < n:
+        m = re.match(r"\s+(\S+)", text[hi:])
+        last = re.search(r"(\S+)$", text[:hi])
+        if not m or not last or not _NAME_WORD.fullmatch(last.group(1).rstrip(",.;:!?")) \
+                or last.group(1)[-1] in ",.;:!?" or not _NAME_WORD.fullmatch(m.group(1).rstrip(",.;:!?")) \
+                or m.end() > 40:
+            break
+        hi += m.end()
+    return hi
+
+
+def shorten(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
+
+
+# -- moments ------------------------------------------------------------------------------------------
+def _english_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
+    """Cheap upper bounds, before analysis, on how many of the (stemmed) terms a segment holds and on how many
+    of its tokens are one of them.
+
+    English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
+    term without its last letter must appear in the text (apostrophes dropped, as the analyzer does), once
+    for each word that gives it. Text with other than ASCII letters may hold them all: accent folding could
+    match it (and then a word gives at most two tokens per character, joined and in parts, plus one).
+    """
+    keys = [t[: max(2, len(t) - 1)] for t in terms if t]
+    loose = _any_term_bound(terms)
+
+    def bound(text: str) -> tuple[int, int]:
+        low = text.lower().replace("'", "").replace("\u2019", "")
+        if not low.isascii():
+            return loose(text)
+        counts = [low.count(k) for k in keys]
+        return sum(1 for c in counts if c), sum(counts)
+
+    return bound
+
+
+def _any_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
+    """The loose bounds for any language: every term, and at most two tokens per character plus one."""
+    return lambda text: (len(terms), 2 * len(text) + 1)
+
+
+def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
+                 chapters: list[Chapter] | None = None, top: int = 3, english: bool = True) -> list[Moment]:
+    """The transcript segments that match the query's terms best, with their times and speakers.
+
+    A segment scores 10 per distinct query term it holds, plus log1p(its tokens that are query terms) minus
+    log1p(its words) / 2: distinct terms count most, repeats a little, long segments a little less. Segments
+    are analysed best bound first (the bound from substring tests of the terms, which also bound the repeats),
+    and the search stops once the top ``top`` cannot change: a few segments of a long transcript, not all
+    that hold a term. ``english``: the analyzer is English's (a closer bound applies).
+    """
+    if not segments or not terms:
+        return []
+    count_bound = _english_term_bound(terms) if english else _any_term_bound(terms)
+    order = []
+    for i, seg in enumerate(segments):
+        n, repeats = count_bound(seg.text)
+        if n:
+            length = math.log1p(len(seg.text.split())) * 0.5
+            order.append((n * 10 + math.log1p(repeats) - length, i, length))
+    order.sort(key=lambda p: (-p[0], p[1]))
+    scored: list[tuple[float, int]] = []
+    for bound, i, length in order:
+        if len(scored) >= top and scored[top - 1][0] > bound:
+            break
+        matched = [t for t in analyzer.texts(segments[i].text) if t in terms]
+        if not matched:
+            continue
+        scored.append((len(set(matched)) * 10 + math.log1p(len(matched)) - length, i))
+        scored.sort(key=lambda p: (-p[0], p[1]))
+        del scored[top:]
+    moments = []
+    for _, i in scored[:top]:
+        seg = segments[i]
+        chapter = ""
+        for ch in chapters or []:
+            if seg.start is not None and ch.start <= seg.start:
+                chapter = ch.title
+        moments.append(Moment(start=seg.start, speaker=seg.speaker, text=highlight(seg.text, terms, analyzer),
+                              chapter=chapter))
+    return moments
+

@@ -1,0 +1,153 @@
+"""The interface every search engine implements, and the plain data it takes and gives.
+
+An engine indexes :class:`Document` s, deletes them, and answers an :class:`EngineQuery` with an
+:class:`EngineResult`: episode ids and scores, the analysed terms the query matched (per field), facet counts
+over every match, a spelling suggestion. It knows nothing of the catalog: the answer builder
+(``podsearch.answers``) reads what a page shows from the catalog in one batched read, and uses the engine's
+:class:`TextAnalyzer` to find the matched words in titles, notes and transcript segments (snippets, moments).
+
+Engines: ``whoosh`` (embedded, the default; ``engines.whoosh``) and ``opensearch`` (``engines.opensearch``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+SORTS = ("relevance", "date", "oldest")
+FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
+
+
+@dataclass
+class Document:
+    """One episode as every engine indexes it (built from the catalog by ``podsearch.documents``)."""
+
+    id: str
+    show_id: str
+    show: str  # the show's title
+    title: str
+    persons: list[str]  # names of the feed's podcast:person entries
+    speakers: list[str]  # transcript speakers that are not among the persons
+    notes: str  # the show notes as plain text
+    transcript: str
+    published: datetime | None
+    duration: int | None  # seconds
+    language: str  # primary language subtag ("en", "de"), "" when unknown
+    link: str
+    audio_url: str
+    content_hash: str  # changes whenever anything above changes: the incremental sync compares it
+
+
+class DocumentSource(Protocol):
+    """What an engine's sync reads: the wanted documents' hashes, and the documents themselves."""
+
+    def hashes(self) -> dict[str, str]: ...
+
+    def documents(self, ids: Iterable[str]) -> Iterator[Document]: ...
+
+
+@dataclass(frozen=True)
+class Filters:
+    shows: tuple[str, ...] = ()
+    person: str = ""  # lower case
+    published_from: datetime | None = None
+    published_to: datetime | None = None
+    duration_min: int | None = None  # seconds
+    duration_max: int | None = None
+    language: str = ""  # primary language subtag
+
+    def __bool__(self) -> bool:
+        return bool(self.shows or self.person or self.published_from or self.published_to
+                    or self.duration_min is not None or self.duration_max is not None or self.language)
+
+
+@dataclass(frozen=True)
+class EngineQuery:
+    text: str  # as typed ("" lists everything the filters let through, newest first)
+    filters: Filters = Filters()
+    sort: str = "relevance"  # one of SORTS
+    page: int = 1
+    per_page: int = 10
+    facets: bool = True
+    suggest: bool = True  # look for a spelling suggestion when little is found
+
+
+@dataclass
+class EngineHit:
+    id: str
+    score: float
+
+
+@dataclass
+class EngineResult:
+    total: int
+    hits: list[EngineHit]
+    terms: dict[str, set[str]] = field(default_factory=dict)  # field -> analysed terms of the query that ran
+    facets: dict[str, dict[str, int]] = field(default_factory=dict)  # facet -> value -> matching documents
+    suggestion: str = ""
+    relaxed: bool = False  # all-words matching found too little; any-word matching was used
+
+
+class TextAnalyzer(Protocol):
+    """An engine's analysis of one language, to find a query's terms in text the engine does not store."""
+
+    def texts(self, text: str) -> list[str]:
+        """The terms of ``text``, in order."""
+
+    def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
+        """(term, start, end) of each term of ``text``, with character offsets into it."""
+
+
+class Engine(Protocol):
+    """A search engine over :class:`Document` s. Implementations are thread-safe."""
+
+    name: str
+
+    def exists(self) -> bool:
+        """Whether there is an index to search."""
+
+    def stamp(self) -> tuple[str, float]:
+        """(token, time) of the index being served: the token changes whenever the index does."""
+
+    def doc_count(self) -> int: ...
+
+    def size_bytes(self) -> int: ...
+
+    def cleanup(self) -> None:
+        """Remove what a killed reindex left half-written."""
+
+    def sync(self, source: DocumentSource, full: bool = False, progress: Callable[[int], None] | None = None,
+             hashes: dict[str, str] | None = None) -> dict[str, int]:
+        """Bring the index in line with ``source``: add, update, delete (a full rebuild with ``full``).
+        Returns counts: added, updated, removed (and full: 1 for a rebuild)."""
+
+    def search(self, query: EngineQuery) -> EngineResult: ...
+
+    def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
+        """(id, score) best first for ``text`` as the search box reads it (``plain``: ignoring query syntax)."""
+
+    def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
+        """Completions of a typed prefix: {"episode": [(id, title)], "person": [("", name)],
+        "term": [("", word)]}, best first."""
+
+    def analyzer(self, language: str) -> TextAnalyzer:
+        """The analysis of ``language`` (a primary subtag; "" for English)."""
+
+    def warm(self) -> None:
+        """Load now what the first search would otherwise load."""
+
+    def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
+        """The engine's own "more like this" (a baseline for the similar model)."""
+
+
+def facet_values(doc: Document) -> dict[str, Any]:
+    """A document's facet values as every engine indexes them."""
+    return {"show": doc.show_id, "year": doc.published.strftime("%Y") if doc.published else "unknown",
+            "language": doc.language, "person": person_keys(doc)}
+
+
+def person_keys(doc: Document) -> list[str]:
+    """The person filter and facet values: lower-cased names of persons and speakers."""
+    return [p.lower().replace(",", " ") for p in doc.persons + doc.speakers]

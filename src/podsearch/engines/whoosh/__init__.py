@@ -1,0 +1,390 @@
+"""The Whoosh engine: podsearch's embedded default, and the only place that imports Whoosh.
+
+Facts this engine respects (measured on whoosh3 3.54 and Whoosh 2.7.4): ``Searcher.refresh()`` keeps seeing
+deleted documents, so a fresh searcher is opened per request; searchers are not thread-safe, the Index object
+is; one writer at a time; ``update_document`` twice for one id in one writer leaves two copies, so each batch is
+de-duplicated; a full rebuild goes into a new generation folder swapped in atomically.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as windex
+from whoosh import sorting
+from whoosh.filedb.filestore import FileStorage
+from whoosh.idsets import BitSet
+from whoosh.query import And, DateRange, Every, NullQuery, NumericRange, Or, Prefix, Term
+from whoosh.writing import LockError
+
+from ... import languages
+from ...errors import IndexMissing, ReindexRunning
+from ...generations import Generations
+from ...languages import HAS_CJK
+from ...lru import LRU
+from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
+from .analysis import TOKEN_PATTERN, spoken_analyzer
+from .facets import DocFacets
+from .query import parse, query_terms, strategy
+from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
+from .scoring import page as run_page
+from .scoring import run, weighting
+
+log = logging.getLogger(__name__)
+
+RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
+FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
+PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
+BUILD_PROCS = 2
+BUILD_BATCH = 100  # episodes handed to a worker process at a time
+BUILD_LIMIT_MB = 256  # memory per indexing process before it spills a run to disk
+
+
+class WhooshEngine:
+    """The live index in ``<data>/index/``; thread-safe (one searcher per call)."""
+
+    name = "whoosh"
+
+    def __init__(self, data_dir: Path | str) -> None:
+        self.generations = Generations(Path(data_dir) / "index")
+        self._lock = threading.Lock()
+        self._ix: Any = None
+        self._stamp: tuple[str, float] = ("", 0.0)
+        self._doc_facets: tuple[Any, DocFacets] | None = None
+        self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
+        self._analyzers: dict[str, Any] = {}
+
+    # -- opening --------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        path = self.generations.current()
+        return path is not None and windex.exists_in(str(path))
+
+    def _index(self) -> Any:
+        stamp = self.generations.stamp()
+        with self._lock:
+            if self._ix is None or stamp != self._stamp:
+                path = self.generations.current()
+                if path is None or not windex.exists_in(str(path)):
+                    raise IndexMissing(
+                        f"No index in {self.generations.root.parent}. Run 'podsearch reindex' first.")
+                # Read segments through plain file reads, not mmap: this Whoosh copies each mmapped part it
+                # opens into a BytesIO, i.e. the whole index (660 MB at 10k episodes) on every new searcher.
+                self._ix = FileStorage(str(path), supports_mmap=False).open_index()
+                self._stamp = stamp
+            return self._ix
+
+    def stamp(self) -> tuple[str, float]:
+        return self.generations.stamp()
+
+    def schema_version(self) -> str:
+        """The schema version of the live index ("1" for an index written before versions were kept apart)."""
+        path = self.generations.current()
+        marker = path / "SCHEMA_VERSION" if path else None
+        return marker.read_text().strip() if marker and marker.exists() else "1"
+
+    def doc_count(self) -> int:
+        return self._index().doc_count()
+
+    def size_bytes(self) -> int:
+        path = self.generations.current()
+        return sum(f.stat().st_size for f in path.iterdir()) if path else 0
+
+    def cleanup(self) -> None:
+        """Remove generation folders a killed run left half-written."""
+        self.generations.cleanup()
+
+    # -- writing --------------------------------------------------------------------------------
+    def sync(self, source: DocumentSource, full: bool = False, progress: Callable[[int], None] | None = None,
+             hashes: dict[str, str] | None = None) -> dict[str, int]:
+        """Bring the index in line with ``source``: add new, update changed, delete removed documents.
+
+        With ``full`` (or when there is no index yet) everything is written into a new generation folder
+        that is then swapped in atomically. ``hashes``: the source's, when the caller has read them.
+        """
+        wanted = source.hashes() if hashes is None else hashes
+        if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
+            return self._rebuild(source, wanted, progress)
+        ix = self._index()
+        with ix.searcher() as s:
+            have = {f["id"]: f.get("content_hash") for f in s.all_stored_fields()}
+        changed = [i for i, h in wanted.items() if have.get(i) != h]
+        removed = [i for i in have if i not in wanted]
+        if not changed and not removed:
+            return {"added": 0, "updated": 0, "removed": 0}
+        try:
+            writer = ix.writer(timeout=5.0)
+        except LockError:
+            raise ReindexRunning("The index is locked by another writer; is another reindex running?") from None
+        try:
+            for episode_id in removed:
+                writer.delete_by_term("id", episode_id)
+            self._write(writer, source, changed, progress, update=True)
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        added = sum(1 for i in changed if i not in have)
+        return {"added": added, "updated": len(changed) - added, "removed": len(removed)}
+
+    def _rebuild(self, source: DocumentSource, wanted: dict[str, str],
+                 progress: Callable[[int], None] | None) -> dict[str, int]:
+        path = self.generations.new()
+        ix = windex.create_in(str(path), make_schema())
+        (path / "SCHEMA_VERSION").write_text(SCHEMA_VERSION)
+        writer = self._bulk_writer(ix, len(wanted))
+        try:
+            self._write(writer, source, list(wanted), progress, update=False)
+            # Small indexes are merged into one segment; big ones keep one segment per process, since
+            # merging them would rewrite every posting once more for little gain at search time.
+            writer.commit(optimize=len(wanted) < PARALLEL_FROM, merge=len(wanted) < PARALLEL_FROM)
+        except BaseException:
+            writer.cancel()
+            raise
+        self.generations.publish(path)
+        return {"added": len(wanted), "updated": 0, "removed": 0, "full": 1}
+
+    @staticmethod
+    def _bulk_writer(ix: Any, count: int) -> Any:
+        """A multi-process writer for big rebuilds (analysis is the costly part and runs in parallel)."""
+        procs = min(BUILD_PROCS, os.cpu_count() or 1)
+        # Whoosh forks its workers; forking a process that runs other threads (the server's scheduler,
+        # waitress) can deadlock the child on a lock held by another thread, so only a lone thread forks.
+        alone = threading.active_count() == 1
+        if count >= PARALLEL_FROM and procs > 1 and alone:
+            return ix.writer(procs=procs, batchsize=BUILD_BATCH, limitmb=BUILD_LIMIT_MB, multisegment=True)
+        return ix.writer(limitmb=BUILD_LIMIT_MB)
+
+    @staticmethod
+    def _write(writer: Any, source: DocumentSource, ids: Iterable[str], progress: Callable[[int], None] | None,
+               update: bool) -> None:
+        add = writer.update_document if update else writer.add_document
+        for doc in source.documents(dict.fromkeys(ids)):  # de-duplicated: one update per id per writer
+            add(**whoosh_fields(doc))
+            if progress:
+                progress(1)
+
+    # -- searching ------------------------------------------------------------------------------
+    @staticmethod
+    def profiles(searcher: Any, language: str = "") -> list[str]:
+        """The analysis profiles a query is parsed for: the asked language's, else those in the index."""
+        if language:
+            return [languages.profile(language)]
+        try:
+            keys = [k.decode() if isinstance(k, bytes) else str(k) for k in searcher.reader().lexicon("analysis")]
+        except Exception:  # an index without the field (schema 1): English only
+            keys = []
+        return keys or ["en"]
+
+    def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
+        """(episode id, score) best first, with the search box's query logic; for evaluation."""
+        ix = self._index()
+        with ix.searcher(weighting=weighting()) as s:
+            first, fallback = strategy(text, plain, self.profiles(s))
+            hits = run(s.search, first, limit=limit)
+            if fallback is not None and len(hits) < RELAX_BELOW:
+                hits = run(s.search, fallback, limit=limit)
+            return [(h["id"], float(h.score or 0.0)) for h in hits]
+
+    def warm(self) -> None:
+        """Read the per-generation facet values now rather than in the first search."""
+        with self._index().searcher() as s:
+            self._facet_counts(s, ())
+
+    def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
+        """Show, year, language and person counts over the matching documents.
+
+        Whoosh's ``groupedby`` reads a column value per match (and for persons, every person's postings)
+        inside its scoring loop; instead each document's facet values are read once per index generation
+        (document numbers are stable within one) and counted by :class:`DocFacets`.
+        """
+        reader = searcher.reader()
+        key = (self.stamp()[0], reader.generation(), reader.doc_count_all())
+        with self._lock:
+            cached = self._doc_facets
+        if cached is None or cached[0] != key:
+            cached = (key, DocFacets(_doc_facet_values(reader), reader.doc_count_all()))
+            with self._lock:
+                self._doc_facets = cached
+        return cached[1].count(docnums)
+
+    def search(self, q: EngineQuery) -> EngineResult:
+        ix = self._index()
+        text = q.text.strip()
+        with ix.searcher(weighting=weighting()) as s:
+            profiles = self.profiles(s, q.filters.language)
+            query, fallback = strategy(text, plain=False, profiles=profiles) if text else (None, None)
+            filt = _filter(q.filters)
+            if query is None:
+                query = filt or Every()
+                filt = None
+            elif filt is not None:
+                filt = self._allowed(s, filt)
+                if not filt:  # (Whoosh takes an empty set for no filter at all)
+                    query, fallback, filt = NullQuery(), None, None
+            sortedby: Any = None
+            if q.sort == "date" or (not text and q.sort != "oldest"):
+                sortedby = sorting.FieldFacet("published", reverse=True)
+            elif q.sort == "oldest":
+                sortedby = "published"
+            relaxed = False
+            found = run(run_page, query, s, q.page, q.per_page, filt, sortedby)
+            if fallback is not None and found.total < RELAX_BELOW and repr(fallback) != repr(query):
+                found2 = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby)
+                if found2.total > found.total:
+                    found, query, relaxed = found2, fallback, True
+            facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
+            suggestion = ""
+            if q.suggest and text and (found.total < RELAX_BELOW or relaxed):
+                suggestion = _suggestion(s, text)
+            # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
+            past_end = (q.page - 1) * q.per_page >= found.total
+            hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
+            return EngineResult(total=found.total, hits=hits, terms=query_terms(query), facets=facets,
+                                suggestion=suggestion, relaxed=relaxed)
+
+    def _allowed(self, searcher: Any, filt: Any) -> BitSet:
+        """The documents a filter lets through, kept per index generation for the filters asked most recently
+        (a show's page, a year's archive): a date range alone reads hundreds of range terms."""
+        reader = searcher.reader()
+        key = (self.stamp()[0], reader.generation(), reader.doc_count_all(), repr(filt))
+        docs = self._filter_cache.get(key)
+        if docs is None:
+            docs = BitSet(run(searcher.docs_for_query, filt), size=reader.doc_count_all())
+            self._filter_cache.put(key, docs)
+        return docs
+
+    # -- typeahead ----------------------------------------------------------------------------
+    def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
+        prefix = prefix.strip().lower()
+        last = re.findall(r"\w+", prefix)
+        word = last[-1] if last else prefix
+        with self._index().searcher() as s:
+            episodes = [(hit["id"], hit["title"]) for hit in s.search(Prefix("title", word), limit=limit)]
+            persons = sorted(((s.doc_frequency("person_key", t), _text(t))
+                              for t in s.reader().expand_prefix("person_key", prefix)), reverse=True)
+            terms = sorted(((s.doc_frequency("words", t), _text(t))
+                            for t in s.reader().expand_prefix("words", word)), reverse=True)
+        return {"episode": episodes, "person": [("", name.title()) for _, name in persons[:3]],
+                "term": [("", term) for _, term in terms[:limit]]}
+
+    def analyzer(self, language: str) -> TextAnalyzer:
+        key = languages.profile(language)
+        found = self._analyzers.get(key)
+        if found is None:
+            found = self._analyzers[key] = _Analyzer(key)
+        return found
+
+    # -- similar baseline ---------------------------------------------------------------------
+    def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
+        """Whoosh's own ``more_like`` over the transcript (a baseline for the similar model).
+
+        The transcript is not stored in the index, so the caller passes the episode's text.
+        """
+        with self._index().searcher() as s:
+            docnum = s.document_number(id=episode_id)
+            if docnum is None:
+                return []
+            hits = s.more_like(docnum, "transcript", text=text, top=k)
+            return [(h["id"], float(h.score)) for h in hits]
+
+
+_WORD = re.compile(TOKEN_PATTERN)
+_JOINERS = re.compile(r"['’./+-]")
+_PART = re.compile(r"[^'’./+-]+")
+
+
+class _Analyzer:
+    """One analysis profile's tokens, as the answer builder asks for them."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self._ana = spoken_analyzer(key)
+
+    def texts(self, text: str) -> list[str]:
+        return self._ana.texts(text)
+
+    def spans(self, text: str) -> Any:
+        """Each word's terms at its place; the parts of a joined word ("docker-sponsored", "http/2") at theirs, so
+        that a match on a part marks the part."""
+        texts = self._ana.texts
+        for m in _WORD.finditer(text):
+            raw, start = m.group(0), m.start()
+            terms = texts(raw)
+            if len(terms) <= 1 or HAS_CJK.search(raw) or not _JOINERS.search(raw):
+                for term in terms:
+                    yield term, start, m.end()
+                continue
+            yield terms[0], start, m.end()  # the joined word
+            for part in _PART.finditer(raw):
+                for term in texts(part.group(0)):
+                    yield term, start + part.start(), start + part.end()
+
+
+def _filter(f: Filters) -> Any:
+    parts = []
+    if f.shows:
+        parts.append(Or([Term("show_id", s) for s in f.shows]))
+    if f.person:
+        parts.append(Term("person_key", f.person.strip().lower()))
+    if f.published_from or f.published_to:
+        parts.append(DateRange("published", f.published_from, f.published_to))
+    if f.duration_min is not None or f.duration_max is not None:
+        parts.append(NumericRange("duration", f.duration_min, f.duration_max))
+    if f.language:
+        parts.append(Term("language", f.language))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else And(parts)
+
+
+def _suggestion(searcher: Any, text: str) -> str:
+    try:
+        corrector = searcher.corrector("words")
+        words = re.findall(r"\w+", text.lower())
+        changed = False
+        out = []
+        for w in words:
+            if len(w) < 3 or searcher.doc_frequency("words", w) > 0:
+                out.append(w)
+                continue
+            # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
+            # multilingual site took seconds; a typo in the first letter is rare)
+            sugg = corrector.suggest(w, limit=1, maxdist=2, prefix=1)
+            if sugg:
+                out.append(sugg[0])
+                changed = True
+            else:
+                out.append(w)
+        return " ".join(out) if changed else ""
+    except Exception:  # a suggestion is a nicety; never fail the search for it
+        log.exception("spelling suggestion failed for %r", text)
+        return ""
+
+
+def _doc_facet_values(reader: Any) -> dict[str, list[tuple[str, ...]]]:
+    """Per facet, each document's values: read from the columns and the person postings."""
+    n = reader.doc_count_all()
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for facet, field in (("show", "show_id"), ("year", "year"), ("language", "language")):
+        column = list(reader.column_reader(field)) if reader.has_column(field) else [None] * n
+        out[facet] = [(_text(v),) if v not in (None, "", b"") else () for v in column]
+    persons: list[list[str]] = [[] for _ in range(n)]
+    for term in reader.lexicon("person_key"):
+        name = _text(term)
+        for docnum in reader.postings("person_key", term).all_ids():
+            persons[docnum].append(name)
+    out["person"] = [tuple(p) for p in persons]
+    return out
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+__all__ = ["WhooshEngine", "parse"]

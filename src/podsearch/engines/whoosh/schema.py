@@ -1,0 +1,89 @@
+"""The Whoosh schema and the document every episode becomes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+
+from ... import languages
+from ..base import Document, facet_values
+from .analysis import mark, plain_analyzer, spoken_analyzer
+
+SCHEMA_VERSION = "2"  # 2: text analysed per language (the mark), the analysis field
+
+
+def make_schema(lang: str = "") -> Schema:
+    """The index's schema; with ``lang``, the same fields analysed for that profile (to parse queries)."""
+    ana = spoken_analyzer(lang)
+    return Schema(
+        id=ID(stored=True, unique=True),
+        show_id=ID(stored=True, sortable=True),
+        show=TEXT(analyzer=ana, stored=True),
+        title=TEXT(analyzer=ana, stored=True),
+        persons=TEXT(analyzer=ana, stored=True),
+        person_key=KEYWORD(commas=True, lowercase=True, stored=False),
+        notes=TEXT(analyzer=ana),
+        transcript=TEXT(analyzer=ana),
+        words=TEXT(analyzer=plain_analyzer(), phrase=False),
+        published=DATETIME(stored=True, sortable=True),
+        year=ID(stored=False, sortable=True),
+        duration=NUMERIC(stored=True, sortable=True),
+        language=ID(stored=True, sortable=True),
+        analysis=ID(stored=False),  # the analysis profile (languages.profile): queries are analysed per profile
+        link=STORED,
+        audio_url=STORED,
+        content_hash=STORED,
+    )
+
+
+_QUERY_SCHEMAS: dict[str, Schema] = {}
+
+
+def query_schema(key: str) -> Schema:
+    """The schema with its text fields analysed for profile ``key``: the query parser reads fields from it."""
+    schema = _QUERY_SCHEMAS.get(key)
+    if schema is None:
+        schema = _QUERY_SCHEMAS[key] = make_schema(key)
+    return schema
+
+
+def whoosh_fields(doc: Document) -> dict[str, Any]:
+    """The fields Whoosh indexes for a document (text marked with its language's analysis profile)."""
+    key = languages.profile(doc.language)
+    persons = ", ".join(doc.persons)
+    facets = facet_values(doc)
+    fields: dict[str, Any] = {
+        "id": doc.id,
+        "show_id": doc.show_id,
+        "show": mark(key, doc.show),
+        "title": mark(key, doc.title),
+        "persons": mark(key, persons),
+        "person_key": ",".join(facets["person"]),
+        "notes": mark(key, doc.notes),
+        "transcript": mark(key, doc.transcript),
+        "words": unique_words(doc.title, doc.show, doc.notes, doc.transcript),
+        "year": facets["year"],
+        "language": doc.language,
+        "analysis": key,
+        "link": doc.link,
+        "audio_url": doc.audio_url,
+        "content_hash": doc.content_hash,
+    }
+    if key != "en":  # the stored fields are shown as written, without the mark
+        fields.update(_stored_show=doc.show, _stored_title=doc.title, _stored_persons=persons)
+    if doc.published:
+        fields["published"] = doc.published
+    if doc.duration is not None:
+        fields["duration"] = int(doc.duration)
+    return fields
+
+
+_WORD = re.compile(r"\w+")
+
+
+def unique_words(*texts: str) -> str:
+    """Each word once: the spelling and typeahead field only needs document frequencies, and a
+    transcript repeats its words many times over (this halves the analysis of that field)."""
+    return " ".join(dict.fromkeys(_WORD.findall(" ".join(texts).lower())))

@@ -1,0 +1,95 @@
+"""One request module: every parameter checked the same way for the API, the pages and the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from werkzeug.datastructures import MultiDict
+
+from podsearch.cli import main
+from podsearch.errors import QueryError
+from podsearch.requests import MAX_DEPTH, SearchParams, SimilarParams, parse, search_request
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"page": "0"}, "page must be between 1 and 1000."),
+    ({"page": "x"}, "page must be a whole number, not 'x'."),
+    ({"per_page": "101"}, "per_page must be between 1 and 100."),
+    ({"page": "11", "per_page": "100"}, f"Results past the first {MAX_DEPTH:,} are not served; narrow the query."),
+    ({"from": "notadate"}, "from must be a date like 2024-05-01, 2024-05 or 2024, not 'notadate'."),
+    ({"to": "2024-13"}, "to must be a date like 2024-05-01, 2024-05 or 2024, not '2024-13'."),
+    ({"duration_min": "-1"}, "duration_min must be between 0 and 100000."),
+    ({"sort": "best"}, "sort must be one of relevance, date, oldest, not 'best'."),
+    ({"q": "x" * 501}, "q is 501 characters long; the limit is 500."),
+])
+def test_a_refused_parameter_is_named_with_the_fix(args: dict, message: str) -> None:
+    with pytest.raises(QueryError) as info:
+        search_request(MultiDict(args))
+    assert str(info.value) == message
+
+
+def test_blank_values_take_the_default_and_lists_take_commas_and_repeats() -> None:
+    req = search_request(MultiDict([("q", "bees"), ("page", ""), ("show", "a,b"), ("show", "c"), ("lang", "pt-br"),
+                                    ("duration_min", "2")]))
+    assert (req.page, req.per_page, req.shows, req.language, req.duration_min) == (1, 10, ["a", "b", "c"], "pt-BR", 120)
+    opts = parse(SimilarParams, MultiDict([("k", "5"), ("same_show", "false"), ("exclude_show", "x,y")])).options()
+    assert opts == {"k": 5, "same_show": False, "shows": None, "exclude_shows": ["x", "y"], "min_score": 0.0,
+                    "same_language": True}
+    with pytest.raises(QueryError, match="min_score must be a finite number"):
+        parse(SimilarParams, {"min_score": "nan"})
+
+
+def test_an_impossible_date_is_refused_naming_the_parameter(client) -> None:
+    resp = client.get("/api/search", query_string={"q": "bees", "from": "2024-02-31"})
+    assert resp.status_code == 400
+    assert resp.get_json()["error"]["message"].startswith("from must be a date")
+
+
+PAGES = [(1, 10), (0, 10), (100, 10), (101, 10), (10, 100), (11, 100), (1, 0), (1, 101), (2, 500)]
+
+
+def test_cli_and_api_refuse_the_same_pages(client, runner, sample_data: Path) -> None:
+    for page, per_page in PAGES:
+        api = client.get("/api/search", query_string={"q": "the", "page": page, "per_page": per_page})
+        cli = runner.invoke(main, ["--data", str(sample_data), "search", "the", "--page", str(page),
+                                   "--per-page", str(per_page), "--json"])
+        assert (api.status_code == 400) == (cli.exit_code == 2), (page, per_page, api.status_code, cli.output)
+        assert api.status_code in {200, 400} and cli.exit_code in {0, 2}
+
+
+def test_a_page_past_the_end_lists_nothing_with_the_true_total(client, runner, sample_data: Path) -> None:
+    first = client.get("/api/search", query_string={"q": "honey", "per_page": 1}).get_json()
+    assert first["total"] >= 2 and first["pages"] == first["total"]
+    last = client.get("/api/search", query_string={"q": "honey", "per_page": 1, "page": first["pages"]}).get_json()
+    assert len(last["hits"]) == 1
+    past = client.get("/api/search", query_string={"q": "honey", "per_page": 1, "page": first["pages"] + 1}).get_json()
+    assert past["hits"] == [] and past["total"] == first["total"] and past["pages"] == first["pages"]
+    page = client.get("/search", query_string={"q": "honey", "per_page": 1, "page": first["pages"] + 1})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "is past the last page" in html
+    assert f"page={first['pages']}" in html  # the link to the last page
+    cli = runner.invoke(main, ["--data", str(sample_data), "search", "honey", "--per-page", "1", "--page",
+                               str(first["pages"] + 1)])
+    assert cli.exit_code == 0 and "past the last page" in cli.output
+
+
+def test_the_400_page_helps_with_the_query_only_when_the_query_was_wrong(client) -> None:
+    bad_page = client.get("/search", query_string={"q": "bees", "page": "0"})
+    html = bad_page.get_data(as_text=True)
+    assert bad_page.status_code == 400 and "page must be between" in html
+    assert "Quotes must come in pairs" not in html
+    assert 'href="/search?q=bees"' in html  # the way back: the same words
+    bad_query = client.get("/search", query_string={"q": 'year:"2023 2024"'})
+    if bad_query.status_code == 400:
+        assert "Quotes must come in pairs" in bad_query.get_data(as_text=True)
+
+
+def test_the_openapi_parameters_are_the_declared_limits(client) -> None:
+    doc = client.get("/api/openapi.json").get_json()
+    params = doc["components"]["parameters"]
+    declared = SearchParams.model_fields
+    assert params["per_page"]["schema"]["maximum"] == declared["per_page"].metadata[1].le
+    assert params["q"]["schema"]["maxLength"] == 500
+    assert params["from"]["schema"]["pattern"] == declared["from_"].metadata[0].pattern
+    assert params["sort"]["schema"]["enum"] == ["relevance", "date", "oldest"]
