@@ -80,20 +80,68 @@ def sample_data_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
+@pytest.fixture(params=["whoosh"])
+def engine_name(request: pytest.FixtureRequest) -> str:
+    """The engine the sample is searched with. The modules of the parity suite override this fixture with
+    ``params=ENGINES``, so that each of their tests runs against both engines."""
+    return request.param
+
+
+ENGINES = ["whoosh", pytest.param("opensearch", marks=pytest.mark.opensearch)]
+
+
+_indexes = iter(range(1, 10**9))
+
+
 @pytest.fixture
-def sample_data(sample_data_template: Path, tmp_path: Path) -> Path:
-    """A private copy of the indexed sample for one test."""
+def engine_settings(engine_name: str, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """Settings that select the engine: none for Whoosh; for OpenSearch the session's node and an index (an
+    alias) of this test's own, removed after it."""
+    if engine_name == "whoosh":
+        yield {}
+        return
+    from opensearch_node import request as os_request
+
+    node = request.getfixturevalue("opensearch")
+    alias = f"t{next(_indexes)}-{os.getpid()}"
+    yield {"engine": "opensearch", "opensearch_url": node.url, "opensearch_index": alias}
+    os_request(f"{node.url}/{alias}-*", "DELETE")
+
+
+@pytest.fixture
+def sample_data(sample_data_template: Path, tmp_path: Path, engine_settings: dict[str, str]) -> Path:
+    """A private copy of the indexed sample for one test (indexed into the test's OpenSearch index too, when
+    the test runs on OpenSearch)."""
     data = tmp_path / "data"
     shutil.copytree(sample_data_template, data)
+    if engine_settings:
+        from podsearch.catalog import Catalog
+        from podsearch.documents import CatalogDocuments
+        from podsearch.engines import open_engine
+
+        engine = open_engine(data, sample_config(data, engine_settings))
+        with Catalog.in_dir(data) as catalog:
+            engine.sync(CatalogDocuments(catalog), full=True)
     return data
 
 
-@pytest.fixture
-def app(sample_data: Path):
+def sample_config(data: Path, engine_settings: dict[str, str], **settings: object):
+    """The config of a test's data folder and engine (no environment)."""
     from podsearch.config import load_config
+
+    return load_config({"data": str(data), **engine_settings, **settings}, environ={})
+
+
+@pytest.fixture
+def config(sample_data: Path, engine_settings: dict[str, str]):
+    return sample_config(sample_data, engine_settings)
+
+
+@pytest.fixture
+def app(config):
     from podsearch.web import create_app
 
-    return create_app(load_config({"data": str(sample_data)}, environ={}), {"TESTING": True})
+    return create_app(config, {"TESTING": True})
 
 
 @pytest.fixture

@@ -75,7 +75,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
-    Setting("engine", str, "whoosh", "Search engine: `whoosh` (embedded, in the data folder)."),
+    Setting("engine", str, "whoosh",
+            "Search engine: `whoosh` (embedded, in the data folder) or `opensearch` (a cluster at `opensearch_url`)."),
+    Setting("opensearch_url", _str_list, ["http://127.0.0.1:9200"],
+            "OpenSearch node URLs (a list; comma-separated in the environment): requests go to each in turn and skip "
+            "a node that does not answer."),
+    Setting("opensearch_user", str, "", "OpenSearch user (HTTP basic authentication); empty: none."),
+    Setting("opensearch_password", str, "", "OpenSearch password for `opensearch_user`."),
+    Setting("opensearch_verify_tls", _bool, True, "Verify the TLS certificate of https OpenSearch URLs."),
+    Setting("opensearch_ca_certs", str, "",
+            "CA bundle (a PEM file) to verify OpenSearch's certificate with; empty: the system's."),
+    Setting("opensearch_index", str, "podsearch",
+            "Name of the OpenSearch alias podsearch searches (its indexes are named after it); one per site."),
+    Setting("opensearch_shards", int, 1, "Primary shards of a new OpenSearch index (set when it is built)."),
+    Setting("opensearch_replicas", str, "0-1",
+            "Replicas of each shard: a number, or a range such as `0-1` (one where a second node exists)."),
+    Setting("opensearch_timeout", float, 30.0, "Seconds an OpenSearch request may take."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

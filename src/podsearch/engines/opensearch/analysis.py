@@ -69,8 +69,8 @@ def stemmer_name(key: str) -> str:
 
 
 def analysis_settings() -> dict[str, Any]:
-    """The ``settings.analysis`` of an index: one analyzer per profile, ``sp_<profile>``; ``sp_words`` for the
-    spelling and typeahead field (folded, unstemmed words)."""
+    """The ``settings.analysis`` of an index: one analyzer per profile, ``sp_<profile>`` (``sp_<profile>_q`` for
+    queries); ``sp_words`` for the spelling field (folded, unstemmed words)."""
     filters: dict[str, Any] = {
         "sp_parts": {"type": "word_delimiter_graph", "preserve_original": True, "split_on_case_change": False,
                      "split_on_numerics": False, "stem_english_possessive": False, "generate_number_parts": True,
@@ -97,6 +97,8 @@ def analysis_settings() -> dict[str, Any]:
             chain.append("sp_fold")
         analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard", "char_filter": ["sp_apostrophe"],
                                   "filter": chain}
+        # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts
+        analyzers[f"sp_{key}_q"] = {**analyzers[f"sp_{key}"], "filter": [f for f in chain if f != "sp_parts"]}
     # (?U): Java's \w is ASCII alone without it ("l’été")
     return {"char_filter": {"sp_apostrophe": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)['’](?=\w)",
                                               "replacement": ""}},
@@ -121,40 +123,46 @@ _SPELLED = str.maketrans({"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "đ": "
 
 
 class PythonAnalyzer:
-    """A profile's OpenSearch analysis in Python: ``texts`` and ``spans`` of the engine interface."""
+    """A profile's OpenSearch analysis in Python: ``texts`` and ``spans`` of the engine interface (``parts``:
+    joined words also give their parts, as when indexing; queries keep them whole)."""
 
-    def __init__(self, key: str) -> None:
-        self.key = key
+    def __init__(self, key: str, parts: bool = True) -> None:
+        self.key, self.parts = key, parts
         self.stops = frozenset(stop_words(key))
         self.stem: Callable[[str], str] | None = languages.stemmer(key) if stemmer_name(key) else None
-        self._cache: dict[str, tuple[str, ...]] = {}
+        self._cache: dict[str, tuple[tuple[str, int, int], ...]] = {}
 
-    def _word(self, word: str) -> tuple[str, ...]:
-        """The terms of one word (lower case, apostrophes gone): itself and its parts, stopped, stemmed."""
+    def _term(self, piece: str) -> str | None:
+        if self.key == "en":
+            piece = fold(piece)
+        if piece in self.stops:
+            return None
+        if self.stem is not None and not languages.HAS_CJK.search(piece):
+            piece = self.stem(piece)
+        return piece if self.key == "en" else fold(piece)
+
+    def _word(self, word: str) -> tuple[tuple[str, int, int], ...]:
+        """The terms of one word (lower case, apostrophes gone) with their offsets in it: the word, then its
+        parts, stopped and stemmed."""
         out = self._cache.get(word)
         if out is None:
             if len(self._cache) > 100_000:
                 self._cache.clear()
-            pieces = [word]
-            if not word.isalnum():
-                pieces += [p for p in PARTS.findall(word) if p != word]
-            terms = []
-            for piece in pieces:
-                if self.key == "en":
-                    piece = fold(piece)
-                if piece in self.stops:
-                    continue
-                if self.stem is not None and not languages.HAS_CJK.search(piece):
-                    piece = self.stem(piece)
-                if self.key != "en":
-                    piece = fold(piece)
-                terms.append(piece)
-            out = self._cache[word] = tuple(terms)
+            pieces = [(word, 0, len(word))]
+            if self.parts and not word.isalnum():
+                pieces += [(m.group(0), m.start(), m.end()) for m in PARTS.finditer(word) if m.group(0) != word]
+            found = []
+            for piece, start, end in pieces:
+                term = self._term(piece)
+                if term is not None:
+                    found.append((term, start, end))
+            out = self._cache[word] = tuple(found)
         return out
 
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
-        """(term, start, end) of each term of ``text``, with offsets into ``text``."""
-        cleaned = APOSTROPHE.sub("\x00", text)  # removed below, keeping offsets into the original
+        """(term, start, end) of each term of ``text``, with offsets into ``text`` (a part of a joined word at
+        its own place, so that a match on it marks the part)."""
+        cleaned = APOSTROPHE.sub("\x00", text)  # removed below; offsets stay those of the original
         cjk: list[tuple[str, int, int]] = []
         for m in WORD.finditer(cleaned):
             raw = m.group(0)
@@ -169,8 +177,12 @@ class PythonAnalyzer:
                 cjk = []
             # lower case letter by letter, as Java does: "İ" is "i", not "i" and a combining dot
             word = raw.replace("\x00", "").translate(_WIDTH).replace("İ", "i").lower()
-            for term in self._word(word):
-                yield term, m.start(), m.end()
+            if len(word) == len(raw):
+                for term, start, end in self._word(word):
+                    yield term, m.start() + start, m.start() + end
+            else:  # apostrophes removed: offsets inside the word no longer line up; mark the whole word
+                for term, _, _ in self._word(word):
+                    yield term, m.start(), m.end()
         if cjk:
             yield from _bigrams(cjk)
 
@@ -186,6 +198,6 @@ def _bigrams(run: list[tuple[str, int, int]]) -> Iterator[tuple[str, int, int]]:
         yield a + b, start, end
 
 
-@lru_cache(maxsize=64)
-def python_analyzer(key: str) -> PythonAnalyzer:
-    return PythonAnalyzer(key)
+@lru_cache(maxsize=128)
+def python_analyzer(key: str, parts: bool = True) -> PythonAnalyzer:
+    return PythonAnalyzer(key, parts)

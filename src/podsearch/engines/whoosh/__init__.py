@@ -29,6 +29,7 @@ from ...generations import Generations
 from ...languages import HAS_CJK
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
+from ..querytext import RELAX_BELOW
 from .analysis import TOKEN_PATTERN, spoken_analyzer
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
@@ -38,7 +39,7 @@ from .scoring import run, weighting
 
 log = logging.getLogger(__name__)
 
-RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
+
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2

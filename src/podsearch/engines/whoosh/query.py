@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -11,41 +10,8 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import NullQuery, Or, Require, Term
 
 from ...errors import QueryError
+from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, MAX_QUERY_LENGTH, SEARCH_FIELDS, lenient, plain_words, readings
 from .schema import query_schema
-
-# Query-time field weights: title > persons, show > notes > transcript. Each field is scored with BM25 on its
-# own and the scores are added, so a word in the title and the text counts twice already; measured on
-# Cranfield (titles + abstracts), nDCG@10 falls from 0.371 (title 1.0) to 0.364 (1.5) and 0.334 (4.0).
-FIELD_BOOSTS = {"title": 1.5, "persons": 1.3, "show": 1.3, "notes": 1.15, "transcript": 1.0}
-SEARCH_FIELDS = list(FIELD_BOOSTS)
-MAX_QUERY_LENGTH = 500
-LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
-
-_OPERATORS = re.compile(r"(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
-_SYNTAX = re.compile(r'["():\[\]{}^~*?]|(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b')
-
-
-def has_syntax(text: str) -> bool:
-    """Whether the text uses query syntax (quotes, operators, field:, -word...)."""
-    return bool(_SYNTAX.search(text))
-
-
-def plain_words(text: str) -> str:
-    """The text as plain words: operators lower-cased, syntax characters removed."""
-    text = re.sub(r'["():\[\]{}^~*?]', " ", text)
-    text = re.sub(r"(?:^|(?<=\s))[-+]+", " ", text)
-    return re.sub(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)\b", lambda m: m.group(1).lower(), text)
-
-
-def _lenient(text: str) -> str:
-    """Repair what people type: unbalanced quotes and brackets are dropped rather than refused."""
-    if text.count('"') % 2:
-        text = text.replace('"', " ")
-    if text.count("(") != text.count(")"):
-        text = text.replace("(", " ").replace(")", " ")
-    if text.count("[") != text.count("]"):
-        text = text.replace("[", " ").replace("]", " ")
-    return text
 
 
 def _parser(key: str, relaxed: bool) -> MultifieldParser:
@@ -53,8 +19,7 @@ def _parser(key: str, relaxed: bool) -> MultifieldParser:
     parser = MultifieldParser(SEARCH_FIELDS, query_schema(key), fieldboosts=FIELD_BOOSTS, group=group)
     # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
     parser.add_plugin(PlusMinusPlugin(plusexpr=r"(?:^|(?<=[\s(]))\+(?=\w)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\w)"))
-    parser.add_plugin(FieldAliasPlugin({"persons": ["person", "speaker", "guest", "host"],
-                                        "notes": ["notes", "description"], "show": ["podcast"]}))
+    parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
     parser.add_plugin(DateParserPlugin(free=False))
     return parser
 
@@ -74,7 +39,7 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
 @lru_cache(maxsize=512)
 def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
-    typed = plain_words(text) if plain else _lenient(text)
+    typed = plain_words(text) if plain else lenient(text)
     readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
@@ -91,19 +56,9 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
 
 
 def strategy(text: str, plain: bool, profiles: list[str] | None = None) -> tuple[Any, Any]:
-    """(first query, fallback query or None) for the text typed.
-
-    Short plain queries want every word (the fallback is any word); long ones (sentences, pasted
-    questions) are ranked on any word with a coordination bonus straight away.
-    """
-    p = profiles
-    if plain or not has_syntax(text):
-        if len(re.findall(r"\w+", text)) > LONG_QUERY_WORDS:
-            return parse(text, relaxed=True, plain=True, profiles=p), None
-        return parse(text, plain=plain, profiles=p), parse(text, relaxed=True, plain=plain, profiles=p)
-    if _OPERATORS.search(text):  # the person said how to combine the words: no second guessing
-        return parse(text, profiles=p), None
-    return parse(text, profiles=p), parse(text, relaxed=True, profiles=p)
+    """(first query, fallback query or None) for the text typed (``querytext.readings``)."""
+    queries = [parse(text, relaxed=relaxed, plain=as_plain, profiles=profiles) for relaxed, as_plain in readings(text, plain)]
+    return queries[0], (queries[1] if len(queries) > 1 else None)
 
 
 def query_terms(query: Any) -> dict[str, set[str]]:
