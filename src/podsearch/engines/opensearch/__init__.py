@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "1"
 BULK_BYTES = 4 * 1024 * 1024  # a bulk request at most (OpenSearch's advice: a few MB)
 BULK_DOCS = 500
-BULK_IN_FLIGHT = 2  # requests built ahead of the one OpenSearch is indexing: the back-pressure bound
+BULK_SENDERS = 2  # bulk requests OpenSearch indexes at once (a shard indexes one request on one thread)
+BULK_IN_FLIGHT = 2  # requests built ahead of those being indexed: the back-pressure bound
 BULK_RETRIES = 6  # sends of items refused for overload (429), with a doubling pause from 0.5 s
 SCAN_PAGE = 5000
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
@@ -265,10 +266,11 @@ class OpenSearchEngine:
 
     def _bulk(self, actions: Iterable[tuple[dict[str, Any], dict[str, Any] | None]],
               progress: Callable[[int], None] | None) -> None:
-        """Send ``actions`` in bulk requests of bounded size; a sender thread indexes one while the next is built,
-        and at most ``BULK_IN_FLIGHT`` wait (the back-pressure: building stops while OpenSearch is busy)."""
+        """Send ``actions`` in bulk requests of bounded size; ``BULK_SENDERS`` threads send them while the next are
+        built, and at most ``BULK_IN_FLIGHT`` wait (the back-pressure: building stops while OpenSearch is busy)."""
         batches: queue.Queue[list[tuple[dict[str, Any], dict[str, Any] | None]] | None] = queue.Queue(BULK_IN_FLIGHT)
         failure: list[BaseException] = []
+        reported = threading.Lock()
 
         def send() -> None:
             while True:
@@ -280,12 +282,14 @@ class OpenSearchEngine:
                 try:
                     self._send(batch)
                     if progress:
-                        progress(sum(1 for action, _ in batch if "index" in action))
+                        with reported:  # the caller's progress is not thread-safe
+                            progress(sum(1 for action, _ in batch if "index" in action))
                 except BaseException as exc:  # reported to the caller below
                     failure.append(exc)
 
-        sender = threading.Thread(target=send, name="opensearch-bulk", daemon=True)
-        sender.start()
+        senders = [threading.Thread(target=send, name=f"opensearch-bulk-{i}", daemon=True) for i in range(BULK_SENDERS)]
+        for sender in senders:
+            sender.start()
         try:
             batch: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
             size = 0
@@ -300,8 +304,10 @@ class OpenSearchEngine:
             if batch and not failure:
                 batches.put(batch)
         finally:
-            batches.put(None)
-            sender.join()
+            for _ in senders:
+                batches.put(None)
+            for sender in senders:
+                sender.join()
         if failure:
             raise failure[0]
 
