@@ -80,6 +80,20 @@ def sample_data_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
+@pytest.fixture(scope="session")
+def site_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site corpus (25 shows, 1,869 episodes) reindexed once per session: catalog, index and model. Tests
+    only read it (copy it before writing)."""
+    from podsearch.config import load_config
+    from podsearch.reindex import reindex
+
+    data = tmp_path_factory.mktemp("site-index") / "data"
+    feeds = sorted(str(p) for p in (corpus / "site" / "feeds").glob("*.xml"))
+    report = reindex(load_config({"data": str(data), "feeds": feeds}, environ={}))
+    assert report.feeds == 25 and report.feeds_failed == 0, report.errors[:5]
+    return data
+
+
 @pytest.fixture
 def engine_name() -> str:
     """The engine the sample is searched with. The modules of the parity suite override this fixture with

@@ -618,3 +618,16 @@ def test_fetch_any_http_is_trusted(server: _Server) -> None:
     with Fetcher(_limits(allow_private=False)) as f:
         assert f.fetch_any(server.url("/feed")).content == FEED
     assert fetch_any(server.url("/feed"), limits=_limits(allow_private=False)).content == FEED
+
+
+def test_a_refused_connection_is_not_called_a_timeout() -> None:
+    """urllib3 makes NewConnectionError a ConnectTimeoutError; a closed port answers at once and says so."""
+    import socket as _socket
+
+    with _socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
+    with Fetcher(_limits(retries=0)) as f, pytest.raises(FetchError) as caught:
+        f.fetch(f"http://127.0.0.1:{port}/feed", trusted=True)
+    assert "failed" in str(caught.value) and "timed out" not in str(caught.value)
+    assert "refused" in str(caught.value).lower()

@@ -264,3 +264,46 @@ def test_moments_are_the_best_segments_whatever_the_bound_skips(corpus: Path, na
         got = [m.start for m in find_moments(segments, terms, analyzer, english=lang == "en")]
         assert got == _best_segments_by_brute_force(segments, terms, lang), sorted(terms)
 
+
+
+def test_moments_with_curly_quotes_and_dashes_are_the_best_segments() -> None:
+    """Punctuation outside ASCII (dashes, curly quotes, ellipses: most non-ASCII text in transcripts) keeps the
+    close bound, and the picks stay those of scoring every segment; accented letters still take the loose one."""
+    import random
+
+    from podsearch.answers import find_moments
+    from podsearch.engines.whoosh import WhooshEngine
+    from podsearch.episodes import Segment
+
+    rng = random.Random(15)
+    words = ["lightning", "network", "routing", "light", "flight", "node", "channel", "fees", "café", "naïve"]
+    marks = ["\u2014", "\u201c", "\u201d", "\u2026", "\u2013", "\u2018", ",", "."]
+    segments = [Segment(text=" ".join(rng.choice(words) + (rng.choice(marks) if rng.random() < 0.3 else "")
+                                      for _ in range(rng.randint(3, 40))), start=float(n))
+                for n in range(200)]
+    analyzer = WhooshEngine("unused").analyzer("en")
+    for terms in ({"lightn"}, {"rout", "node"}, {"cafe"}, {"naiv", "fee"}, {"light", "network"}):
+        got = [m.start for m in find_moments(segments, terms, analyzer)]
+        assert got == _best_segments_by_brute_force(segments, terms, "en"), sorted(terms)
+
+
+def test_newest_and_oldest_first_list_undated_episodes_after_the_dated_ones(sample_data: Path, tmp_path: Path) -> None:
+    """Whoosh sorts a missing date as the largest: without care, 'newest first' would begin with every undated
+    episode (and a feed of the newest matches would never show a new dated one)."""
+    import json
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+
+    lines = [{"id": f"undated-{n}", "show": "No Dates", "title": f"Glacier talk {n}", "transcript": "glacier ice"}
+             for n in range(3)]
+    lines += [{"id": "dated-old", "show": "Dates", "title": "Glacier 2001", "published": "2001-01-01", "transcript": "glacier"},
+              {"id": "dated-new", "show": "Dates", "title": "Glacier 2024", "published": "2024-01-01", "transcript": "glacier"}]
+    path = tmp_path / "glaciers.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_jsonl(load_config({"data": str(sample_data)}, environ={}), path)
+    lib = Library(sample_data)
+    newest = [h.id for h in lib.search(SearchRequest(q="glacier", sort="date")).hits]
+    oldest = [h.id for h in lib.search(SearchRequest(q="glacier", sort="oldest")).hits]
+    assert newest[:2] == ["dated-new", "dated-old"] and sorted(newest[2:]) == ["undated-0", "undated-1", "undated-2"]
+    assert oldest[:2] == ["dated-old", "dated-new"] and sorted(oldest[2:]) == sorted(newest[2:])

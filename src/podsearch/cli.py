@@ -129,6 +129,12 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
         f"{report.transcripts_failed} failed; index: "
         f"{idx.get('added', 0)} added, {idx.get('updated', 0)} updated, {idx.get('removed', 0)} removed; "
         f"model: {report.model}")
+    if report.webhooks:
+        hooks = report.webhooks
+        for err in report.webhook_errors:
+            click.echo(f"webhook: {err}", err=True)
+        click.echo(f"watches: {hooks['watches']}, {hooks['matched']} new matches; webhooks: {hooks['delivered']} "
+                   f"delivered, {hooks['failed']} failed, {hooks['pending']} kept for the next run")
 
 
 @main.command()
@@ -394,6 +400,125 @@ def _stats_text(figures: dict[str, Any]) -> str:
 
 _STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
                 "index_documents", "index_bytes", "index_generation", "last_reindex"}
+
+
+class Misuse(click.ClickException):
+    """A refused argument, said plainly (exit 2, without the usage text)."""
+
+    exit_code = EXIT_MISUSE
+
+
+@main.group()
+def watch() -> None:
+    """Follow a topic: after each reindex or import, POST the new episodes that match a query to a webhook.
+
+    Each POST is JSON signed with HMAC-SHA256 under the watch's secret (docs/alerts.md shows how to check it).
+    A delivery that fails is kept and tried again after the next reindex or import.
+
+    \b
+    Examples:
+      podsearch watch add kubernetes --webhook https://hooks.example.org/podsearch
+      podsearch watch list
+      podsearch watch remove 3
+    """
+
+
+@watch.command("add")
+@click.argument("query")
+@click.option("--webhook", required=True, metavar="URL", help="Where to POST the new matching episodes (http or https).")
+@click.option("--secret", default=None, metavar="S",
+              help="Key of the HMAC-SHA256 signature (at least 16 characters); default: a random one, printed once.")
+@click.option("--show", "shows", multiple=True, metavar="ID", help="Only this show id (repeatable).")
+@click.option("--person", default="", help="Only episodes with this person.")
+@click.option("--lang", "language", default="", metavar="CODE", help="Only episodes in this language (en, de, pt-BR...).")
+@click.option("--from", "published_from", default="", metavar="DATE", help="Only episodes published on or after (2024-05-01).")
+@click.option("--to", "published_to", default="", metavar="DATE", help="Only episodes published on or before.")
+@click.option("--duration-min", type=click.IntRange(0), default=None, metavar="MINUTES", help="Only episodes this long or more.")
+@click.option("--duration-max", type=click.IntRange(0), default=None, metavar="MINUTES", help="Only episodes this long or less.")
+@click.option("--json", "as_json", is_flag=True, help="Print the watch as JSON (with the secret).")
+@pass_ctx
+def watch_add(obj: Context, query: str, webhook: str, secret: str | None, shows: tuple[str, ...], person: str,
+              language: str, published_from: str, published_to: str, duration_min: int | None,
+              duration_max: int | None, as_json: bool) -> None:
+    """Watch QUERY: new episodes it matches are POSTed to the webhook after each reindex or import.
+
+    QUERY is a search as on the search page; it is checked against the index, which must exist. The
+    webhook may not be on a private or loopback address unless PODSEARCH_ALLOW_PRIVATE_HOSTS=1.
+    Exits 2 when the query, the webhook URL or the secret is refused.
+
+    \b
+    Example:
+      podsearch watch add '"service mesh" kubernetes' --show shipit --webhook https://hooks.example.org/podsearch
+    """
+    from .errors import WatchError
+    from .watches import add_watch
+
+    minutes = {"duration_min": duration_min, "duration_max": duration_max}
+    try:
+        added, key = add_watch(obj.config, query, webhook, secret, shows=shows, person=person, language=language,
+                               published_from=published_from, published_to=published_to,
+                               **{k: v * 60 if v is not None else None for k, v in minutes.items()})
+    except WatchError as exc:
+        raise Misuse(str(exc)) from None
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps({**added.to_dict(), "secret": key}, indent=2))
+        return
+    click.echo(f"watch {added.id}: {added.query!r} -> {added.webhook}")
+    if secret is None:
+        click.echo(f"secret: {key}  (shown once: the receiver checks the X-Podsearch-Signature header with it)")
+
+
+@watch.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the watches as JSON (without their secrets).")
+@pass_ctx
+def watch_list(obj: Context, as_json: bool) -> None:
+    """List the watches: query, filters, webhook, deliveries made and pending, the last error.
+
+    \b
+    Example:
+      podsearch watch list --json
+    """
+    from urllib.parse import parse_qsl, urlsplit
+
+    from .watches import list_watches
+
+    try:
+        watches = [w.to_dict() for w in list_watches(obj.config)]
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(watches, indent=2))
+        return
+    if not watches:
+        click.echo("no watches; add one with 'podsearch watch add QUERY --webhook URL'")
+    for w in watches:
+        filters = "".join(f" {k}={v}" for k, v in parse_qsl(urlsplit(w["feed"]).query) if k != "q")
+        click.echo(f"{w['id']}: {w['query']!r}{filters} -> {w['webhook']}  ({w['delivered']} delivered, "
+                   f"{w['pending']} pending{'; last error: ' + w['last_error'] if w['last_error'] else ''})")
+
+
+@watch.command("remove")
+@click.argument("watch_id", metavar="ID", type=int)
+@pass_ctx
+def watch_remove(obj: Context, watch_id: int) -> None:
+    """Remove watch ID and the deliveries it still had pending.
+
+    \b
+    Example:
+      podsearch watch remove 3
+    """
+    from .errors import WatchError
+    from .watches import remove_watch
+
+    try:
+        remove_watch(obj.config, watch_id)
+    except WatchError as exc:
+        raise Misuse(str(exc)) from None
+    except PodsearchError as exc:
+        raise fail(exc) from None
+    click.echo(f"watch {watch_id} removed")
 
 
 @main.group("eval")

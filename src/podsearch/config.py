@@ -52,7 +52,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("config", str, "", "TOML config file with `feeds = [...]` and any setting below."),
     Setting("feeds", _str_list, [], "Feed URLs or local paths to index (a TOML list; comma-separated in the environment)."),
     Setting("allow_private_hosts", _bool, False,
-            "Let URLs found inside feeds (transcripts, chapters) reach private and loopback addresses."),
+            "Let URLs found inside feeds (transcripts, chapters) and watch webhooks reach private and loopback addresses."),
     Setting("host", str, "127.0.0.1", "Address `podsearch serve` listens on."),
     Setting("port", int, 8080, "Port `podsearch serve` listens on."),
     Setting("threads", int, 4, "Worker threads of the waitress server."),
@@ -68,13 +68,20 @@ SETTINGS: tuple[Setting, ...] = (
             "Origins allowed to call the JSON API from a browser (a list; '*' for any); empty: no CORS headers."),
     Setting("cache_max_age", int, 60, "Seconds clients and proxies may cache an API answer (Cache-Control max-age)."),
     Setting("max_body_bytes", int, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
-    Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (token bucket); 0: no limit."),
+    Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
+            "window of rate_burst requests; an expensive search counts 5); 0: no limit."),
     Setting("rate_burst", int, 30, "Requests a client may send at once before the rate limit applies."),
     Setting("fetch_timeout", float, 30.0, "Seconds a single feed or transcript download may take."),
     Setting("max_feed_bytes", int, 50 * 1024 * 1024, "Largest feed accepted, in bytes."),
     Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
+    Setting("search_deadline", float, 1.0,
+            "Seconds of engine work a search may take; then it answers with what it found (`timed_out`), or 503 "
+            "when that is nothing. 0: no deadline."),
+    Setting("expensive_searches", int, 0,
+            "Searches with wildcards, ranges or many words that may run at once (others get 503 + Retry-After); "
+            "0: a quarter of the threads, at least 1."),
     Setting("engine", str, "whoosh",
             "Search engine: `whoosh` (embedded, in the data folder) or `opensearch` (a cluster at `opensearch_url`)."),
     Setting("opensearch_url", _str_list, ["http://127.0.0.1:9200"],
@@ -91,6 +98,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("opensearch_replicas", str, "0-1",
             "Replicas of each shard: a number, or a range such as `0-1` (one where a second node exists)."),
     Setting("opensearch_timeout", float, 30.0, "Seconds an OpenSearch request may take."),
+    Setting("public_url", str, "",
+            "The site's public address (e.g. https://search.example.org), for absolute links in webhook payloads."),
+    Setting("webhook_timeout", float, 10.0, "Seconds one webhook delivery may take, its retries included."),
+    Setting("webhook_budget", float, 60.0,
+            "Seconds a reindex may spend delivering webhooks; deliveries left over wait for the next run."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

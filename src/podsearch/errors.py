@@ -57,3 +57,20 @@ class EngineRequestError(PodsearchError):
     def __init__(self, message: str, status: int = 0, body: object = None) -> None:
         super().__init__(message)
         self.status, self.body = status, body
+
+
+class Overloaded(PodsearchError):
+    """The server has no room for this request now (expensive searches at their limit, or a search that found
+    nothing before its deadline); ``retry_after`` seconds is a fair wait."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class TimedOut(Overloaded):
+    """A search found nothing before its deadline."""
+
+
+class WatchError(PodsearchError):
+    """A watch's query, webhook URL or secret is not acceptable, or no watch has the id given."""

@@ -30,6 +30,7 @@ from .ingest.transcripts import decode_bytes, parse_transcript, pick_order
 from .lock import ReindexLock
 from .progress import Progress
 from .similar import ModelParams, SimilarModel, fold_in_catalog, hashes_digest, same_params
+from .watches import notify
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,10 @@ class Report:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    # Watches (podsearch.watches), when there are any: counts and failed deliveries. A failed delivery is kept
+    # for the next run and does not make the run failed: the feeds, the index and the model are fine.
+    webhooks: dict[str, int] = field(default_factory=dict)
+    webhook_errors: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -344,6 +349,17 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     report.seconds["model"] = round(time.perf_counter() - started, 3)
 
 
+def tell_watches(config: Config, catalog: Catalog, report: Report, progress: Progress) -> None:
+    """POST the new episodes each watch matches (podsearch.watches); in the report, not in its failures."""
+    started = time.perf_counter()
+    progress.phase("watches", None)
+    outcome = notify(config, catalog)
+    if outcome is not None:
+        report.webhooks = outcome.counts()
+        report.webhook_errors = outcome.errors
+        report.seconds["webhooks"] = round(time.perf_counter() - started, 3)
+
+
 def ingest(config: Config, catalog: Catalog, sources: list[str] | None = None, *, prune: bool = False,
            progress: Progress | None = None, report: Report | None = None) -> Report:
     """Read feeds (default: every known source) and their transcripts into ``catalog``; nothing else.
@@ -376,6 +392,7 @@ def reindex(config: Config, *, full: bool = False, prune: bool = False, wait: bo
         try:
             ingest(config, catalog, sources, prune=prune, progress=progress, report=report)
             rebuild_derived(data_dir, catalog, report, progress, full=full, engine=open_engine(data_dir, config))
+            tell_watches(config, catalog, report, progress)
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
         finally:
@@ -423,6 +440,7 @@ def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: 
         try:
             import_lines(catalog, path, progress=progress, report=report)
             rebuild_derived(data_dir, catalog, report, progress, full=full, engine=open_engine(data_dir, config))
+            tell_watches(config, catalog, report, progress)
             catalog.finish_run(run_id, report.to_dict())
         finally:
             progress.done()

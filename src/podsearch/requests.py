@@ -7,6 +7,7 @@ The declarations are pydantic models: they check what a request asks (``parse``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,10 @@ MAX_MINUTES = 100000
 DATE_PATTERN = r"^$|^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$"
 DATE_HINT = "a date like 2024-05-01, 2024-05 or 2024"
 DEPTH_MESSAGE = f"Results past the first {MAX_DEPTH:,} are not served; narrow the query."
+
+BROWSE = re.compile(r"\s*(?:\*|\*:\*)?\s*")  # what lists every episode, as an empty query does
+_EXPENSIVE = re.compile(r"[*?~\[\]{}]")
+EXPENSIVE_WORDS = 12
 
 Sort = Literal[SORTS]  # type: ignore[valid-type]
 
@@ -190,7 +195,13 @@ class SearchRequest:
     language: str = ""
     sort: str = "relevance"
 
-    def engine_query(self) -> EngineQuery:
+    @property
+    def expensive(self) -> bool:
+        """Whether the query may cost more than an ordinary search: a wildcard, fuzzy or range part, or many
+        words. Such searches share fewer workers (``web/admission.py``)."""
+        return bool(_EXPENSIVE.search(self.q)) or len(self.q.split()) > EXPENSIVE_WORDS
+
+    def engine_query(self, deadline: float | None = None) -> EngineQuery:
         """The engine's question; QueryError when a value is out of bounds (for requests not built by
         :func:`search_request`, which checks them all first)."""
         checked = parse(SearchParams, {"q": self.q, "page": self.page, "per_page": self.per_page, "sort": self.sort,
@@ -208,8 +219,9 @@ class SearchRequest:
                           published_from=parse_date(self.published_from, "from"),
                           published_to=parse_date(self.published_to, "to", end=True),
                           duration_min=self.duration_min, duration_max=self.duration_max, language=lang)
-        return EngineQuery(text=checked.q, filters=filters, sort=checked.sort, page=checked.page,
-                           per_page=checked.per_page)
+        text = "" if BROWSE.fullmatch(checked.q) else checked.q  # "*" alone: every episode, newest first
+        return EngineQuery(text=text, filters=filters, sort=checked.sort, page=checked.page,
+                           per_page=checked.per_page, deadline=deadline)
 
 
 def search_request(args: Mapping[str, Any]) -> SearchRequest:

@@ -192,6 +192,9 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
     library = app.extensions.get("podsearch")
     if library is not None:
         library.warm()
+    admission = app.extensions.get("podsearch_admission")
+    if admission is not None:  # the slots are shared among the threads this server really has
+        admission.configure(options.threads, int(config.expensive_searches))
     server = GracefulServer(app, options)
     previous = {sig: signal.signal(sig, server.request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if announce:

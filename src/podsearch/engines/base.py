@@ -72,6 +72,7 @@ class EngineQuery:
     per_page: int = 10
     facets: bool = True
     suggest: bool = True  # look for a spelling suggestion when little is found
+    deadline: float | None = None  # time.monotonic() by which the engine answers with what it has
 
 
 @dataclass
@@ -88,6 +89,9 @@ class EngineResult:
     facets: dict[str, dict[str, int]] = field(default_factory=dict)  # facet -> value -> matching documents
     suggestion: str = ""
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
+    timed_out: bool = False  # the deadline passed: the hits are the best of the documents read; total a lower bound
+    total_exact: bool = True  # False: ``total`` is a lower bound (an engine that stops counting, or a timeout)
+    notes: list[str] = field(default_factory=list)  # what the engine did to bound the query (for the person)
 
 
 class TextAnalyzer(Protocol):

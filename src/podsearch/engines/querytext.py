@@ -1,24 +1,29 @@
 """How podsearch reads what people type, for every engine: the field weights, the syntax, the all-words /
-any-word strategy. Each engine turns the readings into its own queries (``engines.whoosh.query``,
-``engines.opensearch.query``)."""
+any-word strategy, a query typed in capitals. Each engine turns the readings into its own queries
+(``engines.whoosh.query``, ``engines.opensearch.query``); an excluded word (``-word``, ``NOT word``) is
+excluded by both, in the any-word fallback too."""
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-# Query-time field weights: title > persons, show > notes > transcript. Each field is scored with BM25 on its
-# own and the scores are added, so a word in the title and the text counts twice already; measured on
-# Cranfield (titles + abstracts), nDCG@10 falls from 0.371 (title 1.0) to 0.364 (1.5) and 0.334 (4.0).
-FIELD_BOOSTS = {"title": 1.5, "persons": 1.3, "show": 1.3, "notes": 1.15, "transcript": 1.0}
+# Query-time field weights: title > persons, show > notes > transcript (Whoosh's BM25F multiplies a word's
+# frequency in each field by them: engines/whoosh/ranking.py; OpenSearch boosts each field's score by them).
+FIELD_WEIGHTS: tuple[tuple[str, float], ...] = (
+    ("title", 1.5), ("persons", 1.3), ("show", 1.3), ("notes", 1.15), ("transcript", 1.0))
+FIELD_BOOSTS = dict(FIELD_WEIGHTS)
 SEARCH_FIELDS = list(FIELD_BOOSTS)
 # names people may write before a colon, for the fields above
 FIELD_ALIASES = {"persons": ["person", "speaker", "guest", "host"], "notes": ["notes", "description"],
                  "show": ["podcast"]}
 MAX_QUERY_LENGTH = 500
-LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
+LONG_QUERY_WORDS = 4  # plain queries of more words than this are ranked on any word straight away
 RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 
-OPERATORS = re.compile(r"(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+# Operators written out: the person said how to combine the words, so there is no any-word fallback
+# (``-word`` and ``+word`` are kept by the fallback, which stays).
+OPERATORS = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
 _SYNTAX = re.compile(r'["():\[\]{}^~*?]|(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b')
 
 
@@ -45,17 +50,33 @@ def lenient(text: str) -> str:
     return text
 
 
-def readings(text: str, plain: bool) -> list[tuple[bool, bool]]:
-    """The readings of ``text`` to try in turn, each (any word rather than all words, as plain words): the
-    second is the fallback when the first finds fewer than ``RELAX_BELOW``.
+def as_typed(text: str) -> str:
+    """The text to read: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
+    catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
+    return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
 
-    Short plain queries want every word (the fallback is any word); long ones (sentences, pasted questions) are
-    ranked on any word straight away; a query whose operators say how to combine the words is read as written.
+
+class Reading(NamedTuple):
+    """One way of reading the text typed: ``text`` to parse, any word rather than all words, as plain words."""
+
+    text: str
+    any_word: bool
+    plain: bool
+
+
+def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS) -> list[Reading]:
+    """The readings of ``text`` to try in turn: the second is the fallback when the first finds fewer than
+    ``RELAX_BELOW`` (the engine's ``relax_below``).
+
+    A query typed all in capitals is read in lower case (:func:`as_typed`). Short plain queries want every word
+    (the fallback is any word); long ones (sentences, pasted questions) are ranked on any word straight away.
+    ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT written out mean there is none.
     """
+    text = as_typed(text)
     if plain or not has_syntax(text):
-        if len(re.findall(r"\w+", text)) > LONG_QUERY_WORDS:
-            return [(True, True)]
-        return [(False, plain), (True, plain)]
+        if len(re.findall(r"\w+", text)) > long_query_words:
+            return [Reading(text, True, True)]
+        return [Reading(text, False, plain), Reading(text, True, plain)]
     if OPERATORS.search(text):
-        return [(False, False)]
-    return [(False, False), (True, False)]
+        return [Reading(text, False, False)]
+    return [Reading(text, False, False), Reading(text, True, False)]

@@ -422,12 +422,8 @@ class Fetcher:
         ``trusted=True`` for feed URLs the operator configured (no address check);
         ``trusted=False`` for URLs found inside feeds. Raises ``BlockedAddress`` for a refused
         scheme or address, ``FetchError`` for anything else that goes wrong."""
-        limits = self.limits
-        deadline = time.monotonic() + limits.total_timeout
-        check_addresses = not trusted and not limits.allow_private
-        pool = self._guarded if check_addresses else self._pool
         headers = {
-            "User-Agent": limits.user_agent,
+            "User-Agent": self.limits.user_agent,
             "Accept": "*/*",
             "Accept-Encoding": "gzip, deflate",
         }
@@ -435,45 +431,68 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
+        current, ex = self._send("GET", url, headers, None, trusted, REDIRECT_STATUSES)
+        content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
+        new_etag = ex.headers.get("ETag")
+        new_lm = ex.headers.get("Last-Modified")
+        if ex.status == 304:
+            return FetchResult(
+                url=current,
+                status=304,
+                content=b"",
+                content_type=content_type,
+                charset=charset,
+                etag=new_etag or etag,
+                last_modified=new_lm or last_modified,
+                not_modified=True,
+            )
+        if 200 <= ex.status < 300:
+            return FetchResult(
+                url=current,
+                status=ex.status,
+                content=ex.body,
+                content_type=content_type,
+                charset=charset,
+                etag=new_etag,
+                last_modified=new_lm,
+            )
+        status_text = f"{ex.status} {ex.reason}".strip()
+        raise FetchError(f"HTTP {status_text} for {current}")
 
+    def post(self, url: str, body: bytes, headers: dict[str, str] | None = None, *, trusted: bool = False) -> int:
+        """POST ``body`` to ``url`` (a webhook) and return the 2xx status it answered; the answer's body is not read.
+
+        Each hop is checked like a GET's. Only 307 and 308 redirects are followed (they keep the method and the
+        body); any other answer, a 301/302/303 included, raises ``FetchError``. 5xx, 429 and connection failures
+        are retried within ``total_timeout``, so a receiver may see a body twice: webhooks carry a delivery id."""
+        sent = {"User-Agent": self.limits.user_agent, "Accept": "*/*", **(headers or {})}
+        current, ex = self._send("POST", url, sent, body, trusted, frozenset({307, 308}))
+        if 200 <= ex.status < 300:
+            return ex.status
+        if ex.status in REDIRECT_STATUSES:
+            raise FetchError(f"HTTP {ex.status} redirect to {ex.headers.get('Location', '?')} for {current}; "
+                             "only 307 and 308 redirects keep a POST, so none other is followed")
+        raise FetchError(f"HTTP {f'{ex.status} {ex.reason}'.strip()} for {current}")
+
+    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
+              follow: frozenset[int]) -> tuple[str, _Exchange]:
+        """Send the request, following the ``follow`` redirects by hand (every hop checked); the final URL and answer."""
+        limits = self.limits
+        deadline = time.monotonic() + limits.total_timeout
+        check_addresses = not trusted and not limits.allow_private
+        pool = self._guarded if check_addresses else self._pool
         current = urldefrag(url.strip())[0]
         for hop in range(limits.max_redirects + 1):
             host = self._check_url(current, check_addresses)
-            ex = self._exchange(current, host, headers, deadline, pool)
-            if ex.status in REDIRECT_STATUSES:
-                location = ex.headers.get("Location")
-                if not location:
-                    raise FetchError(f"HTTP {ex.status} redirect without Location for {current}")
-                target = urldefrag(urljoin(current, location.strip()))[0]
-                log.debug("redirect %d of %s: %s -> %s", hop + 1, url, current, target)
-                current = target
-                continue
-            content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
-            new_etag = ex.headers.get("ETag")
-            new_lm = ex.headers.get("Last-Modified")
-            if ex.status == 304:
-                return FetchResult(
-                    url=current,
-                    status=304,
-                    content=b"",
-                    content_type=content_type,
-                    charset=charset,
-                    etag=new_etag or etag,
-                    last_modified=new_lm or last_modified,
-                    not_modified=True,
-                )
-            if 200 <= ex.status < 300:
-                return FetchResult(
-                    url=current,
-                    status=ex.status,
-                    content=ex.body,
-                    content_type=content_type,
-                    charset=charset,
-                    etag=new_etag,
-                    last_modified=new_lm,
-                )
-            status_text = f"{ex.status} {ex.reason}".strip()
-            raise FetchError(f"HTTP {status_text} for {current}")
+            ex = self._exchange(current, host, headers, deadline, pool, method, body)
+            if ex.status not in follow:
+                return current, ex
+            location = ex.headers.get("Location")
+            if not location:
+                raise FetchError(f"HTTP {ex.status} redirect without Location for {current}")
+            target = urldefrag(urljoin(current, location.strip()))[0]
+            log.debug("redirect %d of %s: %s -> %s", hop + 1, url, current, target)
+            current = target
         raise FetchError(f"too many redirects (more than {limits.max_redirects}) fetching {url}")
 
     def fetch_any(
@@ -535,7 +554,8 @@ class Fetcher:
         return FetchError(f"response from {url} is larger than {self.limits.max_bytes} bytes")
 
     def _exchange(
-        self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any
+        self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any, method: str = "GET",
+        body: bytes | None = None,
     ) -> _Exchange:
         """One hop, with retries on 5xx/429, connection errors and timeouts."""
         limits = self.limits
@@ -545,7 +565,7 @@ class Fetcher:
             ex: _Exchange | None = None
             try:
                 with self._host_slot(host, deadline, url):
-                    ex = self._attempt(url, headers, deadline, pool)
+                    ex = self._attempt(url, headers, deadline, pool, method, body)
             except _Transient as e:
                 if last:
                     raise FetchError(str(e)) from e.__cause__
@@ -566,7 +586,8 @@ class Fetcher:
             time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _attempt(self, url: str, headers: dict[str, str], deadline: float, pool: Any) -> _Exchange:
+    def _attempt(self, url: str, headers: dict[str, str], deadline: float, pool: Any, method: str = "GET",
+                 body: bytes | None = None) -> _Exchange:
         limits = self.limits
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -577,8 +598,9 @@ class Fetcher:
         )
         try:
             resp = pool.urlopen(
-                "GET",
+                method,
                 url,
+                body=body,
                 headers=headers,
                 redirect=False,
                 retries=False,
@@ -595,20 +617,19 @@ class Fetcher:
         except (urllib3.exceptions.HTTPError, OSError) as e:
             if time.monotonic() >= deadline - 0.01:
                 raise self._too_slow(url) from e
-            kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
-            raise _Transient(f"fetching {url} {kind}: {e}") from e
+            raise _Transient(f"fetching {url} {_how_it_failed(e)}: {e}") from e
 
         complete = False
         try:
             status = int(resp.status)
             reason = resp.reason or _reason_phrase(status)
-            body = b""
-            if 200 <= status < 300:
-                body = self._read_body(resp, url, deadline)
+            content = b""
+            if 200 <= status < 300 and method == "GET":
+                content = self._read_body(resp, url, deadline)
                 complete = True
             elif status == 304:
                 complete = True
-            return _Exchange(status, reason, resp.headers, body)
+            return _Exchange(status, reason, resp.headers, content)
         finally:
             if not complete:
                 resp.close()  # unread or half-read body: do not reuse this connection
@@ -637,8 +658,7 @@ class Fetcher:
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if time.monotonic() >= deadline - 0.01:
                     raise self._too_slow(url) from e
-                kind = "timed out" if isinstance(e, urllib3.exceptions.TimeoutError) else "failed"
-                raise _Transient(f"reading {url} {kind}: {e}") from e
+                raise _Transient(f"reading {url} {_how_it_failed(e)}: {e}") from e
             if not chunk:
                 break
             raw_total += len(chunk)
@@ -654,6 +674,12 @@ class Fetcher:
             if len(out) > max_bytes:
                 raise self._too_large(url)
         return bytes(out)
+
+
+def _how_it_failed(exc: BaseException) -> str:
+    """"timed out" or "failed" (urllib3 makes a refused connection a kind of connect timeout)."""
+    timeout = isinstance(exc, urllib3.exceptions.TimeoutError)
+    return "timed out" if timeout and not isinstance(exc, urllib3.exceptions.NewConnectionError) else "failed"
 
 
 def _reason_phrase(status: int) -> str:

@@ -44,10 +44,11 @@ class AccessLog:
         method = environ.get("REQUEST_METHOD", "-")
         path = quote(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), safe="/:@!$&'()*+,;=-._~")
         remote = environ.get("REMOTE_ADDR", "-")
+        outcome = environ.get("podsearch.outcome", "")  # refused, timed_out or shed (web/admission.py)
         fields = {"method": method, "path": path, "status": int(status) if status.isdigit() else 0, "ms": ms,
-                  "bytes": sent, "remote": remote}
-        self.logger.info("method=%s path=%s status=%s ms=%s bytes=%d remote=%s", method, path, status, ms, sent,
-                         remote, extra={"access": fields})
+                  "bytes": sent, "remote": remote, "outcome": outcome}
+        self.logger.info("method=%s path=%s status=%s ms=%s bytes=%d remote=%s%s", method, path, status, ms, sent,
+                         remote, f" outcome={outcome}" if outcome else "", extra={"access": fields})
 
 
 class _Logged:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, g, jsonify, request
 
 from ..answers import episode_json, show_json
 from ..errors import QueryError
 from ..requests import MomentParams, ShowPageParams, SimilarTextParams, SuggestParams, parse, search_request
+from .admission import admission, run_search
 from .caching import cacheable, stored
 from .context import library
 
@@ -24,9 +25,14 @@ ops = Blueprint("ops", __name__)
 
 
 @bp.get("/search")
-@cacheable
+@stored
 def search():
-    return jsonify(library().search(search_request(request.args)).to_dict())
+    """Kept in memory by ETag like /similar (a site's popular searches repeat); an answer cut short by its
+    deadline is not kept."""
+    result = run_search(search_request(request.args))
+    if result.timed_out:
+        g.podsearch_store = False
+    return jsonify(result.to_dict())
 
 
 @bp.get("/suggest")
@@ -110,10 +116,17 @@ def healthz():
 
 @ops.get("/readyz")
 def readyz():
-    data = library().ready()
+    """Ready to take traffic: the index and model are loaded and a search slot is free. Saturated (every search
+    slot busy) answers 503 with the same figures, so that a load balancer sends the next request elsewhere."""
+    lib = library()
+    data = lib.ready()
     scheduler = current_app.extensions.get("podsearch_scheduler")
     if scheduler is not None:
         data["reindex"] = scheduler.status()
+    data["load"] = {**admission().status(), **{k: v for k, v in lib.load.snapshot().items() if k != "pid"}}
+    if data["load"]["saturated"]:
+        data["status"] = "saturated"
+        return jsonify(data), 503, {"Retry-After": "1"}
     return jsonify(data)
 
 

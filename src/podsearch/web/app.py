@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ from flask import Flask
 
 from ..config import Config, load_config
 from ..service import Library
-from . import api, caching, cors, embed, errors, limits, views
+from . import admission, api, caching, cors, embed, errors, filters, limits, rss, views
 from .accesslog import AccessLog
 from .context import EXTENSION, library
 
@@ -35,9 +34,11 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     if test_config:
         app.config.update(test_config)
     app.extensions[EXTENSION] = Library.from_config(config)
+    app.extensions[admission.EXTENSION] = admission.Admission(int(config.threads), int(config.expensive_searches))
 
     app.register_blueprint(views.bp)
     app.register_blueprint(embed.bp)  # the widget and /opensearch.xml
+    app.register_blueprint(rss.bp)  # /search.rss
     app.register_blueprint(api.bp, url_prefix="/api/v1")
     app.register_blueprint(api.bp, url_prefix="/api", name="api_unversioned")
     app.register_blueprint(api.site)
@@ -47,28 +48,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     caching.register(app, library)
     errors.register(app)
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
-    app.add_template_filter(clock)
-    app.add_template_filter(date)
+    app.add_template_filter(filters.clock)
+    app.add_template_filter(filters.date)
 
     return app
-
-
-def clock(seconds: float | int | None) -> str:
-    """Seconds as H:MM:SS or M:SS."""
-    if seconds is None:
-        return ""
-    total = int(seconds)
-    h, rest = divmod(total, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def date(value: str | None) -> str:
-    """An ISO timestamp as '1 May 2024'."""
-    if not value:
-        return ""
-    try:
-        dt = datetime.strptime(value[:10], "%Y-%m-%d")
-    except ValueError:
-        return value
-    return f"{dt.day} {dt.strftime('%b %Y')}"

@@ -7,12 +7,13 @@ import logging
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from ..errors import EngineUnavailable, IndexMissing, NotFound, PodsearchError, QueryError, ReindexRunning
+from ..errors import EngineUnavailable, IndexMissing, NotFound, Overloaded, PodsearchError, QueryError, ReindexRunning
 
 log = logging.getLogger(__name__)
 
 STATUS = {QueryError: (400, "bad_query"), NotFound: (404, "not_found"), IndexMissing: (503, "not_ready"),
-          ReindexRunning: (503, "busy"), EngineUnavailable: (503, "engine_unavailable")}
+          ReindexRunning: (503, "busy"), Overloaded: (503, "overloaded"),
+          EngineUnavailable: (503, "engine_unavailable")}
 # Error codes of HTTP-level refusals; the OpenAPI document lists the same ones.
 HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
               429: "rate_limited"}
@@ -35,9 +36,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(PodsearchError)
     def _domain(exc: PodsearchError):
         status, code = next(((s, c) for cls, (s, c) in STATUS.items() if isinstance(exc, cls)), (500, "error"))
-        if status >= 500:
+        if status >= 500 and not isinstance(exc, Overloaded):
             log.warning("%s %s: %s", request.method, request.path, exc)
-        return _answer(status, code, str(exc))
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Overloaded) else None
+        return _answer(status, code, str(exc), headers)
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):

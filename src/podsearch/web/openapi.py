@@ -36,7 +36,8 @@ STR, INT, NUM, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "number"
 SCHEMAS: dict[str, Any] = {
     "Error": _obj(["error"], error=_obj(["code", "message"], code={
         "type": "string", "description": "Stable machine-readable code: " + ", ".join(
-            sorted({"bad_query", "not_found", "not_ready", "busy", "engine_unavailable", "internal", *HTTP_CODES.values()}))},
+            sorted({"bad_query", "not_found", "not_ready", "busy", "overloaded", "engine_unavailable", "internal",
+                    *HTTP_CODES.values()}))},
         message={"type": "string", "description": "What went wrong and how to fix it, for people."})),
     "Moment": _obj(["start", "speaker", "text"], start=NUMBER_OR_NULL, speaker=STR,
                    text={"type": "string", "description": "Escaped HTML; matches wrapped in <mark>."},
@@ -56,6 +57,11 @@ SCHEMAS: dict[str, Any] = {
     "SearchResult": _obj(["query", "total", "page", "per_page", "pages", "hits"],
                          query=STR, total=INT, page=INT, per_page=INT, pages=INT, took_ms=NUM, relaxed=BOOL,
                          suggestion=NULLABLE_STR, hits=_array(_ref("schemas", "Hit")),
+                         total_relation={"type": "string", "enum": ["eq", "gte"], "description": "eq: total is "
+                                         "exact; gte: a lower bound (the deadline cut the search short)."},
+                         timed_out={"type": "boolean", "description": "The search's deadline passed: the hits are the "
+                                    "best of the episodes read, the total a lower bound."},
+                         notes=_array(STR),
                          facets=_ref("schemas", "Facets")),
     "Suggestions": _obj(["query", "suggestions"], query=STR, suggestions=_array(_obj(["kind", "text"], kind={
         "type": "string", "enum": ["show", "episode", "person", "term"]}, text=STR, id=STR))),
@@ -140,7 +146,9 @@ RESPONSES: dict[str, Any] = {
     "TooLarge": _error("The request body is larger than the server accepts (code too_large)."),
     "RateLimited": {**_error("Too many requests from this client (code rate_limited); see Retry-After."),
                     "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}},
-    "NotReady": _error("No index or model yet, or a reindex holds it (codes not_ready, busy)."),
+    "NotReady": {**_error("No index or model yet, or a reindex holds it (codes not_ready, busy); or no room for the "
+                          "search now (code overloaded): see Retry-After."),
+                 "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}},
     "NotModified": {"description": "The answer has not changed since the ETag / date the client sent."},
 }
 

@@ -10,6 +10,7 @@ from ..answers import SearchResult
 from ..episodes import Segment
 from ..errors import IndexMissing, PodsearchError, QueryError
 from ..requests import MAX_DEPTH, MAX_QUERY_CHARS, SearchRequest, SeekParams, ShowPageParams, parse, search_request
+from .admission import run_search
 from .context import library
 
 bp = Blueprint("views", __name__)
@@ -109,7 +110,7 @@ def search():
         return render_template("search.html", req=req, result=None, all_shows=shows,
                                **_search_context(req, {s.id: s.title for s in shows}))
     try:
-        result = lib.search(req)
+        result = run_search(req)
     except QueryError as exc:
         return _refused(exc, query=True)
     shows = {s.id: s.title for s in lib.shows()}

@@ -372,33 +372,35 @@ class OpenSearchEngine:
                                 "_source": False, "sort": sort_clause(q.sort, bool(text))}
         if q.facets:
             base["aggs"] = facet_aggregations()
+        if q.deadline is not None:  # each shard answers with what it found by then ("timed_out": true)
+            base["timeout"] = f"{max(1, round((q.deadline - time.monotonic()) * 1000))}ms"
         if not text:
             answer = self._run({**base, "query": {"bool": {"filter": filters}} if filters else {"match_all": {}}})
             return self._result(answer, {}, "", False)
         profiles = self._index_profiles(q.filters.language)
         tries = readings(text, plain=False)
         answer, used, relaxed = None, tries[0], False
-        for i, (any_word, plain) in enumerate(tries):
-            found = self._run({**base, "query": {"bool": {"must": [text_query(text, profiles, any_word, plain)],
+        for i, reading in enumerate(tries):
+            found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles)],
                                                           "filter": filters}}})
             if answer is None:
                 answer = found
             elif found["hits"]["total"]["value"] > answer["hits"]["total"]["value"]:
-                answer, used, relaxed = found, (any_word, plain), i > 0
+                answer, used, relaxed = found, reading, i > 0
             if answer["hits"]["total"]["value"] >= RELAX_BELOW:
                 break
         assert answer is not None
         suggestion = ""
         if q.suggest and (answer["hits"]["total"]["value"] < RELAX_BELOW or relaxed):
             suggestion = self._suggestion(text)
-        return self._result(answer, query_terms(text, profiles, used[1]), suggestion, relaxed)
+        return self._result(answer, query_terms(used, profiles), suggestion, relaxed)
 
     @staticmethod
     def _result(answer: dict[str, Any], terms: dict[str, set[str]], suggestion: str, relaxed: bool) -> EngineResult:
         hits = [EngineHit(id=h["_id"], score=float(h.get("_score") or 0.0)) for h in answer["hits"]["hits"]]
         facets = facet_counts(answer["aggregations"]) if "aggregations" in answer else {}
         return EngineResult(total=int(answer["hits"]["total"]["value"]), hits=hits, terms=terms, facets=facets,
-                            suggestion=suggestion, relaxed=relaxed)
+                            suggestion=suggestion, relaxed=relaxed, timed_out=bool(answer.get("timed_out")))
 
     def _suggestion(self, text: str) -> str:
         """The query with its unknown words (3 letters or more) replaced by the closest known word, or ""."""
@@ -420,9 +422,9 @@ class OpenSearchEngine:
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         profiles = self._index_profiles()
         hits: list[Any] = []
-        for any_word, as_plain in readings(text, plain):
+        for reading in readings(text, plain):
             hits = self._run({"size": limit, "_source": False, "sort": ["_score", {"id": "asc"}],
-                              "query": text_query(text, profiles, any_word, as_plain)})["hits"]["hits"]
+                              "query": text_query(reading, profiles)})["hits"]["hits"]
             if len(hits) >= RELAX_BELOW:
                 break
         return [(h["_id"], float(h["_score"] or 0.0)) for h in hits]

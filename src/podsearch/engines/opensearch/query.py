@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..base import Filters
-from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, SEARCH_FIELDS, lenient, plain_words
+from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, SEARCH_FIELDS, Reading, lenient, plain_words
 from .analysis import python_analyzer
 
 FACET_FIELDS = {"show": "show_id", "year": "year", "person": "person_key", "language": "language"}
@@ -61,11 +61,11 @@ def _field_prefix(name: str, profile: str) -> str:
     return name + "\\:"  # not a field: the word and the colon are text ("note:", "http:")
 
 
-def text_query(text: str, profiles: list[str], any_word: bool, plain: bool) -> dict[str, Any]:
+def text_query(reading: Reading, profiles: list[str]) -> dict[str, Any]:
     """The text read for each profile, each reading matching only the episodes analysed alike, so that an
     episode is scored once, on the reading of its own language."""
-    parts = [{"bool": {"must": [query_string(text, p, any_word, plain)], "filter": [{"term": {"analysis": p}}]}}
-             for p in profiles]
+    parts = [{"bool": {"must": [query_string(reading.text, p, reading.any_word, reading.plain)],
+                       "filter": [{"term": {"analysis": p}}]}} for p in profiles]
     return parts[0] if len(parts) == 1 else {"bool": {"should": parts, "minimum_should_match": 1}}
 
 
@@ -117,10 +117,10 @@ def sort_clause(sort: str, has_text: bool) -> list[Any]:
 _QUERY_PART = re.compile(r'(?:(?<=\s)|^)(?P<neg>[-!]|NOT\s+)?(?:(?P<field>\w+):)?(?P<word>"[^"]*"|[^\s()"]+)')
 
 
-def query_terms(text: str, profiles: list[str], plain: bool) -> dict[str, set[str]]:
+def query_terms(reading: Reading, profiles: list[str]) -> dict[str, set[str]]:
     """The analysed terms of the query, by field (the words excluded with -word or NOT left out)."""
     words: dict[str, list[str]] = {field: [] for field in SEARCH_FIELDS}
-    source = plain_words(text) if plain else lenient(text)
+    source = plain_words(reading.text) if reading.plain else lenient(reading.text)
     for m in _QUERY_PART.finditer(source):
         word = m.group("word")
         if m.group("neg") or word in {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}:

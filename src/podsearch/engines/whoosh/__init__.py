@@ -13,6 +13,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +21,28 @@ from whoosh import index as windex
 from whoosh import sorting
 from whoosh.filedb.filestore import FileStorage
 from whoosh.idsets import BitSet
-from whoosh.query import And, DateRange, Every, NullQuery, NumericRange, Or, Prefix, Term
+from whoosh.query import And, DateRange, Every, MultiTerm, NullQuery, NumericRange, Or, Prefix, Term
 from whoosh.writing import LockError
 
 from ... import languages
-from ...errors import IndexMissing, ReindexRunning
+from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
-from ...languages import HAS_CJK
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
-from ..querytext import RELAX_BELOW
-from .analysis import TOKEN_PATTERN, spoken_analyzer
+from . import fast, spelling
+from .analysis import spoken_analyzer
+from .bounds import bound, check_text
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
+from .ranking import RANKING, Ranking
 from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
+from .scoring import Expired, run, weighting
 from .scoring import page as run_page
-from .scoring import run, weighting
 
 log = logging.getLogger(__name__)
 
-
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
+BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal) is kept
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 100  # episodes handed to a worker process at a time
@@ -52,13 +54,15 @@ class WhooshEngine:
 
     name = "whoosh"
 
-    def __init__(self, data_dir: Path | str) -> None:
+    def __init__(self, data_dir: Path | str, ranking: Ranking = RANKING) -> None:
         self.generations = Generations(Path(data_dir) / "index")
+        self.ranking = ranking  # how searches rank (ranking.py); bench/ranking.py measures variants
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
         self._doc_facets: tuple[Any, DocFacets] | None = None
         self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
+        self._bound_cache: LRU[tuple[Any, ...], Any] = LRU(BOUND_CACHE)
         self._analyzers: dict[str, Any] = {}
 
     # -- opening --------------------------------------------------------------------------------
@@ -185,10 +189,10 @@ class WhooshEngine:
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
         ix = self._index()
-        with ix.searcher(weighting=weighting()) as s:
-            first, fallback = strategy(text, plain, self.profiles(s))
+        with ix.searcher(weighting=weighting(self.ranking)) as s:
+            first, fallback = strategy(text, plain, self.profiles(s), self.ranking)
             hits = run(s.search, first, limit=limit)
-            if fallback is not None and len(hits) < RELAX_BELOW:
+            if fallback is not None and len(hits) < self.ranking.relax_below:
                 hits = run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
@@ -217,9 +221,16 @@ class WhooshEngine:
     def search(self, q: EngineQuery) -> EngineResult:
         ix = self._index()
         text = q.text.strip()
-        with ix.searcher(weighting=weighting()) as s:
+        check_text(text)
+        with ix.searcher(weighting=weighting(self.ranking)) as s:
             profiles = self.profiles(s, q.filters.language)
-            query, fallback = strategy(text, plain=False, profiles=profiles) if text else (None, None)
+            query, fallback = strategy(text, False, profiles, self.ranking) if text else (None, None)
+            notes: list[str] = []
+            if query is not None:
+                try:
+                    query, notes = self._bounded(s, query, q.deadline)
+                except Expired:
+                    return EngineResult(total=0, hits=[], timed_out=True)
             filt = _filter(q.filters)
             if query is None:
                 query = filt or Every()
@@ -230,24 +241,53 @@ class WhooshEngine:
                     query, fallback, filt = NullQuery(), None, None
             sortedby: Any = None
             if q.sort == "date" or (not text and q.sort != "oldest"):
-                sortedby = sorting.FieldFacet("published", reverse=True)
+                sortedby = _by_date(newest=True)
             elif q.sort == "oldest":
-                sortedby = "published"
+                sortedby = _by_date(newest=False)
             relaxed = False
-            found = run(run_page, query, s, q.page, q.per_page, filt, sortedby)
-            if fallback is not None and found.total < RELAX_BELOW and repr(fallback) != repr(query):
-                found2 = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby)
-                if found2.total > found.total:
-                    found, query, relaxed = found2, fallback, True
+            found, timed_out = run(_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
+            all_words = found.total
+            few = found.total < self.ranking.relax_below
+            if fallback is not None and not timed_out and few and repr(fallback) != repr(query):
+                try:
+                    fallback, fallback_notes = self._bounded(s, fallback, q.deadline)
+                except Expired:
+                    fallback, timed_out = None, True
+                if fallback is not None:
+                    found2, timed_out = run(_page, fallback, s, q.page, q.per_page, filt, sortedby, q.deadline)
+                    if found2.total > found.total:
+                        found, query, relaxed, notes = found2, fallback, True, fallback_notes
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
-            if q.suggest and text and (found.total < RELAX_BELOW or relaxed):
-                suggestion = _suggestion(s, text)
+            if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed):
+                def count(words: str) -> int:  # episodes holding every word, with the request's filters
+                    first = strategy(words, False, profiles, self.ranking)[0]
+                    return int(run(_page, first, s, 1, 1, filt, None, q.deadline)[0].total)
+
+                suggestion = spelling.suggestion(s, text, profiles, count, all_words)
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
             return EngineResult(total=found.total, hits=hits, terms=query_terms(query), facets=facets,
-                                suggestion=suggestion, relaxed=relaxed)
+                                suggestion=suggestion, relaxed=relaxed, timed_out=timed_out, notes=notes)
+
+    def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:
+        """The query with its expansions bounded (``bounds.bound``), kept per index generation: the same
+        wildcard asked again (a crawler's favourite) costs a lookup, and so does the same refusal."""
+        if not _expands(query):
+            return query, []
+        reader = searcher.reader()
+        key = (self.stamp()[0], reader.generation(), reader.doc_count_all(), repr(query))
+        found = self._bound_cache.get(key)
+        if found is None:
+            try:
+                found = bound(query, reader, deadline)
+            except QueryError as exc:
+                found = exc
+            self._bound_cache.put(key, found)
+        if isinstance(found, QueryError):
+            raise QueryError(str(found))
+        return found
 
     def _allowed(self, searcher: Any, filt: Any) -> BitSet:
         """The documents a filter lets through, kept per index generation for the filters asked most recently
@@ -295,11 +335,6 @@ class WhooshEngine:
             return [(h["id"], float(h.score)) for h in hits]
 
 
-_WORD = re.compile(TOKEN_PATTERN)
-_JOINERS = re.compile(r"['’./+-]")
-_PART = re.compile(r"[^'’./+-]+")
-
-
 class _Analyzer:
     """One analysis profile's tokens, as the answer builder asks for them."""
 
@@ -311,20 +346,40 @@ class _Analyzer:
         return self._ana.texts(text)
 
     def spans(self, text: str) -> Any:
-        """Each word's terms at its place; the parts of a joined word ("docker-sponsored", "http/2") at theirs, so
-        that a match on a part marks the part."""
-        texts = self._ana.texts
-        for m in _WORD.finditer(text):
-            raw, start = m.group(0), m.start()
-            terms = texts(raw)
-            if len(terms) <= 1 or HAS_CJK.search(raw) or not _JOINERS.search(raw):
-                for term in terms:
-                    yield term, start, m.end()
-                continue
-            yield terms[0], start, m.end()  # the joined word
-            for part in _PART.finditer(raw):
-                for term in texts(part.group(0)):
-                    yield term, start + part.start(), start + part.end()
+        return self._ana.spans(text)
+
+
+def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
+          deadline: float | None = None) -> tuple[Any, bool]:
+    """(one page, whether the deadline cut it short): ranked by score in numpy (``fast.Page``: every match
+    scored at once, the same scores as Whoosh's matchers), sorted by date through Whoosh's collectors."""
+    if sortedby is None:
+        ranked = fast.Page(searcher, query, pagenum, pagelen, filt, deadline)
+        return ranked, ranked.timed_out
+    return run_page(query, searcher, pagenum, pagelen, filt, sortedby, deadline)
+
+
+def _by_date(newest: bool) -> Any:
+    """Episodes by date, newest (or oldest) first, and those without a date after all the dated ones.
+
+    Whoosh's date column holds its largest value for a missing date: sorted oldest first they come last
+    already, but newest first alone would list every undated episode before the newest dated one (and a feed of
+    the newest matches would never show a new dated episode). Newest first sorts on the negated date instead.
+    """
+    if not newest:
+        return "published"
+    missing = _missing_date()
+    return sorting.TranslateFacet(lambda key: key if key == missing else -key, sorting.FieldFacet("published"))
+
+
+@lru_cache(maxsize=1)
+def _missing_date() -> Any:
+    return make_schema()["published"].column_type.default_value()
+
+
+def _expands(query: Any) -> bool:
+    """Whether a query has a part that expands to the words it matches (wildcard, prefix, fuzzy, range)."""
+    return isinstance(query, MultiTerm) or any(_expands(c) for c in query.children())
 
 
 def _filter(f: Filters) -> Any:
@@ -342,30 +397,6 @@ def _filter(f: Filters) -> Any:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else And(parts)
-
-
-def _suggestion(searcher: Any, text: str) -> str:
-    try:
-        corrector = searcher.corrector("words")
-        words = re.findall(r"\w+", text.lower())
-        changed = False
-        out = []
-        for w in words:
-            if len(w) < 3 or searcher.doc_frequency("words", w) > 0:
-                out.append(w)
-                continue
-            # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
-            # multilingual site took seconds; a typo in the first letter is rare)
-            sugg = corrector.suggest(w, limit=1, maxdist=2, prefix=1)
-            if sugg:
-                out.append(sugg[0])
-                changed = True
-            else:
-                out.append(w)
-        return " ".join(out) if changed else ""
-    except Exception:  # a suggestion is a nicety; never fail the search for it
-        log.exception("spelling suggestion failed for %r", text)
-        return ""
 
 
 def _doc_facet_values(reader: Any) -> dict[str, list[tuple[str, ...]]]:

@@ -272,6 +272,38 @@ class SpokenAnalyzer(Tokenizer):
                     tokens[i] = memo[raw] = self._word_texts(prof, raw)
         return list(chain.from_iterable(tokens))  # type: ignore[arg-type]
 
+    def spans(self, value: str) -> Iterator[tuple[str, int, int]]:
+        """(term, start, end) of each term of ``value`` (not marked), with the character offsets of its word; the
+        parts of a joined word ("docker-sponsored", "http/2") at their own places, so that a part can be marked.
+        Words are analysed once per process, as in :meth:`texts`."""
+        key = self.lang or "en"
+        prof = self._profiles.get(key) or self.profile(key)
+        memo = prof.words
+        ascii_text = value.isascii()
+        for m in self.expression.finditer(value):
+            raw = m.group(0)
+            word = raw.lower() if ascii_text else raw
+            terms = memo.get(word)
+            if terms is None:
+                if len(memo) > self.CACHE_LIMIT:
+                    memo.clear()
+                terms = memo[word] = self._word_texts(prof, word)
+            if not terms:
+                continue
+            start, end = m.span()
+            if len(terms) == 1 or not _JOINERS.search(raw) or HAS_CJK.search(raw):
+                for term in terms:
+                    yield term, start, end
+                continue
+            yield terms[0], start, end  # the joined word, then its parts
+            for part in _PART.finditer(raw):
+                piece = part.group(0).lower() if ascii_text else part.group(0)
+                found = memo.get(piece)
+                if found is None:
+                    found = memo[piece] = self._word_texts(prof, piece)
+                for term in found:
+                    yield term, start + part.start(), start + part.end()
+
     def _word_texts(self, prof: _Profile, raw: str) -> tuple[str, ...]:
         """The tokens of one word of a text, as :meth:`__call__` makes them there (alone it gives the same)."""
         low = raw.lower()
@@ -280,6 +312,10 @@ class SpokenAnalyzer(Tokenizer):
         if low.isascii() and low.isalnum():
             return () if low in prof.stops else (prof.cache.get(low) or self._stem(prof, low),)
         return tuple(t.text for t in self(raw))
+
+
+_JOINERS = re.compile(r"['’./+-]")
+_PART = re.compile(r"[^'’./+-]+")
 
 
 class SpokenEnglishAnalyzer(SpokenAnalyzer):

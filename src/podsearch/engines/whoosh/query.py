@@ -10,13 +10,19 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import NullQuery, Or, Require, Term
 
 from ...errors import QueryError
-from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, MAX_QUERY_LENGTH, SEARCH_FIELDS, lenient, plain_words, readings
+from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, lenient, plain_words, readings
+from .bm25f import as_bm25f
+from .exclusions import exclusions_hold, positive_terms
+from .ranking import RANKING, Ranking
 from .schema import query_schema
 
+# The engine-neutral rules (syntax, capitals, the all-words / any-word readings): ``engines/querytext.py``;
+# field weights, length normalisation, the any-word fallback and the long-query rule: ranking.py.
 
-def _parser(key: str, relaxed: bool) -> MultifieldParser:
+
+def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
     group = OrGroup if relaxed else AndGroup
-    parser = MultifieldParser(SEARCH_FIELDS, query_schema(key), fieldboosts=FIELD_BOOSTS, group=group)
+    parser = MultifieldParser(ranking.fields, query_schema(key), fieldboosts=ranking.boosts, group=group)
     # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
     parser.add_plugin(PlusMinusPlugin(plusexpr=r"(?:^|(?<=[\s(]))\+(?=\w)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\w)"))
     parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
@@ -24,7 +30,8 @@ def _parser(key: str, relaxed: bool) -> MultifieldParser:
     return parser
 
 
-def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None) -> Any:
+def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None,
+          ranking: Ranking = RANKING) -> Any:
     """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax.
 
     With several analysis ``profiles`` (languages), the text is analysed for each, and each reading
@@ -33,38 +40,49 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
     """
     if len(text) > MAX_QUERY_LENGTH:
         raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
-    return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]))
+    return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]), ranking)
 
 
 @lru_cache(maxsize=512)
-def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
+def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
     typed = plain_words(text) if plain else lenient(text)
-    readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
+    alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
-            q = _parser(key, relaxed).parse(typed)
+            q = _parser(key, relaxed, ranking).parse(typed)
         except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
             raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
+        q = _rewrite(q, ranking)
         if len(profiles) == 1:
             return q
         if q is not NullQuery:
-            readings.setdefault(repr(q), (q, []))[1].append(key)
+            alike.setdefault(repr(q), (q, []))[1].append(key)
     parts = [Require(q, Term("analysis", keys[0]) if len(keys) == 1 else Or([Term("analysis", k) for k in keys]))
-             for q, keys in readings.values()]
+             for q, keys in alike.values()]
     return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
 
 
-def strategy(text: str, plain: bool, profiles: list[str] | None = None) -> tuple[Any, Any]:
-    """(first query, fallback query or None) for the text typed (``querytext.readings``)."""
-    queries = [parse(text, relaxed=relaxed, plain=as_plain, profiles=profiles) for relaxed, as_plain in readings(text, plain)]
+def _rewrite(q: Any, ranking: Ranking) -> Any:
+    """A parsed query made ready to run: excluded words excluded from every match, and each word searched
+    in several fields scored once over them (BM25F) when the ranking says so."""
+    q = exclusions_hold(q)
+    return as_bm25f(q, ranking.field_b(), ranking.k1) if ranking.bm25f else q
+
+
+def strategy(text: str, plain: bool, profiles: list[str] | None = None,
+             ranking: Ranking = RANKING) -> tuple[Any, Any]:
+    """(first query, fallback query or None) for the text typed, read as ``querytext.readings`` says (a query
+    in capitals read in lower case; short plain queries all words, then any word; long ones any word)."""
+    queries = [parse(r.text, relaxed=r.any_word, plain=r.plain, profiles=profiles, ranking=ranking)
+               for r in readings(text, plain, ranking.long_query_words)]
     return queries[0], (queries[1] if len(queries) > 1 else None)
 
 
 def query_terms(query: Any) -> dict[str, set[str]]:
-    """The analysed terms of a query, by field."""
+    """The analysed terms of a query, by field, excluded words left out (what highlights and moments show)."""
     out: dict[str, set[str]] = {}
-    for fieldname, text in query.iter_all_terms(phrases=True):
+    for fieldname, text in positive_terms(query):
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         out.setdefault(fieldname, set()).add(str(text))

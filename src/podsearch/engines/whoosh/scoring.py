@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 from whoosh import collectors
@@ -13,9 +14,7 @@ from whoosh.searching import ResultsPage
 
 from ...errors import QueryError
 from ...lru import LRU
-
-BM25_B = 0.75
-BM25_K1 = 1.2
+from .ranking import RANKING, Ranking
 
 
 class SpokenBM25F(BM25F):
@@ -43,7 +42,7 @@ class _LengthCachedScorer(BM25FScorer):
 
     def setup(self, searcher: Any, fieldname: str, text: str) -> Any:
         plain = super().setup(searcher, fieldname, text)
-        self.dfl = _field_lengths(searcher.reader(), fieldname).__getitem__
+        self.dfl = field_lengths(searcher.reader(), fieldname).__getitem__
         return plain
 
     def score(self, matcher: Any) -> float:
@@ -55,7 +54,7 @@ class _LengthCachedScorer(BM25FScorer):
 _LENGTHS: LRU[tuple[str, str, int], list[int]] = LRU(64)
 
 
-def _field_lengths(reader: Any, fieldname: str) -> list[int]:
+def field_lengths(reader: Any, fieldname: str) -> list[int]:
     """Every document's length in ``fieldname``, for one segment's reader (kept for the 64 latest)."""
     segment = reader.segment()
     key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all())
@@ -66,8 +65,10 @@ def _field_lengths(reader: Any, fieldname: str) -> list[int]:
     return found
 
 
-def weighting() -> BM25F:
-    return SpokenBM25F(B=BM25_B, K1=BM25_K1)
+def weighting(ranking: Ranking = RANKING) -> BM25F:
+    """The scoring of single-field terms and phrases (a word searched in several fields is scored by BM25F
+    over them when the ranking says so: ``query._rewrite``)."""
+    return SpokenBM25F(B=ranking.b_default, K1=ranking.k1, **{f"{f}_B": b for f, b in ranking.b})
 
 
 def run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:
@@ -79,20 +80,53 @@ def run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> An
         raise QueryError(f"This query cannot be run: {exc}") from None
 
 
-def page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any) -> Any:
-    """One page of results, with the exact total and the set of all matching documents (for the facets).
+def page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
+         deadline: float | None = None) -> tuple[Any, bool]:
+    """(one page of results, whether the deadline cut the search short), with the total and the set of all
+    matching documents (for the facets): exact, or when cut short those of the documents read.
 
     Ranked by score, every match is scored in one pass that also keeps the matching documents. (Whoosh's
     own top-N collector skips low-scoring blocks, then runs the query again to count the matches and a
     third time, without the filter, when asked for them.)
     """
+    collector: Any
     if sortedby is not None:
-        return searcher.search_page(query, pagenum, pagelen=pagelen, filter=filt, sortedby=sortedby)
-    collector: Any = _TopAndMatches(pagenum * pagelen)
-    if filt is not None:
-        collector = collectors.FilterCollector(collector, allow=filt)
-    searcher.search_with_collector(query, collector)
-    return ResultsPage(collector.results(), pagenum, pagelen)
+        collector = searcher.collector(limit=pagenum * pagelen, sortedby=sortedby, filter=filt)
+    else:
+        collector = _TopAndMatches(pagenum * pagelen)
+        if filt is not None:
+            collector = collectors.FilterCollector(collector, allow=filt)
+    timed = _Deadline(collector, deadline) if deadline is not None else collector
+    try:
+        searcher.search_with_collector(query, timed)
+    except Expired:
+        pass
+    return ResultsPage(collector.results(), pagenum, pagelen), timed is not collector and timed.expired
+
+
+class Expired(Exception):
+    """The request's deadline passed."""
+
+
+class _Deadline(collectors.WrappingCollector):
+    """Stops collecting (raises :class:`Expired`) once ``deadline`` (``time.monotonic()``) has passed; what was
+    collected until then stays in the wrapped collector. The clock is read every 128 matches."""
+
+    def __init__(self, child: Any, deadline: float) -> None:
+        super().__init__(child)
+        self.deadline = deadline
+        self.expired = False
+
+    def collect_matches(self) -> None:
+        if monotonic() > self.deadline:
+            self.expired = True
+            raise Expired
+        collect = self.child.collect
+        for n, sub_docnum in enumerate(self.matches(), 1):
+            collect(sub_docnum)
+            if not n & 127 and monotonic() > self.deadline:
+                self.expired = True
+                raise Expired
 
 
 class _TopAndMatches(collectors.TopCollector):

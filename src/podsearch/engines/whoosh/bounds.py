@@ -1,0 +1,143 @@
+"""What one query may cost, as Lucene and Elasticsearch bound it: no part expands to more than a few words, no
+query has more than so many clauses, parentheses nest only so deep, and a word may not start with a wildcard.
+
+A wildcard, prefix, fuzzy or range part is searched with its :data:`MAX_EXPANSIONS` most frequent words (and
+the answer says so when it had more); a part that matches more than :data:`MAX_MATCHING_WORDS` words, or
+whose words cannot be listed without reading :data:`MAX_SCANNED_WORDS` of the index's, is refused with a
+message that says which part and what to do. Every expanded part keeps Whoosh's constant score.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import time
+from itertools import islice
+from typing import Any
+
+from whoosh.query import ConstantScoreQuery, FuzzyTerm, MultiTerm, NullQuery, Or, Prefix, Term, TermRange, Wildcard
+
+from ...errors import QueryError
+from .scoring import Expired
+
+MAX_EXPANSIONS = 64  # words a wildcard, prefix, fuzzy or range part is searched with (its most frequent)
+MAX_MATCHING_WORDS = 2000  # words a part may match before it is refused as too broad
+MAX_SCANNED_WORDS = 20000  # words of the index read to find the matches of a pattern (kub?rnetes)
+MAX_CLAUSES = 4096  # terms of the whole query after expansion, every field and language counted
+MAX_NESTING = 8  # parentheses inside parentheses
+MAX_FUZZY_EDITS = 2  # as Lucene: more edits match most of the vocabulary
+MIN_PREFIX = 1  # letters before the first wildcard
+
+_LEADING = re.compile(r"(?:^|[\s(:])[*?]\S")
+
+
+def check_text(text: str) -> None:
+    """Refuse, before parsing, what no parse of ``text`` could run cheaply."""
+    depth = deepest = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(0, depth - 1)
+    if deepest > MAX_NESTING:
+        raise QueryError(f"The query nests parentheses {deepest} deep; the limit is {MAX_NESTING}. "
+                         "Write the words without the extra parentheses.")
+    found = _LEADING.search(text)
+    if found:
+        raise QueryError(_leading(text[found.start():].split()[0].lstrip("(")))
+
+
+def bound(query: Any, reader: Any, deadline: float | None = None) -> tuple[Any, list[str]]:
+    """``query`` with each expanding part replaced by its most frequent words (constant score, as before),
+    and notes for the person on what was cut; QueryError for a part or a query over the limits."""
+    notes: dict[str, str] = {}
+    seen: dict[tuple[str, str], tuple[Any, int]] = {}
+
+    def expand(q: Any) -> Any:
+        if not isinstance(q, MultiTerm):
+            return q
+        if deadline is not None and time.monotonic() > deadline:
+            raise Expired
+        shown = _shown(q)
+        key = (q.fieldname, repr(q))
+        if key not in seen:
+            seen[key] = _expansion(q, reader, shown, deadline)
+        words, matching = seen[key]
+        if matching > MAX_EXPANSIONS:
+            notes[shown] = (f"'{shown}' matches {matching:,} words; the {MAX_EXPANSIONS} most frequent were searched. "
+                            "Type more letters to narrow it.")
+        if not words:
+            return NullQuery
+        inner = words[0] if len(words) == 1 else Or(words)
+        return ConstantScoreQuery(inner, score=q.boost)
+
+    bounded = query.accept(expand)
+    clauses = sum(1 for _ in bounded.leaves())
+    if clauses > MAX_CLAUSES:
+        raise QueryError(f"The query asks for {clauses:,} terms (every word in every field and language counts); "
+                         f"the limit is {MAX_CLAUSES:,}. Use fewer words or wildcards.")
+    return bounded, list(notes.values())
+
+
+def _shown(q: Any) -> str:
+    """A part as the person typed it."""
+    if isinstance(q, TermRange):
+        return f"[{q.start or ''} TO {q.end or ''}]"
+    if isinstance(q, Prefix):
+        return f"{q.text}*"
+    if isinstance(q, FuzzyTerm):
+        return f"{q.text}~{q.maxdist}"
+    return str(q.text)
+
+
+def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple[list[Any], int]:
+    """(the part's most frequent words as Terms, how many words it matches)."""
+    field = q.fieldname
+    if field not in reader.schema:
+        return [], 0
+    if isinstance(q, FuzzyTerm) and q.maxdist > MAX_FUZZY_EDITS:
+        q = FuzzyTerm(field, q.text, boost=q.boost, maxdist=MAX_FUZZY_EDITS, prefixlength=q.prefixlength,
+                      constantscore=q.constantscore)
+    if isinstance(q, Wildcard | Prefix):
+        prefix = q.text if isinstance(q, Prefix) else Wildcard._find_prefix(q, q.text)
+        if len(prefix) < MIN_PREFIX:
+            raise QueryError(_leading(shown))
+        if isinstance(q, Wildcard):
+            candidates = _timed(islice(reader.expand_prefix(field, prefix), MAX_SCANNED_WORDS + 1), deadline)
+            pattern = re.compile(q._get_pattern())
+            from_bytes = reader.schema[field].from_bytes
+            scanned = 0
+            matched = []
+            for btext in candidates:
+                scanned += 1
+                if pattern.match(from_bytes(btext)):
+                    matched.append(btext)
+            if scanned > MAX_SCANNED_WORDS:
+                raise _too_broad(shown, f"more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'")
+        else:
+            matched = list(_timed(islice(reader.expand_prefix(field, prefix), MAX_MATCHING_WORDS + 1), deadline))
+    else:
+        matched = list(_timed(islice(q._btexts(reader), MAX_MATCHING_WORDS + 1), deadline))
+    if len(matched) > MAX_MATCHING_WORDS:
+        raise _too_broad(shown, f"it matches more than {MAX_MATCHING_WORDS:,} words")
+    top = heapq.nlargest(MAX_EXPANSIONS, matched, key=lambda b: (reader.doc_frequency(field, b), b))
+    to_text = reader.schema[field].from_bytes
+    return [Term(field, to_text(b)) for b in sorted(top)], len(matched)
+
+
+def _timed(words: Any, deadline: float | None) -> Any:
+    """The words, with the deadline checked every 512 of them."""
+    for n, word in enumerate(words, 1):
+        if deadline is not None and not n & 511 and time.monotonic() > deadline:
+            raise Expired
+        yield word
+
+
+def _leading(part: str) -> str:
+    return (f"'{part}' starts with a wildcard, which would compare every word in the index; put at least "
+            f"{MIN_PREFIX} letter before * or ? (like 'kube*').")
+
+
+def _too_broad(shown: str, why: str) -> QueryError:
+    return QueryError(f"'{shown}' is too broad: {why}. Type more letters before the * or narrow the range.")

@@ -1,0 +1,165 @@
+"""No request can take search down: each bound on a query's expansion, the deadline, fair sharing of workers,
+the counters, and the load case (hostile clients beside an ordinary one, over real HTTP on loopback)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from soak import hostile
+
+from podsearch.config import load_config
+from podsearch.engines.whoosh import bounds, fast, scoring
+from podsearch.errors import Overloaded
+from podsearch.requests import SearchRequest
+from podsearch.service import Library
+from podsearch.web import create_app
+from podsearch.web.admission import Admission
+
+HOSTILE = hostile.HOSTILE  # the queries of issue 17 and the like: each answers or is refused within 2 s
+
+
+def _app(data: Path, **settings):
+    return create_app(load_config({"data": str(data), **settings}, environ={}), {"TESTING": True})
+
+
+def test_a_leading_wildcard_is_refused_with_the_fix(client) -> None:
+    for q in ["*ing", "?oney", "honey *ees", "title:*ee"]:
+        res = client.get("/api/search", query_string={"q": q})
+        assert res.status_code == 400, q
+        message = res.get_json()["error"]["message"]
+        assert "starts with a wildcard" in message and "kube*" in message
+
+
+def test_deep_parentheses_are_refused(client) -> None:
+    res = client.get("/api/search", query_string={"q": "(" * 9 + "honey" + ")" * 9})
+    assert res.status_code == 400 and "nests parentheses 9 deep" in res.get_json()["error"]["message"]
+    assert client.get("/api/search", query_string={"q": "((honey) OR (bees))"}).status_code == 200
+
+
+def test_a_star_alone_browses_every_episode_newest_first(client) -> None:
+    every = client.get("/api/search", query_string={"q": "*", "per_page": 100}).get_json()
+    assert every["total"] == 36 and len(every["hits"]) == 36
+    dates = [h["published"] for h in every["hits"] if h["published"]]
+    assert dates == sorted(dates, reverse=True)
+
+
+def test_a_wildcard_runs_on_its_most_frequent_words_and_says_so(sample_data: Path, monkeypatch) -> None:
+    client = _app(sample_data).test_client()
+    whole = client.get("/api/search", query_string={"q": "ho*"}).get_json()
+    assert whole["total"] > 0 and whole["notes"] == []
+    many = client.get("/api/search", query_string={"q": "s*"}).get_json()
+    assert "the 64 most frequent were searched" in many["notes"][0]
+    monkeypatch.setattr(bounds, "MAX_EXPANSIONS", 3)
+    client = _app(sample_data).test_client()  # a new engine: bounded queries are kept per engine
+    cut = client.get("/api/search", query_string={"q": "ho*"}).get_json()
+    assert 0 < cut["total"] <= whole["total"]
+    assert len(cut["notes"]) == 1 and "the 3 most frequent were searched" in cut["notes"][0]
+    page = client.get("/search", query_string={"q": "ho*"}).get_data(as_text=True)
+    assert "the 3 most frequent were searched" in page
+
+
+def test_a_part_matching_too_many_words_is_refused(sample_data: Path, monkeypatch) -> None:
+    monkeypatch.setattr(bounds, "MAX_MATCHING_WORDS", 5)
+    client = _app(sample_data).test_client()
+    res = client.get("/api/search", query_string={"q": "s*"})
+    assert res.status_code == 400
+    assert "'s*' is too broad: it matches more than 5 words" in res.get_json()["error"]["message"]
+    res = client.get("/api/search", query_string={"q": "[a TO m]"})
+    assert res.status_code == 400 and "too broad" in res.get_json()["error"]["message"]
+    assert client.get("/api/search", query_string={"q": "honey"}).status_code == 200
+
+
+def test_too_many_clauses_are_refused(sample_data: Path, monkeypatch) -> None:
+    monkeypatch.setattr(bounds, "MAX_CLAUSES", 20)
+    client = _app(sample_data).test_client()
+    res = client.get("/api/search", query_string={"q": "ho* OR be* OR wa*"})
+    assert res.status_code == 400 and "the limit is 20" in res.get_json()["error"]["message"]
+
+
+class _Clock:
+    """The collector's clock: real for ``after`` readings, then an hour later (the deadline long past)."""
+
+    def __init__(self, after: int) -> None:
+        self.after, self.calls = after, 0
+
+    def __call__(self) -> float:
+        self.calls += 1
+        return time.monotonic() + (3600 if self.calls > self.after else 0)
+
+
+@pytest.mark.parametrize(("module", "q", "sort"), [(scoring, "kubernetes", "date"), (fast, '"machine learning"~3', "relevance")])
+def test_the_deadline_answers_with_what_was_found(site_index: Path, monkeypatch, module, q: str, sort: str) -> None:
+    """Whoosh's collectors (sorted by date) and the parts of a ranked search that Whoosh matches (a phrase) stop
+    at the deadline with the matches they have."""
+    lib = Library(site_index, search_deadline=5)
+    full = lib.search(SearchRequest(q=q, sort=sort))
+    assert not full.timed_out and full.total > 128
+    monkeypatch.setattr(module, "monotonic", _Clock(after=1))  # past due after the first 128 matches
+    cut = lib.search(SearchRequest(q=q, sort=sort))
+    assert cut.timed_out and 0 < cut.total < full.total and len(cut.hits) == 10
+    assert lib.load.snapshot()["timed_out"] == 1
+
+
+def test_a_search_that_found_nothing_by_its_deadline_is_a_503(sample_data: Path, monkeypatch) -> None:
+    client = _app(sample_data).test_client()
+    monkeypatch.setattr(scoring, "monotonic", _Clock(after=0))
+    res = client.get("/api/search", query_string={"q": "honey", "sort": "date"})
+    assert res.status_code == 503 and res.get_json()["error"]["code"] == "overloaded"
+    assert int(res.headers["Retry-After"]) >= 1
+
+
+def test_expensive_searches_have_a_few_slots_and_ordinary_ones_keep_one_worker_free() -> None:
+    gate = Admission(threads=8)
+    assert (gate.search_slots, gate.expensive_slots) == (7, 2)
+    with gate.slot(True), gate.slot(True):
+        with pytest.raises(Overloaded, match="limited to 2 at once"):
+            with gate.slot(True):
+                pass
+        with gate.slot(False):  # an ordinary search still runs
+            assert gate.status()["searches_running"] == 3
+    assert gate.status() == {"searches_running": 0, "search_slots": 7, "expensive_running": 0,
+                             "expensive_slots": 2, "saturated": False}
+
+
+def test_readyz_reports_saturation_and_counts(sample_data: Path) -> None:
+    app = _app(sample_data, threads=2)
+    client = app.test_client()
+    client.get("/api/search", query_string={"q": "*honey"})
+    ready = client.get("/readyz")
+    assert ready.status_code == 200
+    load = ready.get_json()["load"]
+    assert load["search_slots"] == 1 and load["refused"] == 1 and load["saturated"] is False
+    with app.extensions["podsearch_admission"].slot(False):
+        busy = client.get("/readyz")
+        assert busy.status_code == 503 and busy.get_json()["status"] == "saturated"
+    assert client.get("/healthz").status_code == 200
+
+
+def test_each_hostile_query_answers_or_is_refused_in_time(site_index: Path) -> None:
+    """In-process CPU time per query on the site corpus (wall time depends on the machine's load)."""
+    lib = Library(site_index)
+    lib.search(SearchRequest(q="warm"))
+    for q in HOSTILE:
+        started = time.process_time()
+        try:
+            lib.search(SearchRequest(q=q))
+        except Exception as exc:  # refused (400) or shed at its deadline (503): both answers
+            assert type(exc).__name__ in {"QueryError", "TimedOut"}, (q, exc)
+        assert time.process_time() - started < 2.0, q
+
+
+@pytest.mark.slow
+def test_hostile_clients_do_not_hold_up_an_ordinary_one(site_index: Path, tmp_path: Path) -> None:
+    """8 clients send hostile queries for 10 s to ``serve --threads 8``; a ninth runs the dev known-item
+    queries meanwhile and gets only 200s, promptly. The server counts what it refused and shed."""
+    data = tmp_path / "data"
+    shutil.copytree(site_index, data)
+    figures = hostile.run(data, seconds=10, threads=8, clients=8)
+    ordinary = figures["ordinary"]
+    assert ordinary["statuses"] == {200: ordinary["requests"]}, figures
+    assert ordinary["p99_s"] < 3.0, figures  # issue 17 asks 1.5 s over 30 s: tests/soak/hostile.py measures it
+    assert set(figures["hostile"]["statuses"]) <= {200, 400, 503} and 400 in figures["hostile"]["statuses"]
+    assert figures["server_load"]["refused"] > 0
