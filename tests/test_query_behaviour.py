@@ -1,9 +1,9 @@
 """The search box as a new user meets it (issue 15), through /api/search on the bundled sample: excluded
 words stay excluded, a query in capitals is words, "did you mean" only helps, snippets do not cut names.
 
-The exclusion and capitals rules are engine-neutral (``engines/querytext.py``): their tests run on both engines.
-"Did you mean" is each engine's own (Whoosh's ``spelling.py``; OpenSearch's term suggester). The same rules
-over the site corpus are in test_search_podcast.py.
+The exclusion, capitals and "did you mean" rules are engine-neutral (``engines/querytext.py``,
+``engines/spelling.py``): their tests run on both engines. The same rules over the site corpus are in
+test_search_podcast.py.
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ def test_capitals_inside_a_query_keep_operators(client) -> None:
     assert espresso & {h["id"] for h in api(client, "COFFEE NOT ESPRESSO")["hits"]}
 
 
+@BOTH
 @pytest.mark.parametrize("q, wrong", [
     ("tax returns", "to returns"),
     ("title:volcano", "time volcano"),
@@ -125,11 +126,13 @@ def test_did_you_mean_keeps_syntax_and_language(client, q: str, wrong: str) -> N
         assert not suggestion or suggestion.startswith("title:")
 
 
+@BOTH
 @pytest.mark.parametrize("q", ["volcano", "sourdough starter", "waggle dance", "coffee -espresso"])
 def test_a_query_that_matched_well_gets_no_suggestion(client, q: str) -> None:
     assert api(client, q)["suggestion"] is None
 
 
+@BOTH
 def test_a_suggestion_finds_clearly_more(client) -> None:
     """When one is offered, the suggested query finds more episodes holding every word than the typed one."""
     for q in ("voclano", "kimchee", "sourdough startr", "tax returns", '"waggle dnace"', "Voclano eruptions"):

@@ -24,6 +24,7 @@ from typing import Any
 
 from ... import languages
 from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryError
+from .. import spelling
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, TextAnalyzer, facet_values
 from ..querytext import RELAX_BELOW, SEARCH_FIELDS, readings
 from .analysis import analysis_settings, profiles, python_analyzer
@@ -379,20 +380,26 @@ class OpenSearchEngine:
             return self._result(answer, {}, "", False)
         profiles = self._index_profiles(q.filters.language)
         tries = readings(text, plain=False)
-        answer, used, relaxed = None, tries[0], False
+        answer, used, relaxed, all_words = None, tries[0], False, 0
         for i, reading in enumerate(tries):
             found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles)],
                                                           "filter": filters}}})
             if answer is None:
-                answer = found
+                answer, all_words = found, found["hits"]["total"]["value"]
             elif found["hits"]["total"]["value"] > answer["hits"]["total"]["value"]:
                 answer, used, relaxed = found, reading, i > 0
-            if answer["hits"]["total"]["value"] >= RELAX_BELOW:
+            if answer["hits"]["total"]["value"] >= RELAX_BELOW or answer.get("timed_out"):
                 break
         assert answer is not None
+        total = answer["hits"]["total"]["value"]
         suggestion = ""
-        if q.suggest and (answer["hits"]["total"]["value"] < RELAX_BELOW or relaxed):
-            suggestion = self._suggestion(text)
+        if q.suggest and not answer.get("timed_out") and (total < RELAX_BELOW or relaxed):
+            def count(words: str) -> int:  # episodes holding every word, with the request's filters
+                first = readings(words, plain=False)[0]
+                return int(self._run({"size": 0, "track_total_hits": True, "query": {"bool": {
+                    "must": [text_query(first, profiles)], "filter": filters}}})["hits"]["total"]["value"])
+
+            suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count, all_words)
         return self._result(answer, query_terms(used, profiles), suggestion, relaxed)
 
     @staticmethod
@@ -401,23 +408,6 @@ class OpenSearchEngine:
         facets = facet_counts(answer["aggregations"]) if "aggregations" in answer else {}
         return EngineResult(total=int(answer["hits"]["total"]["value"]), hits=hits, terms=terms, facets=facets,
                             suggestion=suggestion, relaxed=relaxed, timed_out=bool(answer.get("timed_out")))
-
-    def _suggestion(self, text: str) -> str:
-        """The query with its unknown words (3 letters or more) replaced by the closest known word, or ""."""
-        words = _WORD.findall(text.lower())
-        asked = [w for w in words if len(w) >= 3]
-        if not asked:
-            return ""
-        try:
-            answer = self.client.search(self._target(), {"size": 0, "suggest": {"text": " ".join(asked), "w": {"term": {
-                "field": "words", "suggest_mode": "missing", "max_edits": 2, "prefix_length": 1, "min_word_length": 3,
-                "size": 1, "sort": "score"}}}})
-        except PodsearchError:  # a suggestion is a nicety; never fail the search for it
-            log.exception("spelling suggestion failed for %r", text)
-            return ""
-        better = {e["text"]: e["options"][0]["text"] for e in answer.get("suggest", {}).get("w", []) if e["options"]}
-        out = [better.get(w, w) for w in words]
-        return " ".join(out) if out != words else ""
 
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         profiles = self._index_profiles()
@@ -465,6 +455,40 @@ class OpenSearchEngine:
             "must_not": [{"ids": {"values": [episode_id]}}]}}})
         return [(h["_id"], float(h["_score"] or 0.0)) for h in answer["hits"]["hits"]]
 
+
+
+class OpenSearchVocabulary:
+    """:class:`spelling.Vocabulary` over the engine's index (the ``words`` field holds every word of an episode
+    once), for the query's languages (analysis profiles)."""
+
+    def __init__(self, engine: OpenSearchEngine, profiles: list[str]) -> None:
+        self.engine, self.profiles = engine, profiles
+
+    def known(self, words: list[str]) -> set[str]:
+        if not words:
+            return set()
+        answer = self.engine.client.search(self.engine._target(), {"size": 0, "aggs": {"known": {"filters": {
+            "filters": {str(i): {"term": {"words": w}} for i, w in enumerate(words)}}}}})
+        buckets = answer["aggregations"]["known"]["buckets"]
+        return {w for i, w in enumerate(words) if buckets[str(i)]["doc_count"] > 0}
+
+    def candidates(self, word: str) -> list[str]:
+        answer = self.engine.client.search(self.engine._target(), {"size": 0, "suggest": {"w": {"text": word, "term": {
+            "field": "words", "suggest_mode": "always", "max_edits": spelling.MAX_DISTANCE, "prefix_length": 1,
+            "min_word_length": 3, "size": spelling.CANDIDATES, "sort": "frequency"}}}})
+        return [o["text"] for e in answer.get("suggest", {}).get("w", []) for o in e["options"]]
+
+    def in_language(self, word: str) -> bool:
+        for key in self.profiles:
+            terms = python_analyzer(key).texts(word)
+            if not terms:  # a stop word of this language
+                continue
+            in_text = [{"term": {text_field(f, key): terms[0]}} for f in ("title", "notes", "transcript")]
+            answer = self.engine.client.search(self.engine._target(), {"size": 0, "terminate_after": 1, "query": {
+                "bool": {"filter": [{"term": {"analysis": key}}, {"bool": {"should": in_text}}]}}})
+            if answer["hits"]["total"]["value"]:
+                return True
+        return False
 
 def _chain(*parts: Iterable[Any]) -> Iterator[Any]:
     for part in parts:
