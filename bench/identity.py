@@ -12,7 +12,6 @@ snippets with ``--keys snippets``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import SITE
-from .queries import MIX
+from .queries import MIX, real_queries
 
 EVAL = SITE.parent / "eval"
 SYNTAX = ['bitcoin -lightning', 'title:generics', 'person:"mat ryer"', 'go OR rust', 'kube*', '"type parameters" go',
@@ -43,11 +42,7 @@ def requests() -> list[dict[str, Any]]:
         if q.years:
             kw["published_from"], kw["published_to"] = str(q.years[0]), str(q.years[1])
         out.append(kw)
-    for name, column in (("known_items.dev.tsv", "query"), ("topical_queries.dev.tsv", "query")):
-        path = EVAL / name
-        if path.exists():
-            with path.open(encoding="utf-8") as f:
-                out += [{"q": row[column]} for row in csv.DictReader(f, delimiter="\t")]
+    out += [{"q": q} for q in real_queries(EVAL)]
     return out + [{"q": q} for q in SYNTAX] + OTHERS
 
 

@@ -8,7 +8,9 @@ Show filters name podsearch's show id (the slug of the feed's title), which the 
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -75,3 +77,15 @@ def tantivy_text(q: Query) -> str:
     if q.phrase:
         return '"' + " ".join(q.words) + '"'
     return " ".join(f"+{w}" for w in q.words)
+
+
+def real_queries(evals: Path) -> list[str]:
+    """The development sets' queries as people typed them (``eval/known_items.dev.tsv`` and
+    ``eval/topical_queries.dev.tsv`` of the shared corpus); none when the corpus is absent."""
+    out: list[str] = []
+    for name in ("known_items.dev.tsv", "topical_queries.dev.tsv"):
+        path = evals / name
+        if path.exists():
+            with path.open(encoding="utf-8") as f:
+                out += [row["query"] for row in csv.DictReader(f, delimiter="\t")]
+    return out

@@ -33,14 +33,15 @@ from . import corpus as corpora
 from . import profile as profiling
 from .measure import machine, proc_cpu_s, proc_memory_mb, summary, timed
 from .peers import FTS5, SklearnTfidf, Tantivy
-from .queries import MIX, api_params, search_request
+from .queries import MIX, api_params, real_queries, search_request
 from .server import Server, similar_path
 
 RESULTS = Path(__file__).parent / "results"
 STEPS = ("build", "single", "peers", "latency", "profile", "similar", "incremental")
 SIZES = {"site": None, "10k": 10_000, "100k": 100_000}
 TARGETS = {  # (figure, comparison, limit): the issue's targets, checked on the 10k corpus
-    "search_http_p50_ms": ("<=", 25.0), "search_http_p99_ms": ("<=", 100.0), "search_http_vs_fts5_p50": ("<=", 2.0),
+    "search_http_p50_ms": ("<=", 25.0), "search_http_p99_ms": ("<=", 100.0),
+    "search_http_real_p50_ms": ("<=", 25.0), "search_http_real_p99_ms": ("<=", 100.0), "search_http_vs_fts5_p50": ("<=", 2.0),
     "similar_http_p50_ms": ("<=", 1.0), "incremental_share_of_full": ("<=", 0.05),
     "single_writer_vs_build_index": (">=", 2.0), "server_rss_mb": ("<=", 400.0),
 }
@@ -124,7 +125,9 @@ class Bench:
         per_query: dict[str, dict[str, Any]] = {q.text + (f" [{q.show or q.years}]" if q.show or q.years else ""): {}
                                                  for q in MIX}
         keys = list(per_query)
-        with Server(self.data, self.work / "server.log") as server:
+        # The server's store of encoded answers is off: every pass works each search out (what a site's first
+        # asking of a query costs); answers from the store are measured apart (search_http_stored).
+        with Server(self.data, self.work / "server.log", env={"PODSEARCH_ANSWER_STORE": "0"}) as server:
             calls = [lambda q=q: server.get("/api/v1/search", api_params(q)) for q in MIX]
             timed(calls, rounds=0)  # warm up before reading the server's CPU clock
             cpu_before = proc_cpu_s(server.pid)
@@ -134,10 +137,20 @@ class Bench:
             took = [a[1]["took_ms"] for a in answers if a[0] == 200]
             for key, (status, body) in zip(keys, answers):
                 per_query[key]["podsearch"] = body["total"] if status == 200 else f"HTTP {status}"
+            real = real_queries(corpora.SITE.parent / "eval")  # the dev sets' queries, typed by people
+            real_calls = [lambda q=q: server.get("/api/v1/search", {"q": q}) for q in real]
+            timed(real_calls, rounds=0)
+            real_ms, real_answers = timed(real_calls, rounds=self.rounds, warmup=0)
         self.out["search_http"] = {**summary(ms), "server_took_ms_p50": summary(took).get("p50"),
                                    "server_cpu_ms_mean": round(server_cpu_ms, 3),
                                    "errors": sum(1 for a in answers if a[0] != 200)}
+        self.out["search_http_real"] = {**summary(real_ms), "queries": len(real),
+                                        "errors": sum(1 for a in real_answers if a[0] != 200)}
         self.out["server_memory_mb"] = memory
+        with Server(self.data, self.work / "server-stored.log") as server:  # the store on: the mix asked again
+            calls = [lambda q=q: server.get("/api/v1/search", api_params(q)) for q in MIX]
+            ms, _ = timed(calls, rounds=self.rounds)
+        self.out["search_http_stored"] = summary(ms)
         lib = Library(self.data)
         cpu: list[float] = []
         ms, _ = timed([lambda q=q: lib.search(search_request(q)) for q in MIX], rounds=self.rounds, cpu=cpu)
@@ -224,6 +237,9 @@ class Bench:
         get = lambda *path: _dig(o, path)  # noqa: E731
         figures = {
             "search_http_p50_ms": get("search_http", "p50"), "search_http_p99_ms": get("search_http", "p99"),
+            "search_http_real_p50_ms": get("search_http_real", "p50"),
+            "search_http_real_p99_ms": get("search_http_real", "p99"),
+            "search_http_stored_p50_ms": get("search_http_stored", "p50"),
             "search_inprocess_p50_ms": get("search_inprocess", "p50"),
             "search_http_vs_fts5_p50": _ratio(get("search_http", "p50"), get("search_fts5", "p50")),
             "search_inprocess_vs_fts5_p50": _ratio(get("search_inprocess", "p50"), get("search_fts5", "p50")),

@@ -23,14 +23,14 @@ def free_port() -> int:
 class Server:
     def __init__(self, data: Path, log_path: Path, env: dict[str, str] | None = None) -> None:
         self.data = data
-        self.env = env or {}  # PODSEARCH_* settings of this server (the engine's); the caller's are not passed on
+        self.extra_env = env or {}
         self.log_path = log_path
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: http.client.HTTPConnection | None = None
 
     def __enter__(self) -> Server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PODSEARCH_")} | self.env
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODSEARCH_")}, **self.extra_env}
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "podsearch", "--data", str(self.data), "serve", "--host", "127.0.0.1",

@@ -199,6 +199,17 @@ def test_the_answer_store_is_bounded():
     assert store.get("big") is None
 
 
+def test_answer_store_zero_keeps_nothing(sample_data):
+    from podsearch.config import load_config
+    from podsearch.web import create_app
+
+    app = create_app(load_config({"data": str(sample_data), "answer_store": 0}, environ={}), {"TESTING": True})
+    client, store = app.test_client(), app.extensions["podsearch_answers"]
+    for _ in range(2):
+        assert client.get("/api/v1/search?q=bees").status_code == 200
+    assert store.hits == 0 and store.get(client.get("/api/v1/search?q=bees").headers["ETag"].strip('W/"')) is None
+
+
 def test_errors_and_probes_are_not_cached(client):
     assert client.get("/api/v1/episodes/nope").headers["Cache-Control"] == "no-store"
     assert client.get("/readyz").headers["Cache-Control"] == "no-store"

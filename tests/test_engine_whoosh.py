@@ -44,6 +44,8 @@ def test_incremental_sync_adds_updates_and_removes_exactly_the_changed(tmp_path:
     assert report.index == {"added": 3, "updated": 0, "removed": 0, "full": 1}
     index = WhooshEngine(data)
     generation = index.stamp()[0]
+    # Searched first: this thread's reader is open, and must not keep serving what the update replaces.
+    assert ids_for(index, "beavers") == ["ep-2"] and ids_for(index, "herons") == ["ep-3"]
 
     catalog = Catalog.in_dir(data)
     try:

@@ -12,10 +12,13 @@ import html
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+import numpy as np
 
 from . import languages
 from .catalog import Catalog
@@ -317,27 +320,44 @@ def shorten(text: str, n: int) -> str:
 
 
 # -- moments ------------------------------------------------------------------------------------------
-def _english_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
-    """Cheap upper bounds, before analysis, on how many of the (stemmed) terms a segment holds and on how many
-    of its tokens are one of them.
+_SEP = "\x00"  # between segments in a transcript's joined text (a character no transcript holds)
+
+
+def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple[int, int]]:
+    """Cheap upper bounds, before analysis, on how many of the (stemmed) terms each text holds and on how many
+    of its tokens are one of them; all texts of a transcript at once.
 
     English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
     term without its last letter must appear in the text (apostrophes dropped, as the analyzer does), once
-    for each word that gives it. Text with other than ASCII letters (punctuation such as dashes and curly
-    quotes aside) may hold them all: accent folding could match it (and then a word gives at most two tokens
-    per character, joined and in parts, plus one).
+    for each word that gives it: the texts are joined, lower-cased and split at each such key in one call
+    each, and the pieces' lengths say where every occurrence is. A text with other than ASCII letters
+    (punctuation such as dashes and curly quotes aside) may hold them all: accent folding could match it (and
+    then a word gives at most two tokens per character, joined and in parts, plus one). Other languages get
+    that loose bound everywhere.
     """
-    keys = [t[: max(2, len(t) - 1)] for t in terms if t]
-    loose = _any_term_bound(terms)
-
-    def bound(text: str) -> tuple[int, int]:
-        low = text.lower().replace("'", "").replace("\u2019", "")
+    loose = [(len(terms), 2 * len(t) + 1) for t in texts]
+    if not english or not texts or any(_SEP in t for t in texts):
+        return loose
+    joined = _SEP.join(texts).lower().replace("'", "").replace("\u2019", "")
+    lowered = joined.split(_SEP)
+    ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)  # past each SEP
+    held = np.zeros(len(texts), dtype=np.int64)
+    repeats = np.zeros(len(texts), dtype=np.int64)
+    keys = Counter(t[: max(2, len(t) - 1)] for t in terms if t)  # two terms may share a key: it counts twice
+    for key, times in keys.items():
+        pieces = joined.split(key)
+        if len(pieces) == 1:
+            continue
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        at = np.cumsum(lengths[:-1] + len(key)) - len(key)  # where each occurrence starts
+        per_text = np.bincount(np.searchsorted(ends, at, side="right"), minlength=len(texts))
+        held += (per_text > 0) * times
+        repeats += per_text * times
+    out = list(zip(held.tolist(), repeats.tolist()))
+    for i, low in enumerate(lowered):
         if not low.isascii() and not _only_punctuation(_NON_ASCII.findall(low)):
-            return loose(text)
-        counts = [low.count(k) for k in keys]
-        return sum(1 for c in counts if c), sum(counts)
-
-    return bound
+            out[i] = loose[i]
+    return out
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -348,11 +368,6 @@ def _only_punctuation(chars: list[str]) -> bool:
     letter, so a text whose only non-ASCII characters they are keeps the close bound (transcripts are full of
     them; the loose bound made every such segment be analysed)."""
     return all(unicodedata.category(c)[0] in "PZ" for c in set(chars))
-
-
-def _any_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
-    """The loose bounds for any language: every term, and at most two tokens per character plus one."""
-    return lambda text: (len(terms), 2 * len(text) + 1)
 
 
 def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
@@ -367,11 +382,10 @@ def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyze
     """
     if not segments or not terms:
         return []
-    count_bound = _english_term_bound(terms) if english else _any_term_bound(terms)
     order = []
-    for i, seg in enumerate(segments):
-        n, repeats = count_bound(seg.text)
+    for i, (n, repeats) in enumerate(_term_bounds([seg.text for seg in segments], terms, english)):
         if n:
+            seg = segments[i]
             length = math.log1p(len(seg.text.split())) * 0.5
             order.append((n * 10 + math.log1p(repeats) - length, i, length))
     order.sort(key=lambda p: (-p[0], p[1]))

@@ -278,10 +278,12 @@ class Catalog:
         return _episode_from_row(row, self.segments(episode_id) if with_segments else None)
 
     def segments(self, episode_id: str) -> list[Segment]:
-        rows = self.db.execute(
-            'SELECT start, "end", speaker, text FROM segments WHERE episode_id = ? ORDER BY seq', (episode_id,)
+        cursor = self.db.cursor()
+        cursor.row_factory = None  # plain tuples: a search reads every segment of its ten hits
+        rows = cursor.execute(
+            'SELECT text, start, "end", speaker FROM segments WHERE episode_id = ? ORDER BY seq', (episode_id,)
         )
-        return [Segment(text=r["text"], start=r["start"], end=r["end"], speaker=r["speaker"]) for r in rows]
+        return [Segment(*r) for r in rows]
 
     def episodes_by_id(self, ids: list[str], segments_of: Iterable[str] = ()) -> dict[str, Episode]:
         """The episodes of ``ids`` (those that exist), with the segments of those in ``segments_of``: what one page

@@ -67,6 +67,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cors_origins", _str_list, [],
             "Origins allowed to call the JSON API from a browser (a list; '*' for any); empty: no CORS headers."),
     Setting("cache_max_age", int, 60, "Seconds clients and proxies may cache an API answer (Cache-Control max-age)."),
+    Setting("answer_store", int, 4096,
+            "Encoded answers of /similar and /api/search the server keeps in memory per data version (answered "
+            "again without work); 0: none."),
     Setting("max_body_bytes", int, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
     Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
             "window of rate_burst requests; an expensive search counts 5); 0: no limit."),

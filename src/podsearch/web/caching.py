@@ -6,10 +6,10 @@ last finished reindex, podsearch version) and the request path with its query. A
 ``If-None-Match`` (or an ``If-Modified-Since`` not older than the data) gets 304 straight away.
 The ETag is weak because two equal answers may differ in bytes (``took_ms``).
 
-Views marked ``stored`` (``/similar/<id>``: every episode page asks it, and its answer changes only with the
-data) also keep their encoded answers in memory, keyed by that ETag: a repeated question is answered
-from there without running the view. A new data version makes new keys; the oldest answers are dropped
-beyond :data:`STORE_ENTRIES`.
+Views marked ``stored`` (``/similar/<id>``: every episode page asks it, and ``/api/search``: a site's popular
+queries repeat; both answers change only with the data) also keep their encoded answers in memory, keyed by
+that ETag: a repeated question is answered from there without running the view. A new data version makes new
+keys; the oldest answers are dropped beyond the ``answer_store`` setting (0: nothing kept).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from ..service import Library
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-STORE_ENTRIES = 4096  # encoded answers kept (a /similar answer of 10 items is about 3 KB)
 STORE_MAX_BYTES = 64 << 10  # bigger answers are not kept
 
 
@@ -48,18 +47,18 @@ def stored(view: F) -> F:
 class AnswerStore:
     """Encoded 200 answers (body, mimetype) by ETag, least recently used dropped first; thread-safe."""
 
-    def __init__(self, entries: int = STORE_ENTRIES) -> None:
-        self._answers: LRU[str, tuple[bytes, str]] = LRU(entries)
+    def __init__(self, entries: int) -> None:
+        self._answers: LRU[str, tuple[bytes, str]] | None = LRU(entries) if entries > 0 else None
 
     @property
     def hits(self) -> int:
-        return self._answers.hits
+        return self._answers.hits if self._answers is not None else 0
 
     def get(self, key: str) -> tuple[bytes, str] | None:
-        return self._answers.get(key)
+        return self._answers.get(key) if self._answers is not None else None
 
     def put(self, key: str, body: bytes, mimetype: str) -> None:
-        if len(body) <= STORE_MAX_BYTES:
+        if self._answers is not None and len(body) <= STORE_MAX_BYTES:
             self._answers.put(key, (body, mimetype))
 
 
@@ -90,7 +89,7 @@ def _view_flag(flag: str) -> bool:
 
 def register(app: Flask, library: Callable[[], Library]) -> None:
     max_age = int(app.config["PODSEARCH"].cache_max_age)
-    store = app.extensions["podsearch_answers"] = AnswerStore()
+    store = app.extensions["podsearch_answers"] = AnswerStore(int(app.config["PODSEARCH"].answer_store))
 
     @app.before_request
     def _conditional() -> Response | None:

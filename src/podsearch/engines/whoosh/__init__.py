@@ -1,9 +1,11 @@
 """The Whoosh engine: podsearch's embedded default, and the only place that imports Whoosh.
 
 Facts this engine respects (measured on whoosh3 3.54 and Whoosh 2.7.4): ``Searcher.refresh()`` keeps seeing
-deleted documents, so a fresh searcher is opened per request; searchers are not thread-safe, the Index object
-is; one writer at a time; ``update_document`` twice for one id in one writer leaves two copies, so each batch is
-de-duplicated; a full rebuild goes into a new generation folder swapped in atomically.
+deleted documents, so a reader is opened again whenever the index's generation on disk moved; readers and
+searchers are not thread-safe (this engine reads plain files: seek then read), the Index object is, so each
+thread keeps its own reader of the current generation (opening one reads every segment's table of terms: a
+tenth of a site search's time); one writer at a time; ``update_document`` twice for one id in one writer leaves
+two copies, so each batch is de-duplicated; a full rebuild goes into a new generation folder swapped in atomically.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from whoosh import sorting
 from whoosh.filedb.filestore import FileStorage
 from whoosh.idsets import BitSet
 from whoosh.query import And, DateRange, Every, MultiTerm, NullQuery, NumericRange, Or, Prefix, Term
+from whoosh.searching import Searcher
 from whoosh.writing import LockError
 
 from ... import languages
@@ -50,7 +53,7 @@ BUILD_LIMIT_MB = 256  # memory per indexing process before it spills a run to di
 
 
 class WhooshEngine:
-    """The live index in ``<data>/index/``; thread-safe (one searcher per call)."""
+    """The live index in ``<data>/index/``; thread-safe (a searcher per call over its thread's own reader)."""
 
     name = "whoosh"
 
@@ -64,6 +67,7 @@ class WhooshEngine:
         self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
         self._bound_cache: LRU[tuple[Any, ...], Any] = LRU(BOUND_CACHE)
         self._analyzers: dict[str, Any] = {}
+        self._local = threading.local()  # this thread's (index, reader)
 
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -86,6 +90,18 @@ class WhooshEngine:
 
     def stamp(self) -> tuple[str, float]:
         return self.generations.stamp()
+
+    def _searcher(self, weighting: Any = None) -> Any:
+        """A searcher over this thread's reader, opened again when the live generation is another or a writer
+        committed to it since (``latest_generation``: a listing of the folder). Closing it keeps the reader."""
+        ix = self._index()
+        held = getattr(self._local, "reader", None)
+        if held is None or held[0] is not ix or held[1].generation() != ix.latest_generation():
+            if held is not None:
+                held[1].close()
+            held = self._local.reader = (ix, ix.reader())
+        return Searcher(held[1], closereader=False, fromindex=ix,
+                        **({"weighting": weighting} if weighting is not None else {}))
 
     def schema_version(self) -> str:
         """The schema version of the live index ("1" for an index written before versions were kept apart)."""
@@ -188,8 +204,7 @@ class WhooshEngine:
 
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
-        ix = self._index()
-        with ix.searcher(weighting=weighting(self.ranking)) as s:
+        with self._searcher(weighting(self.ranking)) as s:
             first, fallback = strategy(text, plain, self.profiles(s), self.ranking)
             hits = run(s.search, first, limit=limit)
             if fallback is not None and len(hits) < self.ranking.relax_below:
@@ -198,7 +213,7 @@ class WhooshEngine:
 
     def warm(self) -> None:
         """Read the per-generation facet values now rather than in the first search."""
-        with self._index().searcher() as s:
+        with self._searcher() as s:
             self._facet_counts(s, ())
 
     def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
@@ -219,10 +234,9 @@ class WhooshEngine:
         return cached[1].count(docnums)
 
     def search(self, q: EngineQuery) -> EngineResult:
-        ix = self._index()
         text = q.text.strip()
         check_text(text)
-        with ix.searcher(weighting=weighting(self.ranking)) as s:
+        with self._searcher(weighting(self.ranking)) as s:
             profiles = self.profiles(s, q.filters.language)
             query, fallback = strategy(text, False, profiles, self.ranking) if text else (None, None)
             notes: list[str] = []
@@ -305,7 +319,7 @@ class WhooshEngine:
         prefix = prefix.strip().lower()
         last = re.findall(r"\w+", prefix)
         word = last[-1] if last else prefix
-        with self._index().searcher() as s:
+        with self._searcher() as s:
             episodes = [(hit["id"], hit["title"]) for hit in s.search(Prefix("title", word), limit=limit)]
             persons = sorted(((s.doc_frequency("person_key", t), _text(t))
                               for t in s.reader().expand_prefix("person_key", prefix)), reverse=True)
@@ -327,7 +341,7 @@ class WhooshEngine:
 
         The transcript is not stored in the index, so the caller passes the episode's text.
         """
-        with self._index().searcher() as s:
+        with self._searcher() as s:
             docnum = s.document_number(id=episode_id)
             if docnum is None:
                 return []
