@@ -258,10 +258,10 @@ def test_rate_limit_gives_429_with_retry_after(sample_data, engine_settings):
     assert other.status_code == 200  # per client
 
 
-def test_expensive_searches_cost_more_of_the_rate_limit(sample_data):
+def test_expensive_searches_cost_more_of_the_rate_limit(sample_data, engine_settings):
     """An expensive search counts five requests: a client that may send ten ordinary searches in its window may
     send two with wildcards, then is told to wait."""
-    client = make_app(sample_data, rate_limit=1, rate_burst=10).test_client()
+    client = make_app(sample_data, engine_settings, rate_limit=1, rate_burst=10).test_client()
     codes = [client.get("/api/v1/search", query_string={"q": "hon*"}).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
     assert client.get("/api/v1/search", query_string={"q": "honey"}, environ_base={"REMOTE_ADDR": "10.0.0.2"}
