@@ -173,7 +173,9 @@ class Bench:
         self.ensure_model()
         raw = self.work / "search-profile.raw"
         svg = self.results_path.with_name(f"{self.name}-search-profile.svg")
-        with Server(self.data, self.work / "server-profile.log") as server:
+        # the answer store off, as for the latency: with it, the warm-up's answers are served again and the
+        # profile sees no search at all
+        with Server(self.data, self.work / "server-profile.log", env={"PODSEARCH_ANSWER_STORE": "0"}) as server:
             calls = [lambda q=q: server.get("/api/v1/search", api_params(q)) for q in MIX]
             timed(calls, rounds=0)  # warm-up
             why = profiling.record(server.pid, raw, "raw", lambda: timed(calls, rounds=self.rounds, warmup=0))

@@ -35,11 +35,35 @@ def corpus() -> Path:
     return require_corpus()
 
 
+def require_opensearch_launcher() -> Path:
+    """The OpenSearch launcher jar (built on first use), or a skip (a failure where
+    PODSEARCH_REQUIRE_OPENSEARCH=1, as in CI, whose ``make test`` builds it)."""
+    from opensearch_node import LauncherMissing, ensure_launcher
+
+    try:
+        return ensure_launcher()
+    except LauncherMissing as e:
+        if os.environ.get("PODSEARCH_REQUIRE_OPENSEARCH") == "1":
+            pytest.fail(f"{e} (PODSEARCH_REQUIRE_OPENSEARCH=1)")
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def opensearch(tmp_path_factory: pytest.TempPathFactory):
+    """One real OpenSearch node for the whole session (its own JVM, free loopback ports); tests that use it
+    create indexes with names of their own."""
+    from opensearch_node import Cluster
+
+    require_opensearch_launcher()
+    with Cluster.start(tmp_path_factory.mktemp("opensearch"), nodes=1) as cluster:
+        yield cluster
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's own settings."""
     for key in list(os.environ):
-        if key.startswith("PODSEARCH_") and key != "PODSEARCH_REQUIRE_CORPUS":
+        if key.startswith("PODSEARCH_") and not key.startswith("PODSEARCH_REQUIRE_"):
             monkeypatch.delenv(key, raising=False)
 
 
@@ -71,19 +95,67 @@ def site_index(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def sample_data(sample_data_template: Path, tmp_path: Path) -> Path:
-    """A private copy of the indexed sample for one test."""
-    data = tmp_path / "data"
-    shutil.copytree(sample_data_template, data)
-    return data
+def engine_name() -> str:
+    """The engine the sample is searched with. The modules of the parity suite override this fixture with
+    ``params=ENGINES``, so that each of their tests runs against both engines."""
+    return "whoosh"
+
+
+ENGINES = ["whoosh", pytest.param("opensearch", marks=pytest.mark.opensearch)]
+
+
+_indexes = iter(range(1, 10**9))
 
 
 @pytest.fixture
-def app(sample_data: Path):
+def engine_settings(engine_name: str, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """Settings that select the engine: none for Whoosh; for OpenSearch the session's node and an index (an
+    alias) of this test's own, removed after it."""
+    if engine_name == "whoosh":
+        yield {}
+        return
+    from opensearch_node import request as os_request
+
+    node = request.getfixturevalue("opensearch")
+    alias = f"t{next(_indexes)}-{os.getpid()}"
+    yield {"engine": "opensearch", "opensearch_url": node.url, "opensearch_index": alias}
+    os_request(f"{node.url}/{alias}-*", "DELETE")
+
+
+@pytest.fixture
+def sample_data(sample_data_template: Path, tmp_path: Path, engine_settings: dict[str, str]) -> Path:
+    """A private copy of the indexed sample for one test (indexed into the test's OpenSearch index too, when
+    the test runs on OpenSearch)."""
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_template, data)
+    if engine_settings:
+        from podsearch.catalog import Catalog
+        from podsearch.documents import CatalogDocuments
+        from podsearch.engines import open_engine
+
+        engine = open_engine(data, sample_config(data, engine_settings))
+        with Catalog.in_dir(data) as catalog:
+            engine.sync(CatalogDocuments(catalog), full=True)
+    return data
+
+
+def sample_config(data: Path, engine_settings: dict[str, str], **settings: object):
+    """The config of a test's data folder and engine (no environment)."""
     from podsearch.config import load_config
+
+    return load_config({"data": str(data), **engine_settings, **settings}, environ={})
+
+
+@pytest.fixture
+def config(sample_data: Path, engine_settings: dict[str, str]):
+    return sample_config(sample_data, engine_settings)
+
+
+@pytest.fixture
+def app(config):
     from podsearch.web import create_app
 
-    return create_app(load_config({"data": str(sample_data)}, environ={}), {"TESTING": True})
+    return create_app(config, {"TESTING": True})
 
 
 @pytest.fixture

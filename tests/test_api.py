@@ -9,14 +9,20 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import ENGINES, sample_config
 
-from podsearch.config import load_config
 from podsearch.requests import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS
 from podsearch.web import create_app
 
 
-def make_app(data: Path, **settings):
-    return create_app(load_config({"data": str(data), **settings}, environ={}), {"TESTING": True})
+@pytest.fixture(params=ENGINES)
+def engine_name(request: pytest.FixtureRequest) -> str:
+    """The parity suite: every test here runs against Whoosh and OpenSearch."""
+    return request.param
+
+
+def make_app(data: Path, engine_settings: dict[str, str], **settings):
+    return create_app(sample_config(data, engine_settings, **settings), {"TESTING": True})
 
 
 def first_hit(client, q: str = "bees") -> dict:
@@ -94,8 +100,8 @@ def test_health_probes(client):
     assert client.get("/api/v1/health").get_json()["episodes"] == 36
 
 
-def test_readyz_is_503_json_without_an_index(tmp_path):
-    res = make_app(tmp_path / "empty").test_client().get("/readyz")
+def test_readyz_is_503_json_without_an_index(tmp_path, engine_settings):
+    res = make_app(tmp_path / "empty", engine_settings).test_client().get("/readyz")
     assert res.status_code == 503
     assert res.get_json()["error"]["code"] == "not_ready"
     assert "podsearch reindex" in res.get_json()["error"]["message"]
@@ -144,7 +150,7 @@ def test_etag_changes_when_a_reindex_finishes(app, client, sample_data):
     assert res.status_code == 200 and res.headers["ETag"] != etag
 
 
-def test_similar_answers_are_kept_in_memory_until_the_data_changes(app, client, sample_data, tmp_path):
+def test_similar_answers_are_kept_in_memory_until_the_data_changes(app, client, sample_data, tmp_path, config):
     import json
 
     from podsearch.catalog import Catalog
@@ -172,7 +178,7 @@ def test_similar_answers_are_kept_in_memory_until_the_data_changes(app, client, 
     line = {"id": "copy-of-the-waggle-episode", "show": "Copies", "title": ep.title,
             "segments": [{"start": s.start, "speaker": s.speaker, "text": s.text} for s in ep.segments]}
     (tmp_path / "copy.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
-    import_jsonl(load_config({"data": str(sample_data)}, environ={}), tmp_path / "copy.jsonl")
+    import_jsonl(config, tmp_path / "copy.jsonl")
     after = client.get(path)
     assert after.status_code == 200 and after.headers["ETag"] != first.headers["ETag"] and store.hits == 2
     assert "copy-of-the-waggle-episode" in after.get_data(as_text=True)
@@ -232,16 +238,16 @@ def test_suggest_prefix_limit_gives_400(client):
     assert client.get("/api/v1/suggest?q=" + "b" * (MAX_PREFIX_CHARS + 1)).status_code == 400
 
 
-def test_body_too_large_gives_413(sample_data):
-    client = make_app(sample_data, max_body_bytes=1000).test_client()
+def test_body_too_large_gives_413(sample_data, engine_settings):
+    client = make_app(sample_data, engine_settings, max_body_bytes=1000).test_client()
     res = client.post("/api/v1/similar", json={"text": "bees " * 400})
     assert res.status_code == 413
     assert res.get_json()["error"]["code"] == "too_large"
     assert client.post("/api/v1/similar", json={"text": "bees " * 100}).status_code == 200
 
 
-def test_rate_limit_gives_429_with_retry_after(sample_data):
-    client = make_app(sample_data, rate_limit=0.5, rate_burst=3).test_client()
+def test_rate_limit_gives_429_with_retry_after(sample_data, engine_settings):
+    client = make_app(sample_data, engine_settings, rate_limit=0.5, rate_burst=3).test_client()
     codes = [client.get("/api/v1/shows").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
     res = client.get("/api/v1/shows")
@@ -252,10 +258,10 @@ def test_rate_limit_gives_429_with_retry_after(sample_data):
     assert other.status_code == 200  # per client
 
 
-def test_expensive_searches_cost_more_of_the_rate_limit(sample_data):
+def test_expensive_searches_cost_more_of_the_rate_limit(sample_data, engine_settings):
     """An expensive search counts five requests: a client that may send ten ordinary searches in its window may
     send two with wildcards, then is told to wait."""
-    client = make_app(sample_data, rate_limit=1, rate_burst=10).test_client()
+    client = make_app(sample_data, engine_settings, rate_limit=1, rate_burst=10).test_client()
     codes = [client.get("/api/v1/search", query_string={"q": "hon*"}).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
     assert client.get("/api/v1/search", query_string={"q": "honey"}, environ_base={"REMOTE_ADDR": "10.0.0.2"}

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from podsearch.engines.base import Document, EngineQuery
+from podsearch.engines.querytext import as_typed
 from podsearch.engines.whoosh import WhooshEngine
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
-from podsearch.engines.whoosh.query import as_typed, parse, strategy
+from podsearch.engines.whoosh.query import parse, strategy
 from podsearch.engines.whoosh.ranking import BEFORE, RANKING
 from podsearch.feedback import FEEDBACK, OFF
 from podsearch.requests import SearchRequest

@@ -1,7 +1,9 @@
 """The search box as a new user meets it (issue 15), through /api/search on the bundled sample: excluded
 words stay excluded, a query in capitals is words, "did you mean" only helps, snippets do not cut names.
 
-The same rules over the site corpus are in test_search_podcast.py.
+The exclusion, capitals and "did you mean" rules are engine-neutral (``engines/querytext.py``,
+``engines/spelling.py``): their tests run on both engines. The same rules over the site corpus are in
+test_search_podcast.py.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import ENGINES
 
 from podsearch.catalog import Catalog
 from podsearch.engines.whoosh.analysis import spoken_analyzer
 
+BOTH = pytest.mark.parametrize("engine_name", ENGINES)  # the test runs on Whoosh and OpenSearch
 SOURDOUGH = "https://example.org/long-table/?p=1074"  # "The Care and Feeding of a Sourdough Starter"
 
 
@@ -42,6 +46,7 @@ def every_fragment(hit: dict) -> list[str]:
     return [hit["snippet"], hit["title_html"]] + [m["text"] for m in hit["moments"]]
 
 
+@BOTH
 @pytest.mark.parametrize("q, word", [
     ('"sourdough starter" -rye', "rye"),  # the README's example
     ("starter -rye", "rye"),
@@ -61,6 +66,7 @@ def test_an_excluded_word_is_in_no_hit_and_never_highlighted(client, sample_data
             assert word not in marked(fragment), (q, fragment)
 
 
+@BOTH
 def test_the_sourdough_episode_says_rye_so_excluding_rye_drops_it(client, sample_data: Path) -> None:
     assert "rye" in episode_stems(sample_data, SOURDOUGH)
     assert SOURDOUGH in [h["id"] for h in api(client, "sourdough starter")["hits"]]
@@ -69,6 +75,7 @@ def test_the_sourdough_episode_says_rye_so_excluding_rye_drops_it(client, sample
     assert starter and SOURDOUGH not in starter
 
 
+@BOTH
 def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) -> None:
     """No episode has both words, so any word will do; the excluded word still excludes."""
     assert api(client, "kimchi telegraph")["relaxed"] is True
@@ -78,12 +85,14 @@ def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) 
         assert "cabbag" not in episode_stems(sample_data, hit["id"])
 
 
+@BOTH
 def test_an_exclusion_holds_with_filters_and_date_sorting(client, sample_data: Path) -> None:
     for params in ({"show": "the-long-table"}, {"sort": "date"}, {"from": "2020"}):
         answer = api(client, "starter -rye", **params)
         assert SOURDOUGH not in [h["id"] for h in answer["hits"]], params
 
 
+@BOTH
 @pytest.mark.parametrize("shouted, written", [
     ("COFFEE NOT ESPRESSO", "coffee not espresso"),
     ("VOLCANO AND LAVA", "volcano and lava"),
@@ -96,6 +105,7 @@ def test_a_query_in_capitals_is_words_not_operators(client, shouted: str, writte
     assert (loud["total"], loud["relaxed"]) == (quiet["total"], quiet["relaxed"])
 
 
+@BOTH
 def test_capitals_inside_a_query_keep_operators(client) -> None:
     """Only a query with no lower-case letter is read as words: ``coffee NOT espresso`` excludes."""
     espresso = {h["id"] for h in api(client, "espresso")["hits"]}
@@ -103,6 +113,7 @@ def test_capitals_inside_a_query_keep_operators(client) -> None:
     assert espresso & {h["id"] for h in api(client, "COFFEE NOT ESPRESSO")["hits"]}
 
 
+@BOTH
 @pytest.mark.parametrize("q, wrong", [
     ("tax returns", "to returns"),
     ("title:volcano", "time volcano"),
@@ -115,11 +126,13 @@ def test_did_you_mean_keeps_syntax_and_language(client, q: str, wrong: str) -> N
         assert not suggestion or suggestion.startswith("title:")
 
 
+@BOTH
 @pytest.mark.parametrize("q", ["volcano", "sourdough starter", "waggle dance", "coffee -espresso"])
 def test_a_query_that_matched_well_gets_no_suggestion(client, q: str) -> None:
     assert api(client, q)["suggestion"] is None
 
 
+@BOTH
 def test_a_suggestion_finds_clearly_more(client) -> None:
     """When one is offered, the suggested query finds more episodes holding every word than the typed one."""
     for q in ("voclano", "kimchee", "sourdough startr", "tax returns", '"waggle dnace"', "Voclano eruptions"):

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ENGINES
 
-from podsearch.config import load_config
 from podsearch.errors import QueryError
 from podsearch.ingest.transcripts import parse_transcript
 from podsearch.reindex import import_jsonl
@@ -19,9 +19,15 @@ ENIGMA = "https://example.org/signal-path/episodes/3?v=2"
 ESPRESSO = "urn:uuid:76653849-41a5-54e4-8370-d16c76e8d19a"
 
 
+@pytest.fixture(params=ENGINES)
+def engine_name(request: pytest.FixtureRequest) -> str:
+    """The parity suite: every test here runs against Whoosh and OpenSearch."""
+    return request.param
+
+
 @pytest.fixture
-def lib(sample_data: Path) -> Library:
-    library = Library(sample_data)
+def lib(config) -> Library:
+    library = Library.from_config(config)
     yield library
     library.close()
 
@@ -149,13 +155,13 @@ def test_malformed_queries_are_read_leniently(lib: Library, q: str) -> None:
         pass  # a clear 400 is fine; anything else is a bug
 
 
-def test_hostile_html_is_escaped_in_snippets(sample_data: Path, lib: Library, tmp_path: Path) -> None:
+def test_hostile_html_is_escaped_in_snippets(config, lib: Library, tmp_path: Path) -> None:
     hostile = "<script>alert('x')</script><img src=x onerror=alert(1)>"
     path = write_jsonl(tmp_path / "evil.jsonl", [{
         "id": "evil-1", "show": "Evil Show", "title": f"Marmalade {hostile}",
         "description": f"<p>Marmalade notes {hostile}</p>", "transcript": f"We talk marmalade here {hostile} again",
     }])
-    import_jsonl(load_config({"data": str(sample_data)}, environ={}), path)
+    import_jsonl(config, path)
     for q in ("marmalade", "onerror", "marmalade script"):
         result = lib.search(SearchRequest(q=q))
         assert result.hits[0].id == "evil-1", q
@@ -166,7 +172,7 @@ def test_hostile_html_is_escaped_in_snippets(sample_data: Path, lib: Library, tm
         assert "&lt;" in hit.title_html
 
 
-def test_transcript_hit_moment_starts_at_its_corpus_segment(sample_data: Path, lib: Library, corpus: Path,
+def test_transcript_hit_moment_starts_at_its_corpus_segment(config, lib: Library, corpus: Path,
                                                             tmp_path: Path) -> None:
     source = corpus / "site" / "transcripts" / "gotime" / "go-time-100.json"
     segments = parse_transcript(source.read_bytes(), "application/json", url=str(source))
@@ -178,7 +184,7 @@ def test_transcript_hit_moment_starts_at_its_corpus_segment(sample_data: Path, l
         "id": "gotime-100", "show": "Go Time", "title": "Go Time 100",
         "segments": [{"start": s.start, "end": s.end, "speaker": s.speaker, "text": s.text} for s in segments],
     }])
-    import_jsonl(load_config({"data": str(sample_data)}, environ={}), path)
+    import_jsonl(config, path)
     result = lib.search(SearchRequest(q=word))
     hit = next(h for h in result.hits if h.id == "gotime-100")
     starts = {s.start for s in segments if word.lower() in s.text.lower()}

@@ -78,6 +78,18 @@ class CatalogError(PodsearchError):
     """The catalog cannot be used as it is (e.g. written by a newer podsearch)."""
 
 
+class EngineUnavailable(PodsearchError):
+    """The search engine did not answer (every node refused, or kept saying it is overloaded)."""
+
+
+class EngineRequestError(PodsearchError):
+    """The search engine refused a request (an error that asking again does not cure)."""
+
+    def __init__(self, message: str, status: int = 0, body: object = None) -> None:
+        super().__init__(message)
+        self.status, self.body = status, body
+
+
 class Overloaded(PodsearchError):
     """The server has no room for this request now (expensive searches at their limit, or a search that found
     nothing before its deadline); ``retry_after`` seconds is a fair wait."""

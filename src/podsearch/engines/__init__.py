@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import ConfigError
 from .base import Engine
 
-ENGINES = ("whoosh",)
+ENGINES = ("whoosh", "opensearch")
 
 
 def open_engine(data_dir: Path | str, config: Any = None) -> Engine:
@@ -19,6 +19,10 @@ def open_engine(data_dir: Path | str, config: Any = None) -> Engine:
         from .whoosh import WhooshEngine
 
         return WhooshEngine(data_dir)
+    if name == "opensearch":
+        from .opensearch import OpenSearchEngine
+
+        return OpenSearchEngine.from_config(config)
     raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, not {name!r}.")
 
 

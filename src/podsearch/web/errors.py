@@ -7,12 +7,13 @@ import logging
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from ..errors import IndexMissing, NotFound, Overloaded, PodsearchError, QueryError, ReindexRunning
+from ..errors import EngineUnavailable, IndexMissing, NotFound, Overloaded, PodsearchError, QueryError, ReindexRunning
 
 log = logging.getLogger(__name__)
 
 STATUS = {QueryError: (400, "bad_query"), NotFound: (404, "not_found"), IndexMissing: (503, "not_ready"),
-          ReindexRunning: (503, "busy"), Overloaded: (503, "overloaded")}
+          ReindexRunning: (503, "busy"), Overloaded: (503, "overloaded"),
+          EngineUnavailable: (503, "engine_unavailable")}
 # Error codes of HTTP-level refusals; the OpenAPI document lists the same ones.
 HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
               429: "rate_limited"}

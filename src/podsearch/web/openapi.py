@@ -36,7 +36,8 @@ STR, INT, NUM, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "number"
 SCHEMAS: dict[str, Any] = {
     "Error": _obj(["error"], error=_obj(["code", "message"], code={
         "type": "string", "description": "Stable machine-readable code: " + ", ".join(
-            sorted({"bad_query", "not_found", "not_ready", "busy", "overloaded", "internal", *HTTP_CODES.values()}))},
+            sorted({"bad_query", "not_found", "not_ready", "busy", "overloaded", "engine_unavailable", "internal",
+                    *HTTP_CODES.values()}))},
         message={"type": "string", "description": "What went wrong and how to fix it, for people."})),
     "Moment": _obj(["start", "speaker", "text"], start=NUMBER_OR_NULL, speaker=STR,
                    text={"type": "string", "description": "Escaped HTML; matches wrapped in <mark>."},

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -11,41 +10,14 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import NullQuery, Or, Require, Term
 
 from ...errors import QueryError
+from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, lenient, plain_words, readings
 from .bm25f import as_bm25f
 from .exclusions import exclusions_hold, positive_terms
 from .ranking import RANKING, Ranking
 from .schema import query_schema
 
-# Field weights, length normalisation, the any-word fallback and the long-query rule: ranking.py.
-MAX_QUERY_LENGTH = 500
-
-# Operators written out: the person said how to combine the words, so there is no any-word fallback
-# (``-word`` and ``+word`` are kept by the fallback, which stays).
-_OPERATORS = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
-_SYNTAX = re.compile(r'["():\[\]{}^~*?]|(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b')
-
-
-def has_syntax(text: str) -> bool:
-    """Whether the text uses query syntax (quotes, operators, field:, -word...)."""
-    return bool(_SYNTAX.search(text))
-
-
-def plain_words(text: str) -> str:
-    """The text as plain words: operators lower-cased, syntax characters removed."""
-    text = re.sub(r'["():\[\]{}^~*?]', " ", text)
-    text = re.sub(r"(?:^|(?<=\s))[-+]+", " ", text)
-    return re.sub(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)\b", lambda m: m.group(1).lower(), text)
-
-
-def _lenient(text: str) -> str:
-    """Repair what people type: unbalanced quotes and brackets are dropped rather than refused."""
-    if text.count('"') % 2:
-        text = text.replace('"', " ")
-    if text.count("(") != text.count(")"):
-        text = text.replace("(", " ").replace(")", " ")
-    if text.count("[") != text.count("]"):
-        text = text.replace("[", " ").replace("]", " ")
-    return text
+# The engine-neutral rules (syntax, capitals, the all-words / any-word readings): ``engines/querytext.py``;
+# field weights, length normalisation, the any-word fallback and the long-query rule: ranking.py.
 
 
 def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
@@ -53,8 +25,7 @@ def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
     parser = MultifieldParser(ranking.fields, query_schema(key), fieldboosts=ranking.boosts, group=group)
     # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
     parser.add_plugin(PlusMinusPlugin(plusexpr=r"(?:^|(?<=[\s(]))\+(?=\w)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\w)"))
-    parser.add_plugin(FieldAliasPlugin({"persons": ["person", "speaker", "guest", "host"],
-                                        "notes": ["notes", "description"], "show": ["podcast"]}))
+    parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
     parser.add_plugin(DateParserPlugin(free=False))
     return parser
 
@@ -75,8 +46,8 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
 @lru_cache(maxsize=512)
 def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
-    typed = plain_words(text) if plain else _lenient(text)
-    readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
+    typed = plain_words(text) if plain else lenient(text)
+    alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
             q = _parser(key, relaxed, ranking).parse(typed)
@@ -86,9 +57,9 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
         if len(profiles) == 1:
             return q
         if q is not NullQuery:
-            readings.setdefault(repr(q), (q, []))[1].append(key)
+            alike.setdefault(repr(q), (q, []))[1].append(key)
     parts = [Require(q, Term("analysis", keys[0]) if len(keys) == 1 else Or([Term("analysis", k) for k in keys]))
-             for q, keys in readings.values()]
+             for q, keys in alike.values()]
     return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
 
 
@@ -99,31 +70,13 @@ def _rewrite(q: Any, ranking: Ranking) -> Any:
     return as_bm25f(q, ranking.field_b(), ranking.k1) if ranking.bm25f else q
 
 
-def as_typed(text: str) -> str:
-    """The text to parse: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
-    catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
-    return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
-
-
 def strategy(text: str, plain: bool, profiles: list[str] | None = None,
              ranking: Ranking = RANKING) -> tuple[Any, Any]:
-    """(first query, fallback query or None) for the text typed.
-
-    Short plain queries want every word (the fallback is any word); long ones (sentences, pasted
-    questions) are ranked on any word straight away. A query typed all in capitals is read in lower
-    case (:func:`as_typed`). ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT
-    written out mean there is none.
-    """
-    p, r = profiles, ranking
-    text = as_typed(text)
-    if plain or not has_syntax(text):
-        if len(re.findall(r"\w+", text)) > ranking.long_query_words:
-            return parse(text, relaxed=True, plain=True, profiles=p, ranking=r), None
-        return (parse(text, plain=plain, profiles=p, ranking=r),
-                parse(text, relaxed=True, plain=plain, profiles=p, ranking=r))
-    if _OPERATORS.search(text):  # the person said how to combine the words: no second guessing
-        return parse(text, profiles=p, ranking=r), None
-    return parse(text, profiles=p, ranking=r), parse(text, relaxed=True, profiles=p, ranking=r)
+    """(first query, fallback query or None) for the text typed, read as ``querytext.readings`` says (a query
+    in capitals read in lower case; short plain queries all words, then any word; long ones any word)."""
+    queries = [parse(r.text, relaxed=r.any_word, plain=r.plain, profiles=profiles, ranking=ranking)
+               for r in readings(text, plain, ranking.long_query_words)]
+    return queries[0], (queries[1] if len(queries) > 1 else None)
 
 
 def query_terms(query: Any) -> dict[str, set[str]]:

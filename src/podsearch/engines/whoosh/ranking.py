@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..querytext import FIELD_WEIGHTS, LONG_QUERY_WORDS, RELAX_BELOW
+
 
 @dataclass(frozen=True)
 class Ranking:
@@ -23,14 +25,13 @@ class Ranking:
     this is ranked on any word straight away (a pasted sentence rarely has every word in one episode).
     """
 
-    weights: tuple[tuple[str, float], ...] = (
-        ("title", 1.5), ("persons", 1.3), ("show", 1.3), ("notes", 1.15), ("transcript", 1.0))
+    weights: tuple[tuple[str, float], ...] = FIELD_WEIGHTS  # the same weights as every engine's
     b: tuple[tuple[str, float], ...] = field(default=())
     b_default: float = 0.75
     k1: float = 1.2
     bm25f: bool = False
-    relax_below: int = 3
-    long_query_words: int = 4
+    relax_below: int = RELAX_BELOW
+    long_query_words: int = LONG_QUERY_WORDS
 
     @property
     def fields(self) -> list[str]:

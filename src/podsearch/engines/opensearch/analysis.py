@@ -1,0 +1,203 @@
+"""Per-language analysis for OpenSearch, and the same analysis in Python.
+
+Each analysis profile (``languages.profile``: "en", a Snowball language's code, or "plain") is an OpenSearch
+analyzer ``sp_<profile>``: the standard tokenizer (Unicode word breaks; each Japanese or Chinese character a
+token), apostrophes inside words removed ("don't" = "dont"), CJK width folded, lower case, CJK characters joined
+into overlapping bigrams, joined words kept whole and split into their parts ("node.js" -> "node.js", "node",
+"js"), the language's stop words dropped, Snowball stemming, accents folded (before stemming in English, as the
+Whoosh engine does, after it elsewhere: the Snowball stemmers of other languages read accents).
+
+:class:`PythonAnalyzer` does the same in Python (pystemmer runs the same Snowball algorithms), so that the
+answer builder can find a query's terms in titles, notes and transcript segments without asking the engine.
+A word the two split differently is at worst not highlighted; what is found is decided by OpenSearch.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import Any
+
+from ... import languages
+
+# Spoken English: the usual function words and the fillers of transcripts (as the Whoosh engine drops them).
+ENGLISH_STOP_WORDS = sorted(set("""
+a an and are as at be but by for if in into is it no not of on or such that the their then there these
+they this to was will with i you we he she um uh yeah like so just oh okay ok
+""".split()))
+
+# OpenSearch's snowball filter names, by code; Snowball languages it lacks are stop words alone, unstemmed.
+SNOWBALL_FILTER = {
+    "ar": "Arabic", "hy": "Armenian", "eu": "Basque", "ca": "Catalan", "da": "Danish", "nl": "Dutch",
+    "en": "English", "et": "Estonian", "fi": "Finnish", "fr": "French", "de": "German", "el": "Greek",
+    "hi": "Hindi", "hu": "Hungarian", "id": "Indonesian", "ga": "Irish", "it": "Italian", "lt": "Lithuanian",
+    "ne": "Nepali", "no": "Norwegian", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sr": "Serbian",
+    "es": "Spanish", "sv": "Swedish", "ta": "Tamil", "tr": "Turkish", "yi": "Yiddish",
+}
+
+APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")
+# Unicode word breaks (UAX #29) as the standard tokenizer finds them, closely enough: letters joined by a dot
+# or a colon, digits by a dot or a comma, stay one word ("node.js", "3.12", "1,000"; "2:2" is two); CJK
+# characters are matched one by one. (Apostrophes are gone before: \x00 marks where one was.)
+_CJK = languages.HAS_CJK.pattern[1:-1]  # the character class's inside
+_W = rf"(?:(?![{_CJK}])\w)"
+_JOIN = r"(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)"
+_EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps each emoji as a token
+WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_W}+(?:{_JOIN}{_W}+)*")
+PARTS = re.compile(r"[^\W_]+")
+
+
+def profiles() -> list[str]:
+    """Every analysis profile: English, each Snowball language, and "plain"."""
+    keys = {languages.profile(code) for code in languages.SNOWBALL}
+    return sorted(keys | {"en", "plain"})
+
+
+def stop_words(key: str) -> list[str]:
+    """The stop words of a profile, as written and with accents folded (the index drops both)."""
+    if key == "en":
+        return ENGLISH_STOP_WORDS
+    if key == "plain":
+        return []
+    return sorted(languages.stop_words(key))
+
+
+def stemmer_name(key: str) -> str:
+    return SNOWBALL_FILTER.get(key, "")
+
+
+def analysis_settings() -> dict[str, Any]:
+    """The ``settings.analysis`` of an index: one analyzer per profile, ``sp_<profile>`` (``sp_<profile>_q`` for
+    queries); ``sp_words`` for the spelling field (folded, unstemmed words)."""
+    filters: dict[str, Any] = {
+        "sp_parts": {"type": "word_delimiter_graph", "preserve_original": True, "split_on_case_change": False,
+                     "split_on_numerics": False, "stem_english_possessive": False, "generate_number_parts": True,
+                     "generate_word_parts": True, "catenate_all": False, "adjust_offsets": False},
+        "sp_bigrams": {"type": "cjk_bigram", "ignored_scripts": ["hangul"], "output_unigrams": False},
+        "sp_fold": {"type": "asciifolding", "preserve_original": False},
+    }
+    analyzers: dict[str, Any] = {
+        "sp_words": {"type": "custom", "tokenizer": "standard", "char_filter": ["sp_apostrophe"],
+                     "filter": ["cjk_width", "lowercase", "sp_bigrams", "sp_fold"]},
+    }
+    for key in profiles():
+        chain = ["cjk_width", "lowercase", "sp_bigrams"]
+        if key == "en":
+            chain.append("sp_fold")
+        chain.append("sp_parts")
+        if stop_words(key):
+            filters[f"sp_stop_{key}"] = {"type": "stop", "stopwords": stop_words(key), "ignore_case": False}
+            chain.append(f"sp_stop_{key}")
+        if stemmer_name(key):
+            filters[f"sp_stem_{key}"] = {"type": "snowball", "language": stemmer_name(key)}
+            chain.append(f"sp_stem_{key}")
+        if key != "en":
+            chain.append("sp_fold")
+        analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard", "char_filter": ["sp_apostrophe"],
+                                  "filter": chain}
+        # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts
+        analyzers[f"sp_{key}_q"] = {**analyzers[f"sp_{key}"], "filter": [f for f in chain if f != "sp_parts"]}
+    # (?U): Java's \w is ASCII alone without it ("l’été")
+    return {"char_filter": {"sp_apostrophe": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)['’](?=\w)",
+                                              "replacement": ""}},
+            "filter": filters, "analyzer": analyzers}
+
+
+def fold(word: str) -> str:
+    """What OpenSearch's asciifolding does to a word, for the letters podcasts use: accents removed, ligatures
+    and a few letters spelled out (ß -> ss, ø -> o, æ -> ae); CJK left alone."""
+    if word.isascii() or languages.HAS_CJK.search(word):
+        return word
+    word = word.translate(_SPELLED)
+    decomposed = unicodedata.normalize("NFKD", word)
+    # composed again: Hangul syllables decompose into letters that are not accents, and stay syllables
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+
+
+# cjk_width: full-width ASCII as ASCII, half-width katakana as full-width
+_WIDTH = {c: unicodedata.normalize("NFKC", chr(c)) for c in [*range(0xFF01, 0xFF5F), *range(0xFF65, 0xFFA0)]}
+_SPELLED = str.maketrans({"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "đ": "d", "ð": "d", "þ": "th", "ł": "l",
+                          "ı": "i", "ŀ": "l", "ħ": "h", "ŧ": "t"})
+
+
+class PythonAnalyzer:
+    """A profile's OpenSearch analysis in Python: ``texts`` and ``spans`` of the engine interface (``parts``:
+    joined words also give their parts, as when indexing; queries keep them whole)."""
+
+    def __init__(self, key: str, parts: bool = True) -> None:
+        self.key, self.parts = key, parts
+        self.stops = frozenset(stop_words(key))
+        self.stem: Callable[[str], str] | None = languages.stemmer(key) if stemmer_name(key) else None
+        self._cache: dict[str, tuple[tuple[str, int, int], ...]] = {}
+
+    def _term(self, piece: str) -> str | None:
+        if self.key == "en":
+            piece = fold(piece)
+        if piece in self.stops:
+            return None
+        if self.stem is not None and not languages.HAS_CJK.search(piece):
+            piece = self.stem(piece)
+        return piece if self.key == "en" else fold(piece)
+
+    def _word(self, word: str) -> tuple[tuple[str, int, int], ...]:
+        """The terms of one word (lower case, apostrophes gone) with their offsets in it: the word, then its
+        parts, stopped and stemmed."""
+        out = self._cache.get(word)
+        if out is None:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            pieces = [(word, 0, len(word))]
+            if self.parts and not word.isalnum():
+                pieces += [(m.group(0), m.start(), m.end()) for m in PARTS.finditer(word) if m.group(0) != word]
+            found = []
+            for piece, start, end in pieces:
+                term = self._term(piece)
+                if term is not None:
+                    found.append((term, start, end))
+            out = self._cache[word] = tuple(found)
+        return out
+
+    def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
+        """(term, start, end) of each term of ``text``, with offsets into ``text`` (a part of a joined word at
+        its own place, so that a match on it marks the part)."""
+        cleaned = APOSTROPHE.sub("\x00", text)  # removed below; offsets stay those of the original
+        cjk: list[tuple[str, int, int]] = []
+        for m in WORD.finditer(cleaned):
+            raw = m.group(0)
+            if len(raw) == 1 and languages.HAS_CJK.match(raw):
+                if cjk and cjk[-1][2] != m.start():
+                    yield from _bigrams(cjk)
+                    cjk = []
+                cjk.append((raw.translate(_WIDTH), m.start(), m.end()))
+                continue
+            if cjk:
+                yield from _bigrams(cjk)
+                cjk = []
+            # lower case letter by letter, as Java does: "İ" is "i", not "i" and a combining dot
+            word = raw.replace("\x00", "").translate(_WIDTH).replace("İ", "i").lower()
+            if len(word) == len(raw):
+                for term, start, end in self._word(word):
+                    yield term, m.start() + start, m.start() + end
+            else:  # apostrophes removed: offsets inside the word no longer line up; mark the whole word
+                for term, _, _ in self._word(word):
+                    yield term, m.start(), m.end()
+        if cjk:
+            yield from _bigrams(cjk)
+
+    def texts(self, text: str) -> list[str]:
+        return [t for t, _, _ in self.spans(text)]
+
+
+def _bigrams(run: list[tuple[str, int, int]]) -> Iterator[tuple[str, int, int]]:
+    if len(run) == 1:
+        yield run[0]
+        return
+    for (a, start, _), (b, _, end) in zip(run, run[1:]):
+        yield a + b, start, end
+
+
+@lru_cache(maxsize=128)
+def python_analyzer(key: str, parts: bool = True) -> PythonAnalyzer:
+    return PythonAnalyzer(key, parts)

@@ -1,0 +1,180 @@
+"""A small OpenSearch HTTP client on urllib3: several node URLs with failover, basic auth, TLS verification,
+retries with back-off on overload (429, 502-504) and on lost nodes, and searches retried when a shard failed.
+
+Why not opensearch-py: podsearch needs a dozen endpoints, urllib3 is already a dependency, and the retry
+rules below (a search that came back with a failed shard is retried rather than shown half-empty) are ours.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import urllib3
+from urllib3.exceptions import HTTPError as TransportError
+
+from ...errors import EngineRequestError, EngineUnavailable, PodsearchError
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+DEAD_FOR = 5.0  # seconds a node that refused a connection is skipped (unless no node is left)
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    urls: tuple[str, ...]
+    user: str = ""
+    password: str = ""
+    verify: bool = True  # verify TLS certificates (https URLs)
+    ca_certs: str = ""  # a CA bundle to verify them with; empty: the system's
+    timeout: float = 30.0
+    retries: int = 3  # further tries of a request after an overload answer or a lost node
+    backoff: float = 0.25  # seconds before the first retry, doubled each time
+    pool: int = 16  # connections kept per node
+
+
+class OpenSearchClient:
+    """Thread-safe. ``request`` answers the decoded JSON body or raises one of the errors above."""
+
+    def __init__(self, options: ClientOptions) -> None:
+        if not options.urls:
+            raise PodsearchError("No OpenSearch URL given (opensearch_url).")
+        self.options = options
+        self.bases = [u.rstrip("/") for u in options.urls]
+        for base in self.bases:
+            parts = urlsplit(base)
+            if parts.scheme not in {"http", "https"} or not parts.hostname:
+                raise PodsearchError(f"opensearch_url must be http(s)://host:port, not {base!r}.")
+        headers: dict[str, str] = {}
+        if options.user:
+            headers.update(urllib3.make_headers(basic_auth=f"{options.user}:{options.password}"))
+        kwargs: dict[str, Any] = {"maxsize": options.pool, "block": False, "headers": headers,
+                                  "timeout": urllib3.Timeout(connect=min(5.0, options.timeout), read=options.timeout),
+                                  "retries": False}
+        if any(b.startswith("https") for b in self.bases):
+            kwargs["cert_reqs"] = "CERT_REQUIRED" if options.verify else "CERT_NONE"
+            if options.ca_certs:
+                kwargs["ca_certs"] = options.ca_certs
+        self._http = urllib3.PoolManager(**kwargs)
+        self._lock = threading.Lock()
+        self._next = 0
+        self._dead: dict[str, float] = {}
+
+    # -- nodes -----------------------------------------------------------------------------------
+    def _order(self) -> list[str]:
+        """The nodes to try, live ones first, rotating the first so that requests spread over the nodes."""
+        now = time.monotonic()
+        with self._lock:
+            start = self._next
+            self._next = (self._next + 1) % len(self.bases)
+            dead = {b for b, until in self._dead.items() if until > now}
+        rotated = self.bases[start:] + self.bases[:start]
+        return [b for b in rotated if b not in dead] + [b for b in rotated if b in dead]
+
+    def _mark_dead(self, base: str) -> None:
+        with self._lock:
+            self._dead[base] = time.monotonic() + DEAD_FOR
+
+    # -- requests --------------------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None,
+                ndjson: Iterable[Any] | None = None, allow: Iterable[int] = (), timeout: float | None = None) -> Any:
+        """One request, retried on another node or after a pause when that can help.
+
+        ``ndjson``: lines for ``_bulk`` (each a dict, or a str already encoded). ``allow``: statuses beyond
+        2xx answered as bodies instead of raised (404 when asking whether something exists).
+        """
+        if ndjson is not None:
+            data = "".join((line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n"
+                           for line in ndjson).encode()
+            kind = "application/x-ndjson"
+        else:
+            data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+            kind = "application/json"
+        query = "?" + urlencode({k: _param(v) for k, v in params.items()}) if params else ""
+        allowed = set(allow)
+        delay = self.options.backoff
+        last = ""
+        for attempt in range(self.options.retries + 1):
+            for base in self._order():
+                extra: dict[str, Any] = {"timeout": timeout} if timeout else {}
+                try:
+                    resp = self._http.request(method, base + path + query, body=data,
+                                              headers={"Content-Type": kind, "Accept": "application/json"}, **extra)
+                except TransportError as exc:
+                    self._mark_dead(base)
+                    last = f"{base}: {exc.__class__.__name__}: {exc}"
+                    log.info("OpenSearch node %s failed (%s); trying another", base, exc)
+                    continue
+                decoded = _decode(resp.data)
+                if 200 <= resp.status < 300 or resp.status in allowed:
+                    return decoded
+                if resp.status in RETRY_STATUSES:
+                    last = f"{base}: HTTP {resp.status}: {_reason(decoded)}"
+                    break  # overloaded or unavailable: pause, then try again
+                raise EngineRequestError(f"OpenSearch refused {method} {path}: HTTP {resp.status}: {_reason(decoded)}",
+                                         resp.status, decoded)
+            if attempt < self.options.retries:
+                time.sleep(delay)
+                delay *= 2
+        raise EngineUnavailable(f"OpenSearch at {', '.join(self.bases)} is unavailable ({last}).")
+
+    def search(self, index: str, body: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A search whose every shard answered: a search that lost a shard (a node left while it ran: the
+        fetch phase is not moved to another copy) is asked again, after the cluster had a moment to notice."""
+        delay = self.options.backoff
+        attempt = 0
+        while True:
+            try:
+                answer = self.request("POST", f"/{index}/_search", body,
+                                      params={"allow_partial_search_results": False, **(params or {})})
+                shards = answer.get("_shards", {})
+                if not shards.get("failed"):
+                    return answer
+                problem: Exception = EngineUnavailable(
+                    f"OpenSearch answered from {shards.get('successful')} of {shards.get('total')} shards: "
+                    f"{_reason({'error': (shards.get('failures') or [{}])[0].get('reason')})}")
+            except EngineRequestError as exc:
+                # partial results refused when a shard is lost: "search_phase_execution_exception", a 5xx
+                if exc.status < 500:
+                    raise
+                problem = exc
+            if attempt >= self.options.retries:
+                raise problem
+            log.info("OpenSearch search failed (%s); asking again", problem)
+            attempt += 1
+            time.sleep(delay)
+            delay *= 2
+
+    def close(self) -> None:
+        self._http.clear()
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _decode(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _reason(body: Any) -> str:
+    """The useful part of an OpenSearch error body."""
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = body["error"]
+        root = (error.get("root_cause") or [{}])[0]
+        return f"{error.get('type', '')}: {root.get('reason') or error.get('reason', '')}"[:500]
+    return str(body)[:500]

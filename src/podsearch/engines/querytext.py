@@ -1,0 +1,82 @@
+"""How podsearch reads what people type, for every engine: the field weights, the syntax, the all-words /
+any-word strategy, a query typed in capitals. Each engine turns the readings into its own queries
+(``engines.whoosh.query``, ``engines.opensearch.query``); an excluded word (``-word``, ``NOT word``) is
+excluded by both, in the any-word fallback too."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# Query-time field weights: title > persons, show > notes > transcript (Whoosh's BM25F multiplies a word's
+# frequency in each field by them: engines/whoosh/ranking.py; OpenSearch boosts each field's score by them).
+FIELD_WEIGHTS: tuple[tuple[str, float], ...] = (
+    ("title", 1.5), ("persons", 1.3), ("show", 1.3), ("notes", 1.15), ("transcript", 1.0))
+FIELD_BOOSTS = dict(FIELD_WEIGHTS)
+SEARCH_FIELDS = list(FIELD_BOOSTS)
+# names people may write before a colon, for the fields above
+FIELD_ALIASES = {"persons": ["person", "speaker", "guest", "host"], "notes": ["notes", "description"],
+                 "show": ["podcast"]}
+MAX_QUERY_LENGTH = 500
+LONG_QUERY_WORDS = 4  # plain queries of more words than this are ranked on any word straight away
+RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
+
+# Operators written out: the person said how to combine the words, so there is no any-word fallback
+# (``-word`` and ``+word`` are kept by the fallback, which stays).
+OPERATORS = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+_SYNTAX = re.compile(r'["():\[\]{}^~*?]|(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b')
+
+
+def has_syntax(text: str) -> bool:
+    """Whether the text uses query syntax (quotes, operators, field:, -word...)."""
+    return bool(_SYNTAX.search(text))
+
+
+def plain_words(text: str) -> str:
+    """The text as plain words: operators lower-cased, syntax characters removed."""
+    text = re.sub(r'["():\[\]{}^~*?]', " ", text)
+    text = re.sub(r"(?:^|(?<=\s))[-+]+", " ", text)
+    return re.sub(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)\b", lambda m: m.group(1).lower(), text)
+
+
+def lenient(text: str) -> str:
+    """Repair what people type: unbalanced quotes and brackets are dropped rather than refused."""
+    if text.count('"') % 2:
+        text = text.replace('"', " ")
+    if text.count("(") != text.count(")"):
+        text = text.replace("(", " ").replace(")", " ")
+    if text.count("[") != text.count("]"):
+        text = text.replace("[", " ").replace("]", " ")
+    return text
+
+
+def as_typed(text: str) -> str:
+    """The text to read: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
+    catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
+    return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
+
+
+class Reading(NamedTuple):
+    """One way of reading the text typed: ``text`` to parse, any word rather than all words, as plain words."""
+
+    text: str
+    any_word: bool
+    plain: bool
+
+
+def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS) -> list[Reading]:
+    """The readings of ``text`` to try in turn: the second is the fallback when the first finds fewer than
+    ``RELAX_BELOW`` (the engine's ``relax_below``).
+
+    A query typed all in capitals is read in lower case (:func:`as_typed`). Short plain queries want every word
+    (the fallback is any word); long ones (sentences, pasted questions) are ranked on any word straight away.
+    ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT written out mean there is none.
+    """
+    text = as_typed(text)
+    if plain or not has_syntax(text):
+        if len(re.findall(r"\w+", text)) > long_query_words:
+            return [Reading(text, True, True)]
+        return [Reading(text, False, plain), Reading(text, True, plain)]
+    if OPERATORS.search(text):
+        return [Reading(text, False, False)]
+    return [Reading(text, False, False), Reading(text, True, False)]

@@ -1,0 +1,110 @@
+"""The OpenSearch engine on its own: a two-node cluster (two shards, a replica each) that serves every search
+while a node stops, rebuilds swapped in by alias, the incremental sync, and errors that name the fix. Its search
+behaviour is checked with Whoosh's by the parity suite (test_search.py, test_api.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import require_opensearch_launcher, sample_config
+from opensearch_node import Cluster, request
+
+from podsearch.catalog import Catalog
+from podsearch.documents import CatalogDocuments
+from podsearch.engines import open_engine
+from podsearch.errors import EngineUnavailable, IndexMissing
+from podsearch.requests import SearchRequest
+from podsearch.service import Library
+
+pytestmark = pytest.mark.opensearch
+
+
+@pytest.mark.slow
+def test_a_two_node_cluster_serves_every_search_while_a_node_stops(sample_data_template: Path, tmp_path: Path) -> None:
+    require_opensearch_launcher()
+    with Cluster.start(tmp_path / "cluster", nodes=2) as cluster:
+        settings = {"engine": "opensearch", "opensearch_url": ",".join(n.url for n in cluster.nodes),
+                    "opensearch_index": "two-nodes", "opensearch_shards": "2", "opensearch_replicas": "1"}
+        config = sample_config(sample_data_template, settings)
+        engine = open_engine(sample_data_template, config)
+        with Catalog.in_dir(sample_data_template) as catalog:
+            engine.sync(CatalogDocuments(catalog), full=True)
+        status, shards = request(f"{cluster.url}/_cat/shards/two-nodes?format=json")
+        assert len(shards) == 4 and {s["state"] for s in shards} == {"STARTED"}
+        assert {s["node"] for s in shards if s["prirep"] == "p"} | {s["node"] for s in shards} == {"node-1", "node-2"}
+
+        lib = Library.from_config(config)
+        expected = {q: lib.search(SearchRequest(q=q)).total for q in ("bees", "sourdough starter", "")}
+        assert all(expected.values())
+        failures: list[str] = []
+        done: list[float] = []
+        stop = threading.Event()
+
+        def search() -> None:
+            while not stop.is_set():
+                for q, total in expected.items():
+                    try:
+                        result = lib.search(SearchRequest(q=q))
+                        if result.total != total or not result.hits:
+                            failures.append(f"{q!r}: {result.total} hits, {len(result.hits)} shown")
+                    except Exception as e:  # any error is a failed search
+                        failures.append(f"{q!r}: {e!r}")
+                    done.append(time.monotonic())
+
+        searchers = [threading.Thread(target=search) for _ in range(2)]
+        for t in searchers:
+            t.start()
+        time.sleep(3)
+        stopped_at = time.monotonic()
+        cluster.nodes[1].stop()
+        time.sleep(5)
+        stop.set()
+        for t in searchers:
+            t.join(120)
+        lib.close()
+        before = sum(1 for t in done if t < stopped_at)
+        after = sum(1 for t in done if t >= stopped_at)
+        assert failures == []
+        assert before > 0 and after > 0, (before, after)
+        status, health = request(f"{cluster.url}/_cluster/health")
+        assert health["number_of_nodes"] == 1
+
+
+def test_rebuild_swaps_the_alias_and_sync_sends_only_changes(opensearch: Cluster, sample_data: Path, tmp_path: Path) -> None:
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": opensearch.url,
+                                          "opensearch_index": "swap"})
+    engine = open_engine(sample_data, config)
+    assert not engine.exists()
+    with pytest.raises(IndexMissing, match="podsearch reindex"):
+        engine.doc_count()
+    with Catalog.in_dir(sample_data) as catalog:
+        source = CatalogDocuments(catalog)
+        assert engine.sync(source)["full"] == 1
+        first = engine.stamp()
+        assert engine.doc_count() == 36 and engine.size_bytes() > 0
+        assert engine.sync(CatalogDocuments(catalog)) == {"added": 0, "updated": 0, "removed": 0}
+        hashes = dict(catalog.hashes())
+        gone = sorted(hashes)[0]
+        del hashes[gone]
+        changed = sorted(hashes)[1]
+        hashes[changed] = "another hash"
+        assert engine.sync(CatalogDocuments(catalog, hashes)) == {"added": 0, "updated": 1, "removed": 1}
+        assert engine.doc_count() == 35 and engine.stamp() != first
+        before = set(request(f"{opensearch.url}/_alias/swap")[1])
+        assert engine.sync(CatalogDocuments(catalog), full=True)["full"] == 1
+        after = set(request(f"{opensearch.url}/_alias/swap")[1])
+        assert len(after) == 1 and after != before  # a new index behind the alias, the old one deleted
+        assert request(f"{opensearch.url}/{before.pop()}")[0] == 404
+        assert engine.doc_count() == 36
+
+
+def test_an_unreachable_cluster_is_a_clear_error(sample_data: Path) -> None:
+    from opensearch_node import free_port
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": f"http://127.0.0.1:{free_port()}",
+                                         "opensearch_timeout": "2"})
+    with pytest.raises(EngineUnavailable, match="unavailable"):
+        open_engine(sample_data, config).exists()

@@ -1,0 +1,88 @@
+"""The OpenSearch engine's analysis: OpenSearch's analyzers (one per language profile) and their Python twin,
+which the answer builder uses to mark matches, give the same terms for the real multilingual feeds."""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from opensearch_node import Cluster, request
+from test_languages_corpus import FEEDS
+
+from podsearch import languages
+from podsearch.engines.opensearch.analysis import PythonAnalyzer, analysis_settings, python_analyzer
+
+pytestmark = pytest.mark.opensearch
+
+SAMPLES = [
+    ("en", "The runners are running; don't stop O'Reilly's node.js talk on HTTP/2 and Python 3.12, 1,000 times!"),
+    ("en", "Café naïve résumé — Ümlaut straße foo_bar real-gas wi-fi e-mail. Um, yeah, like, okay so ok"),
+    ("de", "Die Häuser und die Gärten für Kinder; Straße, das ist's"),
+    ("fr", "l'homme et la femme, l’été"),
+    ("tr", "İstanbul'da kitaplar"),
+    ("plain", "麻実子のいもほり倶楽部2024 東京都 한국어 텍스트 ｶﾀｶﾅ ＡＢＣ"),
+]
+
+
+def _texts(corpus: Path) -> list[tuple[str, str]]:
+    out = []
+    for feed, lang in FEEDS.items():
+        root = ET.parse(corpus / "feeds" / "real" / f"{feed}_200.xml").getroot()
+        for item in root.iter("item"):
+            for tag in ("title", "description"):
+                text = item.findtext(tag) or ""
+                text = html.unescape(re.sub(r"<[^>]+>", " ", text))[:2000]
+                if text.strip():
+                    out.append((languages.profile(lang), text))
+    return out
+
+
+def test_python_analysis_splits_words_as_opensearch_does(opensearch: Cluster, corpus: Path) -> None:
+    """Tokens, parts, case, width, accents, stop words and CJK bigrams agree (unstemmed: the Snowball versions of
+    Lucene and pystemmer differ for some words of some languages, Dutch most; the engine's matched terms come from
+    the Python side, so a stem they disagree on only goes unmarked)."""
+    settings = analysis_settings()
+    for name, analyzer in list(settings["analyzer"].items()):
+        settings["analyzer"][name + "_unstemmed"] = {**analyzer, "filter": [f for f in analyzer["filter"]
+                                                                             if not f.startswith("sp_stem_")]}
+    index = f"{opensearch.url}/analysis-parity"
+    status, answer = request(index, "PUT", {"settings": {"analysis": settings}})
+    assert status == 200, answer
+    texts = SAMPLES + _texts(corpus)
+    assert len({key for key, _ in texts}) >= 10
+    total = agree = 0
+    for key, text in texts:
+        status, answer = request(f"{index}/_analyze", "POST", {"analyzer": f"sp_{key}_unstemmed", "text": text})
+        assert status == 200, answer
+        theirs = Counter(t["token"] for t in answer["tokens"])
+        unstemmed = PythonAnalyzer(key)
+        unstemmed.stem = None
+        ours = Counter(unstemmed.texts(text))
+        if (key, text) in SAMPLES:
+            assert ours == theirs, text
+        total += sum(theirs.values())
+        agree += sum((theirs & ours).values())
+    # what differs: letters of Unicode's mathematical alphabets, emoji sequences
+    assert agree / total >= 0.985, agree / total
+
+
+def test_english_stems_mostly_agree(opensearch: Cluster, corpus: Path) -> None:
+    """Lucene's English Snowball and pystemmer's are different releases ("universities": "univers" and
+    "universiti"): nearly every English word still stems alike."""
+    index = f"{opensearch.url}/analysis-english"
+    status, answer = request(index, "PUT", {"settings": {"analysis": analysis_settings()}})
+    assert status == 200, answer
+    total = agree = 0
+    for key, text in _texts(corpus):
+        if key != "en":
+            continue
+        status, answer = request(f"{index}/_analyze", "POST", {"analyzer": "sp_en", "text": text})
+        theirs = Counter(t["token"] for t in answer["tokens"])
+        total += sum(theirs.values())
+        agree += sum((theirs & Counter(python_analyzer("en").texts(text))).values())
+    assert total > 5_000
+    assert agree / total >= 0.98, agree / total
