@@ -335,10 +335,13 @@ def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple
     then a word gives at most two tokens per character, joined and in parts, plus one). Other languages get
     that loose bound everywhere.
     """
-    loose = [(len(terms), 2 * len(t) + 1) for t in texts]
-    if not english or not texts or any(_SEP in t for t in texts):
-        return loose
-    joined = _SEP.join(texts).lower().replace("'", "").replace("\u2019", "")
+    def loose(text: str) -> tuple[int, int]:
+        return len(terms), 2 * len(text) + 1
+
+    joined = _SEP.join(texts) if english else ""
+    if not english or not texts or joined.count(_SEP) != len(texts) - 1:  # a text holding the separator
+        return [loose(t) for t in texts]
+    joined = joined.lower().replace("'", "").replace("\u2019", "")
     lowered = joined.split(_SEP)
     ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)  # past each SEP
     held = np.zeros(len(texts), dtype=np.int64)
@@ -356,7 +359,7 @@ def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple
     out = list(zip(held.tolist(), repeats.tolist()))
     for i, low in enumerate(lowered):
         if not low.isascii() and not _only_punctuation(_NON_ASCII.findall(low)):
-            out[i] = loose[i]
+            out[i] = loose(texts[i])
     return out
 
 
