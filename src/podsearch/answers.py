@@ -8,6 +8,7 @@ one the API and the CLI print; the HTML pages render the same objects.
 
 from __future__ import annotations
 
+import heapq
 import html
 import math
 import re
@@ -23,13 +24,14 @@ import numpy as np
 from . import languages
 from .catalog import Catalog
 from .documents import parse_datetime
-from .engines.base import FACETS, EngineResult, TextAnalyzer
+from .engines.base import FACETS, EngineResult, SegmentCounts, TextAnalyzer
 from .episodes import Chapter, Episode, Segment, Show
 
 FACET_TOP = 20  # values shown per facet
 SNIPPET_CHARS = 240  # a snippet fragment at most, and the notes shown when nothing matched in them
 SURROUND = 80  # characters of context on each side of a match
 FRAGMENTS = 2  # fragments of the notes in a snippet
+MOMENTS = 3  # transcript moments per hit
 
 
 @dataclass
@@ -155,37 +157,53 @@ def episode_json(ep: Episode) -> dict[str, Any]:
 
 # -- search answers -------------------------------------------------------------------------------------
 def search_answer(query: str, page: int, per_page: int, found: EngineResult, catalog: Catalog,
-                  analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0) -> SearchResult:
+                  analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0,
+                  segment_counts: Callable[[list[str], set[str]], dict[str, SegmentCounts]] | None = None
+                  ) -> SearchResult:
     """The answer to a search: ``found`` (the engine's) with what the page shows read from ``catalog`` at once.
 
     ``analyzer(language)`` is the engine's analysis of a language: the query's terms are found with it in the
-    titles, notes and transcript segments the engine does not keep.
+    titles, notes and transcript segments the engine does not keep. ``segment_counts`` (the engine's) says
+    which segments of the hits hold the query's transcript terms: only the segments shown as moments are then
+    read; a hit it says nothing for has all its segments read and scanned (:func:`find_moments`).
     """
     terms = found.terms
     transcript_terms = terms.get("transcript", set())
     ids = [h.id for h in found.hits]
-    episodes = catalog.episodes_by_id(ids, segments_of=ids if transcript_terms else ())
+    counts = segment_counts(ids, transcript_terms) if segment_counts and transcript_terms and ids else {}
+    episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts] if transcript_terms
+                                      else ())
+    picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
+    # the notes are empty: the first segment may be the snippet
+    rows = catalog.segments_at({i: places + [0] if not episodes[i].description_text and 0 not in places
+                                else places for i, places in picks.items()}) if picks else {}
     shows = catalog.show_titles()
     hits = []
     for h in found.hits:
         ep = episodes.get(h.id)
         if ep is None:  # deleted from the catalog since the engine answered
             continue
-        hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, analyzer))
+        lang = languages.primary(ep.language)
+        ana = analyzer(lang)
+        moments = None
+        if h.id in picks:
+            chosen = [rows.get((h.id, i)) for i in picks[h.id]]
+            moments = _moments(chosen, transcript_terms, ana, ep.chapters, strict=True)
+            ep.segments = [rows[h.id, 0]] if (h.id, 0) in rows else []  # for the snippet, when nothing else
+        if moments is None and transcript_terms:  # no counts, or the catalog changed since the index was written
+            if h.id in picks:
+                ep.segments = catalog.segments(h.id)
+            moments = find_moments(ep.segments, transcript_terms, ana, chapters=ep.chapters,
+                                   english=languages.profile(lang) in ("", "en"))
+        hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or []))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
                         took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes),
                         total_exact=found.total_exact)
 
 
-def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]],
-         analyzer: Callable[[str], TextAnalyzer]) -> Hit:
-    lang = languages.primary(ep.language)
-    ana = analyzer(lang)
-    transcript_terms = terms.get("transcript", set())
-    segments = ep.segments if transcript_terms else []
-    moments = find_moments(segments, transcript_terms, ana, chapters=ep.chapters,
-                           english=languages.profile(lang) in ("", "en"))
+def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: TextAnalyzer, lang: str,
+         moments: list[Moment]) -> Hit:
     notes = ep.description_text
     snippet = ""
     if notes and terms.get("notes"):
@@ -193,6 +211,7 @@ def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]],
     if not snippet and moments:
         snippet = moments[0].text
     if not snippet:
+        segments = ep.segments
         snippet = html.escape(shorten(notes or (segments[0].text if segments else ""), SNIPPET_CHARS))
     published = parse_datetime(ep.published)
     return Hit(id=ep.id, title=ep.title, show=show, show_id=ep.show_id,
@@ -207,7 +226,7 @@ def facet_rows(counts: dict[str, dict[str, int]], shows: dict[str, str]) -> dict
     out: dict[str, list[dict[str, Any]]] = {}
     for facet in FACETS:
         rows = []
-        for key, count in sorted(counts.get(facet, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:FACET_TOP]:
+        for key, count in heapq.nsmallest(FACET_TOP, counts.get(facet, {}).items(), key=lambda kv: (-kv[1], kv[0])):
             if facet == "show":
                 label = shows.get(key, key)
             elif facet == "person":
@@ -238,7 +257,7 @@ def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = 
 
 
 def _match_spans(text: str, terms: set[str], analyzer: TextAnalyzer) -> list[tuple[int, int, str]]:
-    spans = sorted({(start, end, term) for term, start, end in analyzer.spans(text) if term in terms})
+    spans = sorted({(start, end, term) for term, start, end in analyzer.term_spans(text, terms)})
     out: list[tuple[int, int, str]] = []
     for start, end, term in spans:  # a joined word and its parts share one span: keep the widest
         if out and start < out[-1][1]:
@@ -374,7 +393,7 @@ def _only_punctuation(chars: list[str]) -> bool:
 
 
 def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
-                 chapters: list[Chapter] | None = None, top: int = 3, english: bool = True) -> list[Moment]:
+                 chapters: list[Chapter] | None = None, top: int = MOMENTS, english: bool = True) -> list[Moment]:
     """The transcript segments that match the query's terms best, with their times and speakers.
 
     A segment scores 10 per distinct query term it holds, plus log1p(its tokens that are query terms) minus
@@ -399,17 +418,40 @@ def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyze
         matched = [t for t in analyzer.texts(segments[i].text) if t in terms]
         if not matched:
             continue
-        scored.append((len(set(matched)) * 10 + math.log1p(len(matched)) - length, i))
+        scored.append((_moment_score(len(set(matched)), len(matched), length), i))
         scored.sort(key=lambda p: (-p[0], p[1]))
         del scored[top:]
+    return _moments([segments[i] for _, i in scored[:top]], terms, analyzer, chapters) or []
+
+
+def _moment_score(distinct: int, tokens: int, length: float) -> float:
+    """A segment's score as a moment: 10 per distinct query term, log1p(tokens that are terms), minus ``length``
+    (log1p(its words) / 2)."""
+    return distinct * 10 + math.log1p(tokens) - length
+
+
+def best_segments(counts: SegmentCounts, top: int = MOMENTS) -> list[int]:
+    """The places of the ``top`` segments to show as moments, best first, from an engine's counts (the same
+    choice :func:`find_moments` makes by reading the segments)."""
+    scored = [(_moment_score(n, k, math.log1p(w) * 0.5), i) for i, n, k, w in
+              zip(counts.indexes.tolist(), counts.distinct.tolist(), counts.tokens.tolist(), counts.words.tolist())]
+    scored.sort(key=lambda p: (-p[0], p[1]))
+    return [i for _, i in scored[:top]]
+
+
+def _moments(chosen: list[Segment | None], terms: set[str], analyzer: TextAnalyzer,
+             chapters: list[Chapter] | None, strict: bool = False) -> list[Moment] | None:
+    """The chosen segments as moments, their matches marked. ``strict`` (segments chosen from the index's
+    counts): None when one of them is missing or holds none of the terms (the catalog changed since the index
+    was written)."""
     moments = []
-    for _, i in scored[:top]:
-        seg = segments[i]
+    for seg in chosen:
+        text = highlight(seg.text, terms, analyzer) if seg is not None else ""
+        if seg is None or (strict and "<mark>" not in text):
+            return None
         chapter = ""
         for ch in chapters or []:
             if seg.start is not None and ch.start <= seg.start:
                 chapter = ch.title
-        moments.append(Moment(start=seg.start, speaker=seg.speaker, text=highlight(seg.text, terms, analyzer),
-                              chapter=chapter))
+        moments.append(Moment(start=seg.start, speaker=seg.speaker, text=text, chapter=chapter))
     return moments
-

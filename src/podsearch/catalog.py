@@ -381,6 +381,21 @@ class Catalog:
         )
         return [Segment(*r) for r in rows]
 
+    def segments_at(self, wanted: dict[str, list[int]]) -> dict[tuple[str, int], Segment]:
+        """{(episode id, place in its segment list): segment} of the segments asked for (those that exist)."""
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        out: dict[tuple[str, int], Segment] = {}
+        for episode_id, places in wanted.items():
+            if not places:
+                continue
+            marks = ",".join("?" * len(places))
+            rows = cursor.execute(f'SELECT seq, text, start, "end", speaker FROM segments '
+                                  f'WHERE episode_id = ? AND seq IN ({marks})', (episode_id, *places))
+            for seq, *rest in rows:
+                out[episode_id, seq] = Segment(*rest)
+        return out
+
     def episodes_by_id(self, ids: list[str], segments_of: Iterable[str] = ()) -> dict[str, Episode]:
         """The episodes of ``ids`` (those that exist), with the segments of those in ``segments_of``: what one page
         of search results shows, in one call. (The segments are read an episode at a time: over the table's

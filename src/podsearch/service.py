@@ -112,7 +112,8 @@ class Library:
         started = time.perf_counter()
         query, found = self._found(req)
         return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
-                             took_ms=round((time.perf_counter() - started) * 1000, 2))
+                             took_ms=round((time.perf_counter() - started) * 1000, 2),
+                             segment_counts=self.engine.segment_counts)
 
     def ranked(self, req: SearchRequest) -> EngineResult:
         """What :meth:`search` ranks, without building the page's snippets and moments: the engine's result

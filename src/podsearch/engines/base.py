@@ -38,6 +38,7 @@ class Document:
     link: str
     audio_url: str
     content_hash: str  # changes whenever anything above changes: the incremental sync compares it
+    segments: tuple[str, ...] = ()  # the transcript's segments (``transcript`` is their non-empty texts joined)
 
 
 class DocumentSource(Protocol):
@@ -94,6 +95,19 @@ class EngineResult:
     notes: list[str] = field(default_factory=list)  # what the engine did to bound the query (for the person)
 
 
+@dataclass(frozen=True)
+class SegmentCounts:
+    """Where a query's terms are in one episode's transcript, segment by segment, as an engine's index knows it
+    (moments are chosen from this without reading every segment). Parallel arrays over the segments that
+    hold at least one term: their place in the episode's segment list, how many distinct terms each holds,
+    how many of its tokens are terms, and its length in words (whitespace-separated)."""
+
+    indexes: Any  # numpy int arrays
+    distinct: Any
+    tokens: Any
+    words: Any
+
+
 class TextAnalyzer(Protocol):
     """An engine's analysis of one language, to find a query's terms in text the engine does not store."""
 
@@ -102,6 +116,9 @@ class TextAnalyzer(Protocol):
 
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         """(term, start, end) of each term of ``text``, with character offsets into it."""
+
+    def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
+        """The spans of ``spans`` whose term is in ``terms``, in text order."""
 
 
 class Engine(Protocol):
@@ -141,6 +158,11 @@ class Engine(Protocol):
 
     def warm(self) -> None:
         """Load now what the first search would otherwise load."""
+
+    def segment_counts(self, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+        """For the episodes of ``ids``, where the transcript ``terms`` (analysed) are, segment by segment, read
+        from the index; an episode the index cannot say this for is left out (its moments are then found by
+        reading its segments)."""
 
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
         """The engine's own "more like this" (a baseline for the similar model)."""

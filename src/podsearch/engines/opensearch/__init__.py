@@ -25,7 +25,7 @@ from typing import Any
 from ... import languages
 from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryError
 from .. import spelling
-from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, TextAnalyzer, facet_values
+from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
 from ..querytext import RELAX_BELOW, SEARCH_FIELDS, readings
 from .analysis import analysis_settings, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient
@@ -451,6 +451,11 @@ class OpenSearchEngine:
 
     def warm(self) -> None:
         self._index_profiles()
+
+    def segment_counts(self, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+        """Nothing: the moments of this engine's hits are found by reading their segments (the transcript is
+        indexed as one text)."""
+        return {}
 
     # -- similar baseline ---------------------------------------------------------------------------
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:

@@ -189,6 +189,9 @@ class PythonAnalyzer:
     def texts(self, text: str) -> list[str]:
         return [t for t, _, _ in self.spans(text)]
 
+    def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
+        return [span for span in self.spans(text) if span[0] in terms]
+
 
 def _bigrams(run: list[tuple[str, int, int]]) -> Iterator[tuple[str, int, int]]:
     if len(run) == 1:

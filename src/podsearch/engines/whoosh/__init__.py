@@ -32,7 +32,7 @@ from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ...procs import bind_children_to_me
-from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
+from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
 from . import fast, spelling
 from .analysis import spoken_analyzer
 from .bounds import bound, check_text
@@ -42,6 +42,7 @@ from .ranking import RANKING, Ranking
 from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
 from .scoring import Expired, run, weighting
 from .scoring import page as run_page
+from .segments import segment_counts
 
 log = logging.getLogger(__name__)
 
@@ -214,9 +215,10 @@ class WhooshEngine:
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
     def warm(self) -> None:
-        """Read the per-generation facet values now rather than in the first search."""
+        """Read the per-generation facet values and spelling lexicon now rather than in the first search."""
         with self._searcher() as s:
             self._facet_counts(s, ())
+            spelling.lexicon(s.reader())
 
     def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
         """Show, year, language and person counts over the matching documents.
@@ -330,6 +332,12 @@ class WhooshEngine:
         return {"episode": episodes, "person": [("", name.title()) for _, name in persons[:3]],
                 "term": [("", term) for _, term in terms[:limit]]}
 
+    def segment_counts(self, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+        if not ids or not terms:
+            return {}
+        with self._searcher() as s:
+            return segment_counts(s, ids, terms)
+
     def analyzer(self, language: str) -> TextAnalyzer:
         key = languages.profile(language)
         found = self._analyzers.get(key)
@@ -363,6 +371,9 @@ class _Analyzer:
 
     def spans(self, text: str) -> Any:
         return self._ana.spans(text)
+
+    def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
+        return self._ana.term_spans(text, terms)
 
 
 def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,

@@ -11,9 +11,10 @@ import re
 import sys
 from collections.abc import Iterator
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, compress
 from typing import Any
 
+import numpy as np
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokenizer, Token, Tokenizer
 from whoosh.lang import stemmer_for_language
 from whoosh.lang.stopwords import stoplists
@@ -105,12 +106,13 @@ class _Profile:
     stemming (English, as it always was) or after (the Snowball stemmers of other languages read accents:
     German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``)."""
 
-    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "words")
+    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "words", "sizes")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.cache: dict[str, str] = {}
         self.words: dict[str, tuple[str, ...]] = {}  # a word as the tokenizer finds it -> its tokens (texts())
+        self.sizes: dict[str, int] = {}  # a word -> how many tokens (token_counts())
         if key == "en":
             self.stops, self.fold_first = STOP_WORDS, True
             self.stemfn: Any = stemmer_for_language("en")
@@ -272,37 +274,86 @@ class SpokenAnalyzer(Tokenizer):
                     tokens[i] = memo[raw] = self._word_texts(prof, raw)
         return list(chain.from_iterable(tokens))  # type: ignore[arg-type]
 
+    def token_counts(self, key: str, texts: tuple[str, ...] | list[str]) -> list[int]:
+        """How many tokens (positions) each of ``texts`` gives under profile ``key``: ``len(texts(t))`` of each,
+        faster. English text is read in one pass: the texts are joined around a word none of them holds, and
+        the tokens between two of those are counted."""
+        joined = _BETWEEN.join(texts)
+        lowered = joined.lower() if joined.isascii() else joined
+        if key not in ("", "en") or not self.stem or lowered.count(_SEPARATOR) != len(texts) - 1:
+            return [len(self.texts(mark(key, t))) if t else 0 for t in texts]
+        prof = self._profiles.get("en") or self.profile("en")
+        sizes = prof.sizes  # a word -> how many tokens it gives (-1: the separator)
+        found = self.expression.findall(lowered)
+        lengths = list(map(sizes.get, found))
+        if None in lengths:  # words not seen yet
+            if len(sizes) > self.CACHE_LIMIT:
+                sizes.clear()
+            sizes[_SEPARATOR] = -1
+            for i, raw in enumerate(found):
+                if lengths[i] is None:
+                    lengths[i] = sizes[raw] = -1 if raw == _SEPARATOR else len(self._word_texts(prof, raw))
+        counted = np.array(lengths, dtype=np.int64)
+        between = counted < 0
+        counted[between] = 0
+        return np.bincount(np.cumsum(between), weights=counted, minlength=len(texts)).astype(np.int64).tolist()
+
     def spans(self, value: str) -> Iterator[tuple[str, int, int]]:
         """(term, start, end) of each term of ``value`` (not marked), with the character offsets of its word; the
         parts of a joined word ("docker-sponsored", "http/2") at their own places, so that a part can be marked.
         Words are analysed once per process, as in :meth:`texts`."""
-        key = self.lang or "en"
-        prof = self._profiles.get(key) or self.profile(key)
-        memo = prof.words
+        prof = self._profiles.get(self.lang or "en") or self.profile(self.lang or "en")
         ascii_text = value.isascii()
         for m in self.expression.finditer(value):
-            raw = m.group(0)
-            word = raw.lower() if ascii_text else raw
-            terms = memo.get(word)
-            if terms is None:
+            yield from self._match_spans(prof, m, ascii_text)
+
+    def term_spans(self, value: str, terms: set[str]) -> list[tuple[str, int, int]]:
+        """The spans (as :meth:`spans` gives them) of the terms in ``terms`` only: the words of ``value`` are
+        found in one pass, and only those that give one of the terms (or are joined words, whose parts are
+        analysed apart) are looked at again for their offsets."""
+        prof = self._profiles.get(self.lang or "en") or self.profile(self.lang or "en")
+        memo = prof.words
+        ascii_text = value.isascii()
+        found = self.expression.findall(value.lower() if ascii_text else value)
+        wanted = set()
+        for word in set(found):
+            tokens = memo.get(word)
+            if tokens is None:
                 if len(memo) > self.CACHE_LIMIT:
                     memo.clear()
-                terms = memo[word] = self._word_texts(prof, word)
-            if not terms:
-                continue
-            start, end = m.span()
-            if len(terms) == 1 or not _JOINERS.search(raw) or HAS_CJK.search(raw):
-                for term in terms:
-                    yield term, start, end
-                continue
-            yield terms[0], start, end  # the joined word, then its parts
-            for part in _PART.finditer(raw):
-                piece = part.group(0).lower() if ascii_text else part.group(0)
-                found = memo.get(piece)
-                if found is None:
-                    found = memo[piece] = self._word_texts(prof, piece)
-                for term in found:
-                    yield term, start + part.start(), start + part.end()
+                tokens = memo[word] = self._word_texts(prof, word)
+            if not terms.isdisjoint(tokens) or (len(tokens) > 1 and _JOINERS.search(word)):
+                wanted.add(word)
+        if not wanted:
+            return []
+        return [span for m in compress(self.expression.finditer(value), map(wanted.__contains__, found))
+                for span in self._match_spans(prof, m, ascii_text) if span[0] in terms]
+
+    def _match_spans(self, prof: _Profile, m: Any, ascii_text: bool) -> Iterator[tuple[str, int, int]]:
+        """The spans of one word the tokenizer found (``m``, its match)."""
+        memo = prof.words
+        raw = m.group(0)
+        word = raw.lower() if ascii_text else raw
+        terms = memo.get(word)
+        if terms is None:
+            if len(memo) > self.CACHE_LIMIT:
+                memo.clear()
+            terms = memo[word] = self._word_texts(prof, word)
+        if not terms:
+            return
+        start, end = m.span()
+        if len(terms) == 1 or not _JOINERS.search(raw) or HAS_CJK.search(raw):
+            for term in terms:
+                yield term, start, end
+            return
+        yield terms[0], start, end  # the joined word, then its parts
+        for part in _PART.finditer(raw):
+            piece = part.group(0).lower() if ascii_text else part.group(0)
+            found = memo.get(piece)
+            if found is None:
+                found = memo[piece] = self._word_texts(prof, piece)
+            for term in found:
+                yield term, start + part.start(), start + part.end()
 
     def _word_texts(self, prof: _Profile, raw: str) -> tuple[str, ...]:
         """The tokens of one word of a text, as :meth:`__call__` makes them there (alone it gives the same)."""
@@ -314,6 +365,8 @@ class SpokenAnalyzer(Tokenizer):
         return tuple(t.text for t in self(raw))
 
 
+_SEPARATOR = "qqzxsegmentxzqq"  # a word between two texts in token_counts (one that holds it is counted alone)
+_BETWEEN = f" {_SEPARATOR} "
 _JOINERS = re.compile(r"['’./+-]")
 _PART = re.compile(r"[^'’./+-]+")
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
 from ... import languages
 from ..base import Document, facet_values
 from .analysis import mark, plain_analyzer, spoken_analyzer
 
-SCHEMA_VERSION = "2"  # 2: text analysed per language (the mark), the analysis field
+# 2: text analysed per language (the mark), the analysis field; 3: the segments field (where each transcript
+# segment's tokens start, and its words)
+SCHEMA_VERSION = "3"
 
 
 def make_schema(lang: str = "") -> Schema:
@@ -35,6 +39,7 @@ def make_schema(lang: str = "") -> Schema:
         link=STORED,
         audio_url=STORED,
         content_hash=STORED,
+        segments=STORED,  # segment_table(): the transcript's token positions segment by segment
     )
 
 
@@ -71,6 +76,8 @@ def whoosh_fields(doc: Document) -> dict[str, Any]:
         "audio_url": doc.audio_url,
         "content_hash": doc.content_hash,
     }
+    if doc.segments:
+        fields["segments"] = segment_table(key, doc.segments)
     if key != "en":  # the stored fields are shown as written, without the mark
         fields.update(_stored_show=doc.show, _stored_title=doc.title, _stored_persons=persons)
     if doc.published:
@@ -78,6 +85,33 @@ def whoosh_fields(doc: Document) -> dict[str, Any]:
     if doc.duration is not None:
         fields["duration"] = int(doc.duration)
     return fields
+
+
+def segment_table(key: str, segments: tuple[str, ...]) -> bytes:
+    """Where each segment's tokens start in the transcript field, and each segment's length in words: uint32
+    arrays, the starts then the lengths. The transcript field is the non-empty segments joined by newlines,
+    and no token spans a newline, so segment i holds the token positions from its start to the next's (an
+    empty segment holds none). The moments of a search are chosen from this and the terms' positions
+    (``WhooshEngine.segment_counts``) without reading the segments."""
+    counts = np.asarray(_counting_analyzer().token_counts(key, segments), dtype=np.uint32)
+    starts = np.zeros(len(segments), dtype=np.uint32)
+    np.cumsum(counts[:-1], out=starts[1:])
+    words = np.fromiter(map(len, map(str.split, segments)), dtype=np.uint32, count=len(segments))
+    return starts.tobytes() + words.tobytes()
+
+
+def read_segment_table(value: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """(starts, words) of a stored :func:`segment_table`, or None when there is none."""
+    if not isinstance(value, bytes) or not value or len(value) % 8:
+        return None
+    table = np.frombuffer(value, dtype=np.uint32)
+    half = len(table) // 2
+    return table[:half], table[half:]
+
+
+@lru_cache(maxsize=1)
+def _counting_analyzer() -> Any:
+    return spoken_analyzer()
 
 
 _WORD = re.compile(r"\w+")

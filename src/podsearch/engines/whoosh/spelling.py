@@ -3,12 +3,16 @@ the index, answered by a searcher (the ``words`` field holds every word of an ep
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from whoosh.query import And, Or, Term
+from whoosh.support.levenshtein import distance
 
+from ...lru import LRU
 from .. import spelling
 from .analysis import spoken_analyzer
 
@@ -18,18 +22,13 @@ class WhooshVocabulary:
 
     def __init__(self, searcher: Any, profiles: list[str]) -> None:
         self.searcher, self.profiles = searcher, profiles
-        self._corrector: Any = None
 
     def known(self, words: list[str]) -> set[str]:
         return {w for w in words if self.searcher.doc_frequency("words", w) > 0}
 
     def candidates(self, word: str) -> list[str]:
-        if self._corrector is None:
-            self._corrector = self.searcher.corrector("words")
-        # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
-        # multilingual site took seconds; a typo in the first letter is rare)
-        return list(self._corrector.suggest(word, limit=spelling.CANDIDATES, maxdist=spelling.MAX_DISTANCE,
-                                            prefix=1))
+        # only words with the same first letter are compared (a typo in the first letter is rare)
+        return lexicon(self.searcher.reader()).near(word, spelling.MAX_DISTANCE, spelling.CANDIDATES)
 
     def in_language(self, word: str) -> bool:
         for key in self.profiles:
@@ -40,6 +39,79 @@ class WhooshVocabulary:
             if self.searcher.search(And([in_text, Term("analysis", key)]), limit=1).scored_length():
                 return True
         return False
+
+
+class Lexicon:
+    """The ``words`` field's words and frequencies of one index generation, grouped by first letter, for
+    :meth:`near`. Whoosh's own corrector reads every word with the first letter from the term files and
+    computes its edit distance in Python (a quarter of a second for a word on the site corpus); here the
+    words are in memory and an edit distance is only computed for those whose letters allow it."""
+
+    def __init__(self, reader: Any) -> None:
+        counts: dict[str, int] = {}
+        for leaf, _ in reader.leaf_readers():
+            if "words" not in leaf.indexed_field_names():
+                continue
+            for btext, info in leaf.iter_field("words"):
+                word = btext.decode("utf-8")
+                counts[word] = counts.get(word, 0) + int(info.weight())
+        by_letter: dict[str, list[str]] = {}
+        for word in counts:
+            by_letter.setdefault(word[:1], []).append(word)
+        self.groups: dict[str, tuple[list[str], np.ndarray, np.ndarray, np.ndarray]] = {}
+        for letter, words in by_letter.items():
+            self.groups[letter] = (words, np.array([counts[w] for w in words], dtype=np.int64),
+                                   np.array([len(w) for w in words], dtype=np.int64), _letters(words))
+
+    def near(self, word: str, maxdist: int, limit: int) -> list[str]:
+        """The ``limit`` most frequent words (ties: alphabetical) within ``maxdist`` edits (Damerau-Levenshtein)
+        of ``word`` that start with its first letter, ``word`` itself left out: what Whoosh's
+        ``corrector.suggest(word, limit, maxdist, prefix=1)`` answers."""
+        group = self.groups.get(word[:1])
+        if group is None:
+            return []
+        words, freqs, lengths, letters = group
+        near = np.abs(lengths - len(word)) <= maxdist
+        # the letters two words do not share bound their edit distance from below (a swap shares them all)
+        diff = letters[near].astype(np.int16) - _letters([word])[0]
+        bag = np.maximum(np.clip(diff, 0, None).sum(axis=1), np.clip(-diff, 0, None).sum(axis=1))
+        places = np.flatnonzero(near)[bag <= maxdist]
+        found = [(int(freqs[i]), words[i]) for i in places.tolist()
+                 if words[i] != word and distance(words[i], word, limit=maxdist) <= maxdist]
+        # Whoosh keeps the best (frequency, then the later word) and lists them by frequency, then alphabetically
+        best = sorted(found, key=lambda fw: (fw[0], fw[1]), reverse=True)[:limit]
+        return [w for _, w in sorted(best, key=lambda fw: (-fw[0], fw[1]))]
+
+
+_ALPHABET = 27  # a-z, and every other character counted together
+
+
+def _letters(words: list[str]) -> np.ndarray:
+    """Per word, how many times it holds each letter a-z (and other characters, counted together)."""
+    out = np.zeros((len(words), _ALPHABET), dtype=np.uint8)
+    for row, word in enumerate(words):
+        for c in word:
+            k = ord(c) - 97
+            out[row, k if 0 <= k < 26 else 26] += 1
+    return out
+
+
+_LEXICONS: LRU[tuple[Any, ...], Lexicon] = LRU(2)
+_LEXICON_LOCK = threading.Lock()
+
+
+def lexicon(reader: Any) -> Lexicon:
+    """The :class:`Lexicon` of the generation ``reader`` reads, made once per process."""
+    key = tuple((leaf.segment().segment_id() if leaf.segment() is not None else id(leaf), leaf.doc_count_all())
+                for leaf, _ in reader.leaf_readers())
+    found = _LEXICONS.get(key)
+    if found is None:
+        with _LEXICON_LOCK:
+            found = _LEXICONS.get(key)
+            if found is None:
+                found = Lexicon(reader)
+                _LEXICONS.put(key, found)
+    return found
 
 
 def suggestion(searcher: Any, text: str, profiles: list[str], count: Callable[[str], int], before: int) -> str:

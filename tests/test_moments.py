@@ -1,0 +1,139 @@
+"""Moments and snippets from the index's own knowledge of where the terms are, and the spelling lexicon.
+
+A search's moments are chosen from the transcript field's positions and each document's segment table
+(``engines/whoosh/segments.py``), then only the chosen segments are read: the answer must be the one that
+reading and scanning every segment gives (``answers.find_moments``), on the sample and on the site corpus's
+real queries. The helpers behind it (token counts per segment, spans of chosen terms) must agree with the
+analysis they shortcut, and the in-memory spelling lexicon with Whoosh's corrector.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from podsearch import answers
+from podsearch.engines.whoosh import WhooshEngine
+from podsearch.engines.whoosh.analysis import _SEPARATOR, mark, spoken_analyzer
+from podsearch.engines.whoosh.spelling import lexicon
+from podsearch.requests import SearchRequest
+from podsearch.service import Library
+
+TRICKY = ["docker-sponsored HTTP/2 and node.js, O'Reilly's don't 3.12 C++ e-mail",
+          "Café naïve résumé — “quoted” … ok", "東京都のデータ and Tokyo", "", "   ", "the and of",
+          f"a text that holds {_SEPARATOR} itself", "Henrietta Blake\non two lines"]
+
+
+def _answers(lib: Library, q: str) -> tuple[dict, dict, int]:
+    """(the answer as served, the answer built by reading every segment, hits the index gave counts for)."""
+    req = SearchRequest(q=q)
+    served = lib.search(req).to_dict()
+    query, found = lib._found(req)
+    read = answers.search_answer(q, query.page, query.per_page, found, lib.catalog, lib.engine.analyzer).to_dict()
+    counted = lib.engine.segment_counts([h.id for h in found.hits], found.terms.get("transcript", set()))
+    return served, read, len(counted)
+
+
+def _same_moments(served: dict, read: dict) -> None:
+    assert [h["id"] for h in served["hits"]] == [h["id"] for h in read["hits"]]
+    for a, b in zip(served["hits"], read["hits"]):
+        assert a["moments"] == b["moments"], (a["id"], a["moments"], b["moments"])
+        assert a["snippet"] == b["snippet"], a["id"]
+
+
+def test_moments_from_the_index_are_those_found_by_reading_the_segments(config) -> None:
+    lib = Library.from_config(config)
+    try:
+        used = 0
+        for q in ("starter", "sourdough starter", "bees waggle dance", '"waggle dance"', "espresso -grind",
+                  "rye bread", "signal", "enigma machine rotors"):
+            served, read, counted = _answers(lib, q)
+            _same_moments(served, read)
+            used += counted
+        assert used > 0  # the index's counts were used, not only the reading path
+        assert any(h["moments"] for h in lib.search(SearchRequest(q="starter")).to_dict()["hits"])
+    finally:
+        lib.close()
+
+
+def test_a_segment_changed_since_indexing_is_read_again(config, tmp_path: Path) -> None:
+    """The catalog moved on (a reindex between catalog and index): a chosen segment that no longer holds a
+    term is not shown; the hit's segments are read and scanned instead."""
+    lib = Library.from_config(config)
+    try:
+        served, _, _ = _answers(lib, "starter")
+        hit = next(h for h in served["hits"] if h["moments"])
+        db = sqlite3.connect(lib.catalog.path)
+        with db:  # every segment of the hit that mentions the starter now says something else
+            db.execute("UPDATE segments SET text = 'nothing to see here' WHERE episode_id = ? AND "
+                       "lower(text) LIKE '%starter%'", (hit["id"],))
+        db.close()
+        again, read, _ = _answers(lib, "starter")
+        _same_moments(again, read)
+        changed = next(h for h in again["hits"] if h["id"] == hit["id"])
+        assert all("<mark>" in m["text"] for m in changed["moments"])
+        assert changed["moments"] != hit["moments"]
+    finally:
+        lib.close()
+
+
+@pytest.mark.slow
+def test_moments_agree_on_the_site_corpus_real_queries(site_index: Path, corpus: Path, tmp_path: Path) -> None:
+    data = tmp_path / "site"
+    shutil.copytree(site_index, data)
+    queries = []
+    for name in ("known_items.dev.tsv", "topical_queries.dev.tsv"):
+        with (corpus / "eval" / name).open(encoding="utf-8") as f:
+            queries += [row["query"] for row in csv.DictReader(f, delimiter="\t")]
+    lib = Library(data)
+    try:
+        hits = counted = 0
+        for q in queries:
+            served, read, used = _answers(lib, q)
+            _same_moments(served, read)
+            hits += len(served["hits"])
+            counted += used
+        assert hits > 400 and counted == hits  # every hit's moments came from the index
+    finally:
+        lib.close()
+
+
+def test_token_counts_are_the_analysis_counts() -> None:
+    ana = spoken_analyzer()
+    for key in ("en", "de"):
+        texts = tuple(TRICKY)
+        assert ana.token_counts(key, texts) == [len(ana.texts(mark(key, t))) if t else 0 for t in texts]
+    assert ana.token_counts("en", ("one two", "three")) == [2, 1]
+
+
+def test_term_spans_are_the_spans_of_those_terms() -> None:
+    ana = spoken_analyzer()
+    random.seed(7)
+    for text in TRICKY:
+        tokens = ana.texts(text)
+        for _ in range(5):
+            terms = set(random.sample(tokens, min(len(tokens), random.randint(1, 3)))) | {"sponsor", "blake"}
+            assert ana.term_spans(text, terms) == [s for s in ana.spans(text) if s[0] in terms]
+    assert ana.term_spans("Docker-sponsored talk", {"sponsor"}) == [("sponsor", 7, 16)]
+
+
+@pytest.mark.slow
+def test_the_spelling_lexicon_answers_as_whoosh_does(site_index: Path) -> None:
+    engine = WhooshEngine(site_index)
+    with engine._searcher() as s:
+        lex = lexicon(s.reader())
+        corrector = s.corrector("words")
+        words = sorted(w for group in lex.groups.values() for w in group[0] if len(w) > 4)
+        random.seed(11)
+        typed = ["compensatng", "reprots", "biolgy", "halrow", "casava", "kubernets"]
+        for w in random.sample(words, 40):
+            i = random.randrange(1, len(w))
+            typed += [w[:i] + w[i + 1:], w[:i] + "x" + w[i:], w[:i - 1] + w[i] + w[i - 1] + w[i + 1:]]
+        for w in typed:
+            assert lex.near(w, 2, 5) == list(corrector.suggest(w, limit=5, maxdist=2, prefix=1)), w
+        assert "compensating" in lex.near("compensatng", 2, 5)
