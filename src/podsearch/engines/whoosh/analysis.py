@@ -22,6 +22,7 @@ from whoosh.support.charset import accent_map
 
 from ... import languages
 from ...languages import HAS_CJK, cjk_bigrams, fold, split_cjk
+from ...lru import LRU
 
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
 # "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them.
@@ -140,6 +141,7 @@ class SpokenAnalyzer(Tokenizer):
         self.lang = lang  # "" = the text's mark says, English without one
         self.expression = re.compile(TOKEN_PATTERN)
         self._profiles: dict[str, _Profile] = {}
+        self._term_flags: LRU[tuple[str, frozenset[str]], dict[str, bool]] = LRU(64)
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and (self.stem, self.lang) == (other.stem, other.lang)  # type: ignore[attr-defined]
@@ -312,22 +314,37 @@ class SpokenAnalyzer(Tokenizer):
         found in one pass, and only those that give one of the terms (or are joined words, whose parts are
         analysed apart) are looked at again for their offsets."""
         prof = self._profiles.get(self.lang or "en") or self.profile(self.lang or "en")
-        memo = prof.words
         ascii_text = value.isascii()
         found = self.expression.findall(value.lower() if ascii_text else value)
-        wanted = set()
-        for word in set(found):
-            tokens = memo.get(word)
-            if tokens is None:
-                if len(memo) > self.CACHE_LIMIT:
-                    memo.clear()
-                tokens = memo[word] = self._word_texts(prof, word)
-            if not terms.isdisjoint(tokens) or (len(tokens) > 1 and _JOINERS.search(word)):
-                wanted.add(word)
-        if not wanted:
+        flags = self._flags(prof, terms)
+        unseen = set(found).difference(flags)
+        if unseen:
+            memo = prof.words
+            if len(flags) > self.CACHE_LIMIT:
+                flags.clear()
+                unseen = set(found)
+            for word in unseen:
+                tokens = memo.get(word)
+                if tokens is None:
+                    if len(memo) > self.CACHE_LIMIT:
+                        memo.clear()
+                    tokens = memo[word] = self._word_texts(prof, word)
+                flags[word] = not terms.isdisjoint(tokens) or (len(tokens) > 1 and bool(_JOINERS.search(word)))
+        marks = list(map(flags.__getitem__, found))
+        if not any(marks):
             return []
-        return [span for m in compress(self.expression.finditer(value), map(wanted.__contains__, found))
+        return [span for m in compress(self.expression.finditer(value), marks)
                 for span in self._match_spans(prof, m, ascii_text) if span[0] in terms]
+
+    def _flags(self, prof: _Profile, terms: set[str]) -> dict[str, bool]:
+        """{word: whether it gives one of ``terms`` (or is a joined word)}, kept for the most recent term sets
+        (the titles, notes and moments of one search ask with the same terms)."""
+        key = (prof.key, frozenset(terms))
+        found = self._term_flags.get(key)
+        if found is None:
+            found = {}
+            self._term_flags.put(key, found)
+        return found
 
     def _match_spans(self, prof: _Profile, m: Any, ascii_text: bool) -> Iterator[tuple[str, int, int]]:
         """The spans of one word the tokenizer found (``m``, its match)."""

@@ -51,14 +51,14 @@ _LENGTHS: LRU[tuple[Any, ...], np.ndarray] = LRU(256)
 _LIVE: LRU[tuple[Any, ...], np.ndarray] = LRU(64)
 
 
-def _segment_key(reader: Any) -> Any:
+def segment_key(reader: Any) -> Any:
     segment = reader.segment()
     return segment.segment_id() if segment is not None else id(reader)
 
 
 def postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(document numbers, weights) of a term in one segment, decoded block by block and kept."""
-    key = (_segment_key(reader), reader.doc_count_all(), fieldname, btext)
+    key = (segment_key(reader), reader.doc_count_all(), fieldname, btext)
     found = _POSTINGS.get(key)
     if found is not None:
         return found
@@ -85,7 +85,7 @@ def postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.
 
 def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(document number of each position, position) of a term in one segment (a field with positions), kept."""
-    key = (_segment_key(reader), reader.doc_count_all(), fieldname, btext, "positions")
+    key = (segment_key(reader), reader.doc_count_all(), fieldname, btext, "positions")
     found = _POSTINGS.get(key)
     if found is not None:
         return found
@@ -100,10 +100,8 @@ def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np
             if leaf._values is None:
                 leaf._read_values()
             for doc, value in zip(leaf._ids, leaf._values):
-                # Whoosh's Positions format: a frequency, then the pickled gaps between positions
-                gaps = loads(value[4:] if value.endswith(b".") else value[4:] + b".")
-                where.append(np.cumsum(np.asarray(gaps, dtype=np.int64)))
-                docs.append(np.full(len(gaps), doc, dtype=np.int64))
+                where.append(decode_positions(value))
+                docs.append(np.full(len(where[-1]), doc, dtype=np.int64))
             leaf._next_block()
     found = (np.concatenate(docs) if docs else np.empty(0, np.int64),
              np.concatenate(where) if where else np.empty(0, np.int64))
@@ -111,8 +109,23 @@ def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np
     return found
 
 
+def _in_sorted(values: np.ndarray, sorted_: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in the ascending array ``sorted_`` (a binary search each, no sort)."""
+    if not len(sorted_):
+        return np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(sorted_, values)
+    return sorted_[np.minimum(at, len(sorted_) - 1)] == values
+
+
+def decode_positions(value: bytes) -> np.ndarray:
+    """The positions of one posting of a field with positions (Whoosh's Positions format: a frequency, then the
+    pickled gaps between positions)."""
+    gaps = loads(value[4:] if value.endswith(b".") else value[4:] + b".")
+    return np.cumsum(np.asarray(gaps, dtype=np.int64))
+
+
 def _lengths(reader: Any, fieldname: str) -> np.ndarray:
-    key = (_segment_key(reader), reader.doc_count_all(), fieldname)
+    key = (segment_key(reader), reader.doc_count_all(), fieldname)
     found = _LENGTHS.get(key)
     if found is None:
         found = np.asarray(field_lengths(reader, fieldname), dtype=np.float64)
@@ -135,7 +148,7 @@ class Evaluator:
 
     def live(self) -> np.ndarray:
         """Documents not deleted."""
-        key = tuple((_segment_key(r), r.doc_count_all(), r.doc_count()) for r, _ in self.leaves)
+        key = tuple((segment_key(r), r.doc_count_all(), r.doc_count()) for r, _ in self.leaves)
         found = _LIVE.get(key)
         if found is None:
             found = np.ones(self.n, dtype=bool)
@@ -244,9 +257,10 @@ class Evaluator:
             keys = None
             for i, word in enumerate(words):
                 docs, where = positions(r, q.fieldname, word)
-                keep = np.isin(docs, candidates, assume_unique=False)
-                these = docs[keep] * shift + (where[keep] - i)  # word i at p: the phrase would start at p - i
-                keys = np.unique(these) if keys is None else np.intersect1d(keys, these)
+                keep = _in_sorted(docs, candidates)
+                # word i at p: the phrase would start at p - i (sorted: documents ascending, positions within)
+                these = docs[keep] * shift + (where[keep] - i)
+                keys = these if keys is None else keys[_in_sorted(keys, these)]
                 if not len(keys):
                     break
             if keys is not None and len(keys):
@@ -378,7 +392,26 @@ class _Hit:
         self.searcher, self.docnum, self.score = searcher, docnum, score
 
     def __getitem__(self, name: str) -> Any:
+        if name == "id":
+            return doc_ids(self.searcher.reader())[0][self.docnum]
         return self.searcher.stored_fields(self.docnum)[name]
+
+
+_IDS: LRU[tuple[Any, ...], tuple[list[str | None], dict[str, int]]] = LRU(4)
+
+
+def doc_ids(reader: Any) -> tuple[list[str | None], dict[str, int]]:
+    """(the id of each document number, None for a deleted one; the number of each id) of the generation
+    ``reader`` reads, made once per process: a page's hits are named without unpickling their stored fields."""
+    key = tuple((segment_key(r), r.doc_count_all(), r.doc_count()) for r, _ in reader.leaf_readers())
+    found = _IDS.get(key)
+    if found is None:
+        ids: list[str | None] = [None] * reader.doc_count_all()
+        for docnum, fields in reader.iter_docs():
+            ids[docnum] = fields["id"]
+        found = (ids, {i: n for n, i in enumerate(ids) if i is not None})
+        _IDS.put(key, found)
+    return found
 
 
 def top(scores: np.ndarray, matched: np.ndarray, limit: int) -> list[tuple[float, int]]:
