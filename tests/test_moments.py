@@ -16,11 +16,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from whoosh.query import And, Or, Term
 
 from podsearch import answers
 from podsearch.engines.whoosh import WhooshEngine
 from podsearch.engines.whoosh.analysis import _SEPARATOR, mark, spoken_analyzer
-from podsearch.engines.whoosh.spelling import lexicon
+from podsearch.engines.whoosh.spelling import WhooshVocabulary, lexicon
 from podsearch.requests import SearchRequest
 from podsearch.service import Library
 
@@ -137,3 +138,10 @@ def test_the_spelling_lexicon_answers_as_whoosh_does(site_index: Path) -> None:
         for w in typed:
             assert lex.near(w, 2, 5) == list(corrector.suggest(w, limit=5, maxdist=2, prefix=1)), w
         assert "compensating" in lex.near("compensatng", 2, 5)
+        # "a word of the query's language": the postings answer what a search of the word in that language did
+        vocabulary = WhooshVocabulary(s, engine.profiles(s))
+        for w in random.sample(words, 60) + ["the", "to", "tax", "und"]:
+            terms = spoken_analyzer().texts(w)
+            expected = bool(terms) and s.search(And([Or([Term(f, terms[0]) for f in ("title", "notes", "transcript")]),
+                                                     Term("analysis", "en")]), limit=1).scored_length() > 0
+            assert vocabulary.in_language(w) == expected, w

@@ -109,7 +109,7 @@ def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np
     return found
 
 
-def _in_sorted(values: np.ndarray, sorted_: np.ndarray) -> np.ndarray:
+def in_sorted(values: np.ndarray, sorted_: np.ndarray) -> np.ndarray:
     """Whether each of ``values`` is in the ascending array ``sorted_`` (a binary search each, no sort)."""
     if not len(sorted_):
         return np.zeros(len(values), dtype=bool)
@@ -257,10 +257,10 @@ class Evaluator:
             keys = None
             for i, word in enumerate(words):
                 docs, where = positions(r, q.fieldname, word)
-                keep = _in_sorted(docs, candidates)
+                keep = in_sorted(docs, candidates)
                 # word i at p: the phrase would start at p - i (sorted: documents ascending, positions within)
                 these = docs[keep] * shift + (where[keep] - i)
-                keys = these if keys is None else keys[_in_sorted(keys, these)]
+                keys = these if keys is None else keys[in_sorted(keys, these)]
                 if not len(keys):
                     break
             if keys is not None and len(keys):

@@ -9,11 +9,11 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from whoosh.query import And, Or, Term
 from whoosh.support.levenshtein import distance
 
 from ...lru import LRU
 from .. import spelling
+from . import fast
 from .analysis import spoken_analyzer
 
 
@@ -31,13 +31,22 @@ class WhooshVocabulary:
         return lexicon(self.searcher.reader()).near(word, spelling.MAX_DISTANCE, spelling.CANDIDATES)
 
     def in_language(self, word: str) -> bool:
+        reader = self.searcher.reader()
         for key in self.profiles:
             terms = _analyzer(key).texts(word)
             if not terms:  # a stop word of this language
                 continue
-            in_text = Or([Term(f, terms[0]) for f in ("title", "notes", "transcript")])
-            if self.searcher.search(And([in_text, Term("analysis", key)]), limit=1).scored_length():
-                return True
+            term = terms[0].encode("utf-8")
+            for leaf, _ in reader.leaf_readers():  # an episode of this language holding it (postings, kept)
+                of_language = fast.postings(leaf, "analysis", key.encode("utf-8"))[0]
+                if not len(of_language):
+                    continue
+                for field in ("title", "notes", "transcript"):
+                    holding = fast.postings(leaf, field, term)[0]
+                    if len(holding) and len(of_language) < leaf.doc_count_all():
+                        holding = holding[fast.in_sorted(holding, of_language)]
+                    if any(not leaf.is_deleted(int(d)) for d in holding):  # (postings keep deleted documents)
+                        return True
         return False
 
 
