@@ -111,6 +111,61 @@ def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np
     return found
 
 
+def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words: list[str], width: int,
+                 df_fields: list[str], k1: float = 1.2) -> np.ndarray:
+    """Each document's best window of ``width`` positions in ``fieldname``: over the windows that start at one of
+    ``words``, the largest sum over the words of idf x saturated count in the window (idf as BM25F's, from the
+    largest document frequency over ``df_fields``). 0 for a document (or None) holding none of the words.
+
+    Only the given documents' positions are read (the postings skipped to each, a few dozen reads for the top 30),
+    so the cost does not grow with how common a word is; a document's windows are a few ``searchsorted`` s."""
+    out = np.zeros(len(docnums))
+    if not any(d is not None for d in docnums) or not words or fieldname not in searcher.schema:
+        return out
+    leaves = list(searcher.reader().leaf_readers()) if not searcher.reader().is_atomic() else [(searcher.reader(), 0)]
+    parent = searcher.get_parent()
+    total = parent.doc_count_all()
+    field = searcher.schema[fieldname]
+    found: list[tuple[float, dict[int, np.ndarray]]] = []
+    for word in words:
+        try:
+            btext = field.to_bytes(word)
+        except ValueError:
+            continue
+        df = 0
+        for f in df_fields:
+            if f in searcher.schema:
+                df = max(df, parent.doc_frequency(f, searcher.schema[f].to_bytes(word)))
+        at: dict[int, np.ndarray] = {}
+        for i, (r, offset) in enumerate(leaves):
+            end = leaves[i + 1][1] if i + 1 < len(leaves) else total
+            local = sorted(d - offset for d in docnums if d is not None and offset <= d < end)
+            if not local or (fieldname, btext) not in r:
+                continue
+            m = r.postings(fieldname, btext)
+            for d in local:
+                if not m.is_active():
+                    break
+                if m.id() < d:
+                    m.skip_to(d)
+                if m.is_active() and m.id() == d:
+                    at[d + offset] = np.asarray(m.value_as("positions"), dtype=np.int64)
+        if at:
+            found.append((math.log(1.0 + (total - df + 0.5) / (df + 0.5)), at))
+    for i, d in enumerate(docnums):
+        starts = [at[d] for _, at in found if d in at]
+        if not starts:
+            continue
+        start = np.concatenate(starts)
+        score = np.zeros(len(start))
+        for idf, at in found:
+            if d in at:
+                count = (np.searchsorted(at[d], start + width) - np.searchsorted(at[d], start)).astype(np.float64)
+                score += idf * count * (k1 + 1.0) / (count + k1)
+        out[i] = score.max()
+    return out
+
+
 def _lengths(reader: Any, fieldname: str) -> np.ndarray:
     key = (_segment_key(reader), reader.doc_count_all(), fieldname)
     found = _LENGTHS.get(key)
