@@ -12,7 +12,7 @@ import pytest
 
 from podsearch.engines.base import Document, EngineQuery
 from podsearch.engines.querytext import as_typed
-from podsearch.engines.whoosh import WhooshEngine
+from podsearch.engines.whoosh import WhooshEngine, fast
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
 from podsearch.engines.whoosh.query import parse, strategy
@@ -162,6 +162,11 @@ def test_passages_score_the_densest_transcript_window(tmp_path: Path) -> None:
     assert e.passages(["close"], [], 10) == [0.0] and e.passages([], terms, 10) == []
     fresh = WhooshEngine(tmp_path / "data", RANKING)  # no search before: every document number looked up
     assert fresh.passages(["close", "spread", "one", "none", "unknown"], terms, 10) == narrow
+    # of many words only the rarest count (a wildcard's expansions, a pasted sentence): here "lightning" (2 episodes)
+    with e._searcher() as s:
+        docnums = [s.document_number(id=i) for i in ("close", "one")]
+        rarest = fast.best_windows(s, "transcript", docnums, terms, 10, ["transcript"], most=1)
+    assert rarest[0] > 0 and rarest[1] == 0.0  # "one" holds only "routing", the commoner word
 
 
 def test_with_passages_reorders_the_top_by_its_best_window() -> None:

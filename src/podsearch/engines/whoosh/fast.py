@@ -111,14 +111,18 @@ def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np
     return found
 
 
+PASSAGE_WORDS = 4  # the rarest words of a query that its passages are read for (topical queries have 2-4)
+
+
 def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words: list[str], width: int,
-                 df_fields: list[str], k1: float = 1.2) -> np.ndarray:
+                 df_fields: list[str], k1: float = 1.2, most: int = PASSAGE_WORDS) -> np.ndarray:
     """Each document's best window of ``width`` positions in ``fieldname``: over the windows that start at one of
-    ``words``, the largest sum over the words of idf x saturated count in the window (idf as BM25F's, from the
+    the words, the largest sum over the words of idf x saturated count in the window (idf as BM25F's, from the
     largest document frequency over ``df_fields``). 0 for a document (or None) holding none of the words.
 
     Only the given documents' positions are read (the postings skipped to each, a few dozen reads for the top 30),
-    so the cost does not grow with how common a word is; a document's windows are a few ``searchsorted`` s."""
+    so the cost does not grow with how common a word is; a document's windows are a few ``searchsorted`` s. Of
+    many words (a pasted sentence, a wildcard's expansions) the ``most`` rarest count, which bounds the reads."""
     out = np.zeros(len(docnums))
     if not any(d is not None for d in docnums) or not words or fieldname not in searcher.schema:
         return out
@@ -126,30 +130,35 @@ def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words
     parent = searcher.get_parent()
     total = parent.doc_count_all()
     field = searcher.schema[fieldname]
-    found: list[tuple[float, dict[int, np.ndarray]]] = []
-    for word in words:
+    rated: list[tuple[int, str, bytes]] = []
+    for word in sorted(set(words)):
         try:
             btext = field.to_bytes(word)
         except ValueError:
             continue
-        df = 0
-        for f in df_fields:
-            if f in searcher.schema:
-                df = max(df, parent.doc_frequency(f, searcher.schema[f].to_bytes(word)))
+        df = max((parent.doc_frequency(f, searcher.schema[f].to_bytes(word)) for f in df_fields
+                  if f in searcher.schema), default=0)
+        if df:
+            rated.append((df, word, btext))
+    found: list[tuple[float, dict[int, np.ndarray]]] = []
+    for df, _word, btext in sorted(rated)[:most]:
         at: dict[int, np.ndarray] = {}
         for i, (r, offset) in enumerate(leaves):
             end = leaves[i + 1][1] if i + 1 < len(leaves) else total
-            local = sorted(d - offset for d in docnums if d is not None and offset <= d < end)
-            if not local or (fieldname, btext) not in r:
+            local = [d - offset for d in docnums if d is not None and offset <= d < end]
+            if local:  # those that hold the word (the postings the search has decoded already)
+                local = np.intersect1d(postings(r, fieldname, btext)[0], local).tolist()
+            if not local:
                 continue
             m = r.postings(fieldname, btext)
             for d in local:
+                m.skip_to(d)
                 if not m.is_active():
                     break
-                if m.id() < d:
-                    m.skip_to(d)
-                if m.is_active() and m.id() == d:
-                    at[d + offset] = np.asarray(m.value_as("positions"), dtype=np.int64)
+                if m.id() == d:  # the Positions format: a frequency, then the pickled gaps (as ``positions``)
+                    value = m.value()
+                    gaps = loads(value[4:] if value.endswith(b".") else value[4:] + b".")
+                    at[d + offset] = np.cumsum(np.asarray(gaps, dtype=np.int64))
         if at:
             found.append((math.log(1.0 + (total - df + 0.5) / (df + 0.5)), at))
     for i, d in enumerate(docnums):
