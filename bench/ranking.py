@@ -37,6 +37,7 @@ def _weights(**w: float) -> tuple[tuple[str, float], ...]:
 
 BM25F = replace(BEFORE, bm25f=True)
 K2 = replace(BM25F, k1=2.0, b=(("transcript", 0.5),))
+VOTES = replace(FEEDBACK, passage=0.0)  # the feedback before its passage step (second round of issue 15)
 # Every variant measured for issue 15, in the order they were tried (docs/search.md shows their figures):
 # (engine ranking, relevance feedback from the similarity model).
 VARIANTS: dict[str, tuple[Ranking, Feedback]] = {
@@ -58,13 +59,20 @@ VARIANTS: dict[str, tuple[Ranking, Feedback]] = {
     "+ long query 3": (replace(K2, long_query_words=3), OFF),
     "+ long query 6": (replace(K2, long_query_words=6), OFF),
     "+ any word always": (replace(K2, long_query_words=0), OFF),
-    "+ feedback 3 seeds, weight 0.4": (K2, replace(FEEDBACK, weight=0.4)),
-    "+ feedback 3 seeds, weight 0.8": (K2, replace(FEEDBACK, weight=0.8)),
-    "+ feedback 3 seeds, weight 1.2": (K2, replace(FEEDBACK, weight=1.2)),
-    "+ feedback 1 seed, weight 0.8": (K2, replace(FEEDBACK, seeds=1)),
-    "+ feedback 5 seeds, weight 0.8": (K2, replace(FEEDBACK, seeds=5)),
-    "+ feedback depth 50": (K2, replace(FEEDBACK, depth=50)),
-    "+ feedback, b 0.5 in every field": (replace(K2, b=(), b_default=0.5), FEEDBACK),
+    "+ feedback 3 seeds, weight 0.4": (K2, replace(VOTES, weight=0.4)),
+    "+ feedback 3 seeds, weight 0.8": (K2, replace(VOTES, weight=0.8)),
+    "+ feedback 3 seeds, weight 1.2": (K2, replace(VOTES, weight=1.2)),
+    "+ feedback 1 seed, weight 0.8": (K2, replace(VOTES, seeds=1)),
+    "+ feedback 5 seeds, weight 0.8": (K2, replace(VOTES, seeds=5)),
+    "+ feedback depth 50": (K2, replace(VOTES, depth=50)),
+    "+ feedback, b 0.5 in every field": (replace(K2, b=(), b_default=0.5), VOTES),
+    # second round (bench/rerank.py has the other families): the best transcript window before the vote
+    "+ passages 800 words, 0.05": (RANKING, replace(FEEDBACK, window=800, passage=0.05)),
+    "+ passages 800 words, 0.1": (RANKING, replace(FEEDBACK, window=800, passage=0.1)),
+    "+ passages 800 words, 0.2": (RANKING, replace(FEEDBACK, window=800, passage=0.2)),
+    "+ passages 400 words, 0.1": (RANKING, replace(FEEDBACK, window=400, passage=0.1)),
+    "+ passages 1200 words, 0.1": (RANKING, replace(FEEDBACK, window=1200, passage=0.1)),
+    "chosen before passages": (RANKING, VOTES),
     "chosen": (RANKING, FEEDBACK),
 }
 
@@ -86,11 +94,12 @@ def parse_setting(spec: str, base: Ranking) -> Ranking:
 
 
 def parse_feedback(spec: str, base: Feedback) -> Feedback:
-    """``feedback.name=value``: feedback.depth=30, feedback.seeds=3, feedback.weight=0.8."""
+    """``feedback.name=value``: feedback.depth=30, feedback.seeds=3, feedback.weight=0.8, feedback.window=800,
+    feedback.passage=0.1."""
     name, _, value = spec.removeprefix("feedback.").partition("=")
-    if name not in ("depth", "seeds", "weight"):
+    if name not in ("depth", "seeds", "weight", "window", "passage"):
         raise SystemExit(f"unknown feedback setting {name!r}")
-    return replace(base, **{name: float(value) if name == "weight" else int(value)})
+    return replace(base, **{name: float(value) if name in ("weight", "passage") else int(value)})
 
 
 def measure(name: str, variant: tuple[Ranking, Feedback], corpus: Path, data: Path, sets: list[str],

@@ -12,7 +12,7 @@ import pytest
 
 from podsearch.engines.base import Document, EngineQuery
 from podsearch.engines.querytext import as_typed
-from podsearch.engines.whoosh import WhooshEngine
+from podsearch.engines.whoosh import WhooshEngine, fast
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
 from podsearch.engines.whoosh.query import parse, strategy
@@ -141,5 +141,61 @@ def test_ranked_is_what_search_shows(sample_data: Path) -> None:
             for page, per_page in ((1, 10), (2, 3), (1, 100)):
                 req = SearchRequest(q=q, page=page, per_page=per_page)
                 assert [h.id for h in lib.ranked(req).hits] == [h.id for h in lib.search(req).hits], (q, page)
+    finally:
+        lib.close()
+
+
+def test_passages_score_the_densest_transcript_window(tmp_path: Path) -> None:
+    """``Engine.passages``: the best window of the query's words (the index's positions), not their count."""
+    filler = " ".join(f"filler{i}" for i in range(60))
+    docs = [doc("close", transcript=f"{filler} lightning routing lightning routing {filler} {filler}"),
+            doc("spread", transcript=f"lightning {filler} routing {filler} lightning {filler} routing"),
+            doc("one", transcript=f"{filler} routing {filler}"),
+            doc("none", transcript=filler)]
+    e = engine(tmp_path, docs)
+    terms = sorted(e.search(EngineQuery(text="lightning routing")).terms["transcript"])
+    wide, narrow = e.passages(["close", "spread", "one", "none", "unknown"], terms, 200), \
+        e.passages(["close", "spread", "one", "none", "unknown"], terms, 10)
+    assert wide[0] == pytest.approx(wide[1]) and wide[0] > wide[2] > 0  # every occurrence fits in 200 words
+    assert narrow[0] == pytest.approx(wide[0]) and narrow[1] < narrow[0]  # in 10 words only the close ones count
+    assert narrow[1] > narrow[2] > 0 and wide[3] == wide[4] == narrow[3] == narrow[4] == 0.0
+    assert e.passages(["close"], [], 10) == [0.0] and e.passages([], terms, 10) == []
+    fresh = WhooshEngine(tmp_path / "data", RANKING)  # no search before: every document number looked up
+    assert fresh.passages(["close", "spread", "one", "none", "unknown"], terms, 10) == narrow
+    # of many words only the rarest count (a wildcard's expansions, a pasted sentence): here "lightning" (2 episodes)
+    with e._searcher() as s:
+        docnums = [s.document_number(id=i) for i in ("close", "one")]
+        rarest = fast.best_windows(s, "transcript", docnums, terms, 10, ["transcript"], most=1)
+    assert rarest[0] > 0 and rarest[1] == 0.0  # "one" holds only "routing", the commoner word
+
+
+def test_with_passages_reorders_the_top_by_its_best_window() -> None:
+    from podsearch.engines.base import EngineHit
+    from podsearch.feedback import with_passages
+
+    hits = [EngineHit(str(i), 10.0 - i) for i in range(5)]
+    fb = replace(FEEDBACK, depth=3, passage=0.5)
+    moved = with_passages(hits, [0.0, 0.0, 4.0], fb)  # the third gains 0.5 x 10 = 5: first
+    assert [h.id for h in moved] == ["2", "0", "1", "3", "4"] and moved[0].score == pytest.approx(13.0)
+    assert with_passages(hits, [0.0, 0.0, 0.0], fb) == hits  # no window holds a word: the engine's order
+    assert with_passages(hits, [1.0, 2.0, 4.0], OFF) == hits
+    assert [h.id for h in with_passages(hits, [2.0, 2.0, 2.0], fb)] == [h.id for h in hits]  # ties keep the order
+
+
+def test_passages_only_reorder_the_top_and_pages_stay_consistent(sample_data: Path) -> None:
+    lib = Library(sample_data)
+    try:
+        lib.feedback = replace(FEEDBACK, weight=0.0, passage=5.0)  # passages alone, loud
+        changed = []
+        for q in ("coffee", "fermentation", "salt", "bees", "fire"):
+            fed = [h.id for h in lib.search(SearchRequest(q=q, per_page=30)).hits]
+            pages = [h.id for p in (1, 2, 3) for h in lib.search(SearchRequest(q=q, page=p, per_page=2)).hits]
+            assert pages == fed[:6]
+            lib.feedback = OFF
+            plain = [h.id for h in lib.search(SearchRequest(q=q, per_page=30)).hits]
+            lib.feedback = replace(FEEDBACK, weight=0.0, passage=5.0)
+            assert set(fed) == set(plain)
+            changed += [q] if fed != plain else []
+        assert changed, "a loud passage weight reorders some list"
     finally:
         lib.close()

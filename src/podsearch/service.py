@@ -20,7 +20,7 @@ from .engines import Engine, open_engine
 from .engines.base import EngineQuery, EngineResult
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
-from .feedback import FEEDBACK, Feedback, rerank
+from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
 from .languages import detect_language, primary
 from .load import LoadCounters, read_load
@@ -140,14 +140,21 @@ class Library:
         return query, found
 
     def _ranked(self, query: EngineQuery) -> EngineResult:
-        """The engine's answer; ranked by relevance, its top episodes reordered by the model's feedback (the
-        engine is asked for that many, and the page asked for is cut from them)."""
+        """The engine's answer; ranked by relevance, its top episodes reordered by their best passages and the
+        model's feedback (the engine is asked for that many, and the page asked for is cut from them)."""
         fb = self.feedback
         end = query.page * query.per_page
         start = end - query.per_page
         if not (fb.on and query.sort == "relevance" and query.text.strip() and start < fb.depth):
             return self.engine.search(query)  # (past the reordered top, the engine's order is the order)
         found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
+        hits = found.hits
+        if fb.passages and len(hits) > 1:
+            head = [h.id for h in hits[: fb.depth]]
+            hits = with_passages(hits, self.engine.passages(head, sorted(found.terms.get("transcript", ())), fb.window), fb)
+        if not fb.votes:
+            found.hits = hits[start:end]
+            return found
         try:
             model = self.model()
         except IndexMissing:  # no model fitted yet: the engine's order
@@ -157,7 +164,7 @@ class Library:
                 log.exception("relevance feedback is off: the similarity model could not be loaded")
                 self._feedback_failed = True
             model = None
-        hits = rerank(found.hits, model, fb) if model is not None else found.hits
+        hits = rerank(hits, model, fb) if model is not None else hits
         found.hits = hits[start:end]
         return found
 

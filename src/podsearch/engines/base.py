@@ -146,6 +146,11 @@ class Engine(Protocol):
 
     def search(self, query: EngineQuery) -> EngineResult: ...
 
+    def passages(self, ids: list[str], terms: list[str], width: int) -> list[float]:
+        """Each episode's best transcript window of ``width`` words for the analysed query ``terms`` (the sum over
+        the terms of idf x saturated count in the window); 0 where the engine cannot tell (the feedback's passage
+        step, ``podsearch.feedback``, then changes nothing)."""
+
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(id, score) best first for ``text`` as the search box reads it (``plain``: ignoring query syntax)."""
 

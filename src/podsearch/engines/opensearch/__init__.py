@@ -457,6 +457,11 @@ class OpenSearchEngine:
         indexed as one text)."""
         return {}
 
+    def passages(self, ids: list[str], terms: list[str], width: int) -> list[float]:
+        """Not read here (it would take each hit's term vectors): 0, so the feedback's passage step changes nothing
+        and OpenSearch ranks as before it (docs/search.md)."""
+        return [0.0] * len(ids)
+
     # -- similar baseline ---------------------------------------------------------------------------
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
         """OpenSearch's ``more_like_this`` over the transcript fields (a baseline for the similar model)."""

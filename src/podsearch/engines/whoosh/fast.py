@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
+from bisect import bisect_left
 from pickle import loads
 from time import monotonic
 from typing import Any
@@ -122,6 +123,107 @@ def decode_positions(value: bytes) -> np.ndarray:
     pickled gaps between positions)."""
     gaps = loads(value[4:] if value.endswith(b".") else value[4:] + b".")
     return np.cumsum(np.asarray(gaps, dtype=np.int64))
+
+
+_BLOCKS: LRU[tuple[Any, ...], tuple[list[int], list[int]]] = LRU(4096)
+
+
+def doc_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int]) -> list[tuple[int, np.ndarray]]:
+    """(document, positions) of a term in those of ``docs`` (sorted, numbers in this segment ``reader``) that hold
+    it: the reads for a page's or the top's few documents, without decoding the term's whole postings.
+
+    Whoosh's matcher finds a document by reading the first block whole, then every block header up to it, then
+    each id of the block in turn; instead the blocks' last ids and places are read once per term and segment
+    (kept), and only the block that can hold a document is read."""
+    if (fieldname, btext) not in reader:
+        return []
+    matcher = reader.postings(fieldname, btext)
+    leaf = getattr(matcher, "child", matcher)  # a deletion filter wraps the leaf
+    key = (segment_key(reader), reader.doc_count_all(), fieldname, btext)
+    blocks = _BLOCKS.get(key)
+    if blocks is None:
+        last_ids, places = [], []
+        place = leaf._baseoffset
+        while True:
+            leaf._goto(place)
+            last_ids.append(leaf._maxid)
+            places.append(place)
+            if leaf._lastblock:
+                break
+            place = leaf._nextoffset
+        blocks = (last_ids, places)
+        _BLOCKS.put(key, blocks)
+    last_ids, places = blocks
+    out = []
+    current = -1
+    for doc in docs:
+        k = bisect_left(last_ids, doc)
+        if k == len(last_ids):
+            break
+        if k != current:
+            leaf._goto(places[k])
+            leaf._read_ids()
+            current = k
+        ids = leaf._ids
+        i = bisect_left(ids, doc)
+        if i < len(ids) and ids[i] == doc:
+            if leaf._values is None:
+                leaf._read_values()
+            out.append((doc, decode_positions(leaf._values[i])))
+    return out
+
+
+PASSAGE_WORDS = 4  # the rarest words of a query that its passages are read for (topical queries have 2-4)
+
+
+def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words: list[str], width: int,
+                 df_fields: list[str], k1: float = 1.2, most: int = PASSAGE_WORDS) -> np.ndarray:
+    """Each document's best window of ``width`` positions in ``fieldname``: over the windows that start at one of
+    the words, the largest sum over the words of idf x saturated count in the window (idf as BM25F's, from the
+    largest document frequency over ``df_fields``). 0 for a document (or None) holding none of the words.
+
+    Only the given documents' positions are read (the postings skipped to each, a few dozen reads for the top 30),
+    so the cost does not grow with how common a word is; a document's windows are a few ``searchsorted`` s. Of
+    many words (a pasted sentence, a wildcard's expansions) the ``most`` rarest count, which bounds the reads."""
+    out = np.zeros(len(docnums))
+    if not any(d is not None for d in docnums) or not words or fieldname not in searcher.schema:
+        return out
+    leaves = list(searcher.reader().leaf_readers()) if not searcher.reader().is_atomic() else [(searcher.reader(), 0)]
+    parent = searcher.get_parent()
+    total = parent.doc_count_all()
+    field = searcher.schema[fieldname]
+    rated: list[tuple[int, str, bytes]] = []
+    for word in sorted(set(words)):
+        try:
+            btext = field.to_bytes(word)
+        except ValueError:
+            continue
+        df = max((parent.doc_frequency(f, searcher.schema[f].to_bytes(word)) for f in df_fields
+                  if f in searcher.schema), default=0)
+        if df:
+            rated.append((df, word, btext))
+    found: list[tuple[float, dict[int, np.ndarray]]] = []
+    for df, _word, btext in sorted(rated)[:most]:
+        at: dict[int, np.ndarray] = {}
+        for i, (r, offset) in enumerate(leaves):
+            end = leaves[i + 1][1] if i + 1 < len(leaves) else total
+            local = [d - offset for d in docnums if d is not None and offset <= d < end]
+            for d, where in doc_positions(r, fieldname, btext, sorted(set(local))):
+                at[d + offset] = where
+        if at:
+            found.append((math.log(1.0 + (total - df + 0.5) / (df + 0.5)), at))
+    for i, d in enumerate(docnums):
+        starts = [at[d] for _, at in found if d in at]
+        if not starts:
+            continue
+        start = np.concatenate(starts)
+        score = np.zeros(len(start))
+        for idf, at in found:
+            if d in at:
+                count = (np.searchsorted(at[d], start + width) - np.searchsorted(at[d], start)).astype(np.float64)
+                score += idf * count * (k1 + 1.0) / (count + k1)
+        out[i] = score.max()
+    return out
 
 
 def _lengths(reader: Any, fieldname: str) -> np.ndarray:

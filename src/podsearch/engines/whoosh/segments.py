@@ -8,62 +8,15 @@ from the catalog (reading and scanning every segment of every hit was a third of
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import Any
 
 import numpy as np
 
-from ...lru import LRU
 from ..base import SegmentCounts
-from .fast import decode_positions, doc_ids, segment_key
+from .fast import doc_ids, doc_positions
 from .schema import read_segment_table
 
 FIELD = "transcript"
-
-
-_BLOCKS: LRU[tuple[Any, ...], tuple[list[int], list[int]]] = LRU(4096)
-
-
-def _positions(reader: Any, btext: bytes, docs: list[int]) -> list[tuple[int, np.ndarray]]:
-    """(document, positions) of the term in those of ``docs`` (sorted, numbers in this segment) that hold it.
-
-    Whoosh's matcher finds a document by reading the first block whole, then every block header up to it, then
-    each id of the block in turn; instead the blocks' last ids and places are read once per term and segment
-    (kept), and only the block that can hold a document is read."""
-    matcher = reader.postings(FIELD, btext)
-    leaf = getattr(matcher, "child", matcher)  # a deletion filter wraps the leaf
-    key = (segment_key(reader), reader.doc_count_all(), btext)
-    blocks = _BLOCKS.get(key)
-    if blocks is None:
-        last_ids, places = [], []
-        place = leaf._baseoffset
-        while True:
-            leaf._goto(place)
-            last_ids.append(leaf._maxid)
-            places.append(place)
-            if leaf._lastblock:
-                break
-            place = leaf._nextoffset
-        blocks = (last_ids, places)
-        _BLOCKS.put(key, blocks)
-    last_ids, places = blocks
-    out = []
-    current = -1
-    for doc in docs:
-        k = bisect_left(last_ids, doc)
-        if k == len(last_ids):
-            break
-        if k != current:
-            leaf._goto(places[k])
-            leaf._read_ids()
-            current = k
-        ids = leaf._ids
-        i = bisect_left(ids, doc)
-        if i < len(ids) and ids[i] == doc:
-            if leaf._values is None:
-                leaf._read_values()
-            out.append((doc, decode_positions(leaf._values[i])))
-    return out
 
 
 def segment_counts(searcher: Any, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
@@ -89,7 +42,7 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str]) -> dict[str, 
             btext = term.encode("utf-8")
             if (FIELD, btext) not in reader:
                 continue
-            for d, where in _positions(reader, btext, [d - offset for d in mine]):
+            for d, where in doc_positions(reader, FIELD, btext, [d - offset for d in mine]):
                 found[d + offset].append(where)
     out: dict[str, SegmentCounts] = {}
     for d, (episode_id, (starts, words)) in tables.items():
