@@ -160,7 +160,7 @@ def test_passages_score_the_densest_transcript_window(tmp_path: Path) -> None:
     assert narrow[0] == pytest.approx(wide[0]) and narrow[1] < narrow[0]  # in 10 words only the close ones count
     assert narrow[1] > narrow[2] > 0 and wide[3] == wide[4] == narrow[3] == narrow[4] == 0.0
     assert e.passages(["close"], [], 10) == [0.0] and e.passages([], terms, 10) == []
-    fresh = WhooshEngine(tmp_path / "data", RANKING)  # no search before: every document number looked up
+    fresh = WhooshEngine(tmp_path / "data", RANKING)  # another engine (no search before it) reads the same
     assert fresh.passages(["close", "spread", "one", "none", "unknown"], terms, 10) == narrow
     # of many words only the rarest count (a wildcard's expansions, a pasted sentence): here "lightning" (2 episodes)
     with e._searcher() as s:

@@ -288,20 +288,17 @@ class WhooshEngine:
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
-            # the hits' document numbers in this thread's reader, for a ``passages`` call on them that follows
-            self._local.docnums = (s.reader(), {h.id: d.docnum for h, d in zip(hits, found)})
             return EngineResult(total=found.total, hits=hits, terms=query_terms(query), facets=facets,
                                 suggestion=suggestion, relaxed=relaxed, timed_out=timed_out, notes=notes)
 
     def passages(self, ids: list[str], terms: list[str], width: int) -> list[float]:
-        """The best transcript windows, from the index's positions (``fast.best_windows``); the document numbers of
-        the hits of this thread's last search are known without a lookup."""
+        """The best transcript windows, from the index's positions (``fast.best_windows``); the document numbers
+        from the generation's id list (``fast.doc_ids``)."""
         if not ids or not terms:
             return [0.0] * len(ids)
         with self._searcher() as s:
-            known = getattr(self._local, "docnums", None)
-            known = known[1] if known is not None and known[0] is s.reader() else {}
-            docnums = [known[e] if e in known else s.document_number(id=e) for e in ids]
+            numbers = fast.doc_ids(s.reader())[1]
+            docnums = [numbers.get(e) for e in ids]
             return fast.best_windows(s, "transcript", docnums, sorted(set(terms)), width, self.ranking.fields).tolist()
 
     def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:

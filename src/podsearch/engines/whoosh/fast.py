@@ -208,7 +208,9 @@ def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words
         for i, (r, offset) in enumerate(leaves):
             end = leaves[i + 1][1] if i + 1 < len(leaves) else total
             local = [d - offset for d in docnums if d is not None and offset <= d < end]
-            for d, where in doc_positions(r, fieldname, btext, sorted(set(local))):
+            if local:  # those that hold the word (the postings the search has decoded already)
+                local = np.intersect1d(postings(r, fieldname, btext)[0], local).tolist()
+            for d, where in doc_positions(r, fieldname, btext, local):
                 at[d + offset] = where
         if at:
             found.append((math.log(1.0 + (total - df + 0.5) / (df + 0.5)), at))
