@@ -199,3 +199,25 @@ def test_passages_only_reorder_the_top_and_pages_stay_consistent(sample_data: Pa
         assert changed, "a loud passage weight reorders some list"
     finally:
         lib.close()
+
+
+def test_the_search_passages_setting_turns_the_passage_step_on(sample_data: Path) -> None:
+    """Off by default (its cost at 10,000 episodes; docs/search.md); ``search_passages`` turns it on, and a loud
+    weight reorders what the default ranking lists."""
+    from conftest import sample_config
+
+    default = Library.from_config(sample_config(sample_data, {}))
+    loud = Library.from_config(sample_config(sample_data, {}, search_passages=5.0))
+    try:
+        assert default.feedback.passage == 0.0 and not default.feedback.passages
+        assert loud.feedback.passage == 5.0 and loud.feedback.passages
+        moved = []
+        for q in ("coffee", "fermentation", "salt", "bees", "fire"):
+            plain = [h.id for h in default.search(SearchRequest(q=q, per_page=30)).hits]
+            fed = [h.id for h in loud.search(SearchRequest(q=q, per_page=30)).hits]
+            assert set(plain) == set(fed)
+            moved += [q] if plain != fed else []
+        assert moved
+    finally:
+        default.close()
+        loud.close()

@@ -38,8 +38,10 @@ class Library:
     @classmethod
     def from_config(cls, config: Any) -> Library:
         """The library of a config's data folder, searching with the engine it names."""
-        return cls(config.data_dir, engine=open_engine(config.data_dir, config),
-                   search_deadline=float(config.search_deadline))
+        lib = cls(config.data_dir, engine=open_engine(config.data_dir, config),
+                  search_deadline=float(config.search_deadline))
+        lib.feedback = replace(FEEDBACK, passage=float(config.search_passages))
+        return lib
 
     def __init__(self, data_dir: Path | str, engine: Engine | None = None, search_deadline: float = 1.0) -> None:
         self.data_dir = Path(data_dir)

@@ -128,15 +128,30 @@ def decode_positions(value: bytes) -> np.ndarray:
 _BLOCKS: LRU[tuple[Any, ...], tuple[list[int], list[int]]] = LRU(4096)
 
 
-def doc_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int]) -> list[tuple[int, np.ndarray]]:
+def doc_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int],
+                  read: dict[Any, Any] | None = None) -> list[tuple[int, np.ndarray]]:
     """(document, positions) of a term in those of ``docs`` (sorted, numbers in this segment ``reader``) that hold
     it: the reads for a page's or the top's few documents, without decoding the term's whole postings.
 
     Whoosh's matcher finds a document by reading the first block whole, then every block header up to it, then
     each id of the block in turn; instead the blocks' last ids and places are read once per term and segment
-    (kept), and only the block that can hold a document is read."""
+    (kept), and only the block that can hold a document is read. ``read``: positions already read for this
+    request (a document's positions are kept there, None for one that does not hold the term)."""
     if (fieldname, btext) not in reader:
         return []
+    if read is not None:
+        base = (segment_key(reader), fieldname, btext)
+        known = {d: read[base + (d,)] for d in docs if base + (d,) in read}
+        if known:
+            rest = [d for d in docs if d not in known]
+            out = [(d, w) for d, w in known.items() if w is not None] + doc_positions(reader, fieldname, btext, rest, read)
+            return sorted(out, key=lambda dw: dw[0])
+        found = doc_positions(reader, fieldname, btext, docs)
+        for d in docs:
+            read[base + (d,)] = None
+        for d, where in found:
+            read[base + (d,)] = where
+        return found
     matcher = reader.postings(fieldname, btext)
     leaf = getattr(matcher, "child", matcher)  # a deletion filter wraps the leaf
     key = (segment_key(reader), reader.doc_count_all(), fieldname, btext)
@@ -177,7 +192,8 @@ PASSAGE_WORDS = 4  # the rarest words of a query that its passages are read for 
 
 
 def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words: list[str], width: int,
-                 df_fields: list[str], k1: float = 1.2, most: int = PASSAGE_WORDS) -> np.ndarray:
+                 df_fields: list[str], k1: float = 1.2, most: int = PASSAGE_WORDS,
+                 read: dict[Any, Any] | None = None) -> np.ndarray:
     """Each document's best window of ``width`` positions in ``fieldname``: over the windows that start at one of
     the words, the largest sum over the words of idf x saturated count in the window (idf as BM25F's, from the
     largest document frequency over ``df_fields``). 0 for a document (or None) holding none of the words.
@@ -210,7 +226,7 @@ def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words
             local = [d - offset for d in docnums if d is not None and offset <= d < end]
             if local:  # those that hold the word (the postings the search has decoded already)
                 local = np.intersect1d(postings(r, fieldname, btext)[0], local).tolist()
-            for d, where in doc_positions(r, fieldname, btext, local):
+            for d, where in doc_positions(r, fieldname, btext, local, read):
                 at[d + offset] = where
         if at:
             found.append((math.log(1.0 + (total - df + 0.5) / (df + 0.5)), at))
