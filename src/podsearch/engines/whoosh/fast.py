@@ -449,9 +449,9 @@ class Evaluator:
             btext = q._bytes(self.schema, fieldname)
             if btext is not None:
                 btexts[fieldname] = btext
-        for fieldname in q.df_fields:
+        for fieldname in q.df_fields:  # (the postings, kept, count the documents as the term files do)
             if fieldname in btexts:
-                df = max(df, parent.doc_frequency(fieldname, btexts[fieldname]))
+                df = max(df, sum(len(postings(r, fieldname, btexts[fieldname])[0]) for r, _ in self.leaves))
         tf = np.zeros(self.n)
         matched = np.zeros(self.n, dtype=bool)
         for fieldname, weight in q.weights.items():
