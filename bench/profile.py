@@ -24,8 +24,13 @@ from typing import Any
 # web stack. py-spy names a frame "Class.method (package/file.py:line)".
 BUCKETS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("highlighting (snippets, titles, moments)", (("highlight", "podsearch/answers.py"),)),
-    ("moments (finding the segments)", (("find_moments", "podsearch/answers.py"),)),
+    ("moments (finding the segments)", (("find_moments", "podsearch/answers.py"),
+                                        ("best_segments", "podsearch/answers.py"),
+                                        ("segment_counts", "podsearch/engines/whoosh/segments.py"))),
+    ("passages (best transcript windows)", (("best_windows", "podsearch/engines/whoosh/fast.py"),)),
+    ("relevance feedback (the model's vote)", (("rerank", "podsearch/feedback.py"),)),
     ("catalog reads for the hits", (("Catalog.episodes_by_id", "podsearch/catalog.py"),
+                                    ("Catalog.segments_at", "podsearch/catalog.py"),
                                     ("Catalog.show_titles", "podsearch/catalog.py"))),
     ("spelling suggestion", (("suggestion", "podsearch/engines/spelling.py"),
                              ("suggestion", "podsearch/engines/whoosh/spelling.py"))),

@@ -121,6 +121,10 @@ def test_profile_buckets_take_the_innermost_named_frame(monkeypatch: pytest.Monk
     assert bucket_of(moments + ";SpokenAnalyzer.texts (podsearch/engines/whoosh/analysis.py:245)") == \
         "moments (finding the segments)"
     assert bucket_of(highlighted) == "highlighting (snippets, titles, moments)"
+    counts = search + ";search_answer (podsearch/answers.py:140);WhooshEngine.segment_counts " \
+        "(podsearch/engines/whoosh/__init__.py:349);segment_counts (podsearch/engines/whoosh/segments.py:22);" \
+        "doc_positions (podsearch/engines/whoosh/fast.py:131)"
+    assert bucket_of(counts) == "moments (finding the segments)"
     assert bucket_of(search) == OTHER
     assert bucket_of(web) == OUTSIDE
     counted = shares(f"{scoring} 3\n{web} 1\n")
