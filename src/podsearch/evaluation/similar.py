@@ -172,7 +172,7 @@ class ModelRanker(MatrixRanker):
         return self.model.scores(i)
 
     def text_scores(self, i: int, scores: np.ndarray) -> np.ndarray:
-        return self.model.scores(i, mentions=False) if self.model.mentions is not None else scores
+        return self.model.scores(i, mentions=False)
 
 
 def ours(model: Any) -> Ranker:

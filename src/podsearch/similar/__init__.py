@@ -15,6 +15,7 @@ One module per concern, each importing only those before it in this list:
 - ``weighting``: stop words, show noise, per-show IDF, TF-IDF, term cap (:class:`Weighting`), LSA;
 - ``titles``: the titles' own small model, whose cosine is added to the main one;
 - ``neighbours``: the precomputed neighbour lists (:func:`top_neighbours`, :func:`fold_neighbours`);
+- ``rerank``: the lists reordered by pseudo-relevance feedback and cue windows (the words around "episode");
 - ``reasons``: why two episodes are near;
 - ``persist``: the model on disk, its saved parameters (:func:`same_params`);
 - ``model``: :class:`SimilarModel` (fit, fold in, answer) and :class:`Neighbour`;

@@ -25,6 +25,7 @@ from .fields import EpisodeFields, catalog_digest, episode_chunks, hashes_digest
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
 from .reasons import Explainer, mention_reason, topic_floor
+from .rerank import cue_windows, rerank, reranking
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
 from .weighting import Weighting, fit_lsa
@@ -48,7 +49,7 @@ class SimilarModel:
                  dense: np.ndarray | None = None, mentions: sp.csr_matrix | None = None,
                  numbers: list[int | None] | None = None, weighting: Weighting | None = None,
                  folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
-                 person_names: dict[str, str] | None = None) -> None:
+                 person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -72,6 +73,8 @@ class SimilarModel:
         self.path = path
         self.titles = titles  # the titles' own model (titles.py), or None when title_cosine_weight is 0
         self.person_names = person_names or {}  # person token of the vocabulary -> the name as written
+        # The weighed cue windows and their episodes (rerank.py): kept by a fit for saving, read by fold-in only.
+        self._cues = cues
         self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
@@ -100,6 +103,8 @@ class SimilarModel:
         counter = TermCounter(params)
         fields = EpisodeFields([], [], [], [], [], [], [], [], [], {}, {})  # what is kept: no long texts
         found: list[Mentions] = []
+        windows: list[str] = []
+        owners: list[int] = []
         numbered = languages = True
         for chunk in chunks:
             chunk = EpisodeFields(*chunk) if not isinstance(chunk, EpisodeFields) else chunk
@@ -118,6 +123,7 @@ class SimilarModel:
                 fields.person_names.setdefault(token, name)  # type: ignore[union-attr]
             if params.mention_weight > 0 and chunk.numbers is not None:
                 found.extend(mentions_in(f"{a} {b}") for a, b in zip(chunk.notes, chunk.transcripts))
+            _add_windows(windows, owners, len(fields.ids) - len(chunk.ids), chunk, params)
         ids, shows = list(fields.ids), list(fields.shows)
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
@@ -140,13 +146,20 @@ class SimilarModel:
         if progress:
             progress("weighted")
         links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
-        neigh_idx, neigh_score = top_neighbours(_joined(matrix, titles, params), params.neighbours, params.block_rows,
+        text_rows = _joined(matrix, titles, params)
+        neigh_idx, neigh_score = top_neighbours(text_rows, params.neighbours, params.block_rows,
                                                 dense, params.lsa_weight, links, params.mention_weight)
+        cues = None
+        if reranking(params):
+            owner = np.array(owners, dtype=np.int64)
+            cues = (_window_rows(vectorizer, weighting, windows, owner, shows, list(fields.languages), params), owner)
+            del windows
+            neigh_idx, neigh_score = rerank(neigh_idx, text_rows, dense, params, matrix, *cues, links)
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
                    svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
-                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_))
+                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues)
 
     # -- persistence (persist.py) ---------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -162,8 +175,18 @@ class SimilarModel:
         w = self.weighting
         if self.params.show_idf and w.show_freqs is None:
             w.show_freqs = persist.load_show_freqs(self.path)
+        if reranking(self.params) and self._cues is None:
+            self._cues = persist.load_cues(self.path)
         return (w.noise is not None and (not self.params.show_idf or w.show_freqs is not None)
-                and (self.params.bm25_k1 <= 0 or w.mean_length is not None))
+                and (self.params.bm25_k1 <= 0 or w.mean_length is not None)
+                and (not reranking(self.params) or self._cues is not None))
+
+    @property
+    def cues(self) -> tuple[sp.csr_matrix, np.ndarray] | None:
+        """The weighed cue windows and their episodes (rerank.py), when the fit made them (for saving)."""
+        if self._cues is None and reranking(self.params) and self.path is not None:
+            self._cues = persist.load_cues(self.path)
+        return self._cues
 
     def fold_in(self, fields: EpisodeFields, digest: str) -> SimilarModel:
         """A new model: this one with the episodes of ``fields`` appended, without refitting.
@@ -205,13 +228,26 @@ class SimilarModel:
             mentions = (mentions + episode_mentions(texts, shows, numbers, fields.show_titles)).tocsr()
         mentions = mentions if mentions.nnz else None
         links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
-        neigh_idx, neigh_score = fold_neighbours(_joined(matrix, titles, params), old, self.neigh_idx,
-                                                 self.neigh_score, params.block_rows, dense, params.lsa_weight, links,
-                                                 params.mention_weight)
+        text_rows = _joined(matrix, titles, params)
+        neigh_idx, neigh_score = fold_neighbours(text_rows, old, self.neigh_idx, self.neigh_score, params.block_rows,
+                                                 dense, params.lsa_weight, links, params.mention_weight)
+        cues = None
+        if reranking(params):
+            texts: list[str] = []
+            owners: list[int] = []
+            _add_windows(texts, owners, old, fields, params)
+            owner = np.array(owners, dtype=np.int64)
+            new_windows = _window_rows(self.vectorizer, self.weighting, texts, owner, new_shows,
+                                       list(fields.languages or []), params, offset=old)
+            old_windows, old_owner = self._cues  # type: ignore[misc]  # loaded by can_fold_in
+            cues = (sp.vstack([old_windows, new_windows], format="csr", dtype=np.float32), np.r_[old_owner, owner])
+            changed = np.r_[np.flatnonzero((neigh_idx[:old] != self.neigh_idx).any(axis=1)), np.arange(old, n)]
+            reranked_idx, reranked_score = rerank(neigh_idx, text_rows, dense, params, matrix, *cues, links, changed)
+            neigh_idx[changed], neigh_score[changed] = reranked_idx[changed], reranked_score[changed]
         return SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
                             neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
                             self.folded + m, self.path, titles,
-                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names})
+                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues)
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -244,8 +280,10 @@ class SimilarModel:
     def scores(self, vec: sp.csr_matrix | int, *, mentions: bool = True) -> np.ndarray:
         """Similarity of every episode to a vectorized text or to the episode at position ``vec``.
 
-        For an episode, the episodes it names by number or that name it ("episode 159") get
-        ``score + mention_weight * (1 - score)``, unless ``mentions=False`` (the text-only score).
+        For an episode, the scores it is ranked by: the episodes it names by number or that name it ("episode
+        159") get ``score + mention_weight * (1 - score)``, and with the lists reranked (rerank.py), the members
+        of its list score as the list says, the others ``(1 - prf_weight) * score`` (below every member).
+        ``mentions=False``: the text-only score (what decides near-duplicates).
         """
         if isinstance(vec, (int, np.integer)):
             i = int(vec)
@@ -258,9 +296,15 @@ class SimilarModel:
         if lsa is not None:
             w = self.params.lsa_weight
             sims = (1 - w) * sims + w * (self.dense @ lsa)
-        if mentions and i is not None and self.mentions is not None:
-            linked = np.union1d(self.mentions[i].indices, self._named_by[i].indices)
-            sims[linked] += self.params.mention_weight * (1 - sims[linked])
+        if mentions and i is not None:
+            if reranking(self.params):
+                sims *= 1 - self.params.prf_weight
+            if self.mentions is not None:
+                linked = np.union1d(self.mentions[i].indices, self._named_by[i].indices)
+                sims[linked] += self.params.mention_weight * (1 - sims[linked])
+            if reranking(self.params):
+                members = self.neigh_idx[i] >= 0
+                sims[self.neigh_idx[i][members]] = self.neigh_score[i][members]
         return sims
 
     @property
@@ -323,7 +367,7 @@ class SimilarModel:
             if mention:
                 reasons = [mention, *reasons][:n_reasons]
             item = Neighbour(self.ids[j], round(float(score), 4), reasons)
-            if (flag_duplicates and score >= self.params.duplicate_threshold
+            if (flag_duplicates and score >= self._duplicate_floor
                     and self.text_score(origin, j) >= self.params.duplicate_threshold):
                 item.duplicate = True
                 duplicates.append(item)
@@ -334,6 +378,13 @@ class SimilarModel:
             if len(picked) >= k:
                 break
         return picked, duplicates
+
+    @property
+    def _duplicate_floor(self) -> float:
+        """No list score under this has a text score at the duplicate threshold: reranking mixes in feedback at
+        ``prf_weight`` (``s >= (1 - prf_weight) * text``) and only ever lifts the rest."""
+        p = self.params
+        return p.duplicate_threshold * (1 - p.prf_weight if reranking(p) else 1)
 
     def reasons(self, base: sp.csr_matrix, j: int, n: int = 5, base_floor: float | None = None) -> list[str]:
         """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
@@ -350,3 +401,24 @@ def _names(fields: EpisodeFields, vocabulary: dict[str, int]) -> dict[str, str]:
     """The names of the people of ``fields`` whose tokens are terms of the model."""
     folded = ((fold_lower(t), name) for t, name in (fields.person_names or {}).items())  # as the vocabulary is
     return {t: name for t, name in folded if t in vocabulary}
+
+
+def _add_windows(texts: list[str], owners: list[int], offset: int, fields: EpisodeFields, params: ModelParams) -> None:
+    """The cue windows (rerank.py) of the notes and transcripts of ``fields``, whose first episode is at ``offset``."""
+    if not reranking(params) or params.cue_weight <= 0 or params.cue_width <= 0:
+        return
+    for k, (notes, transcript) in enumerate(zip(fields.notes, fields.transcripts)):
+        found = cue_windows(f"{notes} {transcript}", params.cue_width)
+        texts.extend(found)
+        owners.extend([offset + k] * len(found))
+
+
+def _window_rows(vectorizer: CountVectorizer, weighting: Weighting, texts: list[str], owner: np.ndarray,
+                 shows: list[str], languages: list[str],
+                 params: ModelParams, offset: int = 0) -> sp.csr_matrix:
+    """The cue windows weighed as episode rows by the fit's weighting (``shows``/``languages`` from ``offset``)."""
+    if not texts:
+        return sp.csr_matrix((0, len(weighting.vocabulary)), dtype=np.float32)
+    counts = weigh_fields(vectorizer.transform(texts).tocsr(), [1.0], len(texts), params.field_sublinear)
+    local = (owner - offset).tolist()
+    return weighting.rows(counts, [shows[o] for o in local], [languages[o] for o in local] if languages else [])

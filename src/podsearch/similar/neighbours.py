@@ -125,7 +125,7 @@ def _pruned_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np
             rows.append(np.full(len(cand), start + r, dtype=np.int64))
             cols.append(cand.astype(np.int64))
         pair_rows, pair_cols = np.concatenate(rows), np.concatenate(cols)
-        exact = _pair_scores(rescore, start, stop, pair_rows, pair_cols, matrix[start:stop].toarray().ravel())
+        exact = pair_scores(rescore, start, stop, pair_rows, pair_cols, matrix[start:stop].toarray().ravel())
         if dense is not None:
             exact = (1 - dense_weight) * exact + dense_weight * np.einsum("ij,ij->i", dense[pair_rows], dense[pair_cols])
         if links is not None and link_weight:
@@ -146,7 +146,7 @@ def _pruned_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np
         _store(start, part_idx, part_scores, idx, score)
 
 
-def _pair_scores(matrix: sp.csr_matrix, start: int, stop: int, rows: np.ndarray, cols: np.ndarray,
+def pair_scores(matrix: sp.csr_matrix, start: int, stop: int, rows: np.ndarray, cols: np.ndarray,
                  block: np.ndarray | None = None, chunk: int = 4_000_000) -> np.ndarray:
     """Dot products of the row pairs (rows[p], cols[p]) of ``matrix``, every rows[p] in ``start:stop``.
 

@@ -9,7 +9,8 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 6  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on
+MODEL_VERSION = 7  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
+#                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,11 @@ class ModelParams:
     show_idf: bool = True  # also weigh terms by their rarity inside the episode's own show
     lsa_components: int = 100  # 0: off; else blend an LSA (TruncatedSVD) cosine with the TF-IDF one:
     lsa_weight: float = 0.1  # score = (1 - w) * TF-IDF score + w * LSA cosine (learned with the title weight)
+    prf_weight: float = 0.1  # the lists reranked (rerank.py): score mixes in this times the cosine of the rows
+    prf_neighbours: int = 10  # expanded by the terms their first this many neighbours share (pseudo-relevance
+    prf_alpha: float = 0.5  # feedback), at this weight; 0 weight: off
+    cue_weight: float = 0.3  # ... and lifted by this times max(0, cue - score), cue: the best cosine of the
+    cue_width: int = 30  # words either side of an "episode" in one episode's text with the other; 0: off
     neighbours: int = 50
     duplicate_threshold: float = 0.9
     block_rows: int = 512

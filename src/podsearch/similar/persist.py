@@ -29,6 +29,10 @@ def save(model: Any, generations: Generations) -> Path:
         np.save(path / "dense.npy", model.dense)
     if model.mentions is not None:
         sp.save_npz(path / "mentions.npz", model.mentions, compressed=False)
+    cues = model.cues
+    if cues is not None:  # for fold-in only (rerank.py)
+        sp.save_npz(path / "cues.npz", cues[0], compressed=False)
+        np.save(path / "cue_owner.npy", cues[1])
     with open(path / "vectorizer.pkl", "wb") as fh:
         pickle.dump({"vectorizer": model.vectorizer, "transformer": model.transformer, "noise": model.noise,
                      "svd": model.svd, "mean_length": model.weighting.mean_length}, fh,
@@ -101,3 +105,10 @@ def load_show_freqs(path: Path | None) -> ShowFreqs | None:
         return None
     meta = json.loads((path / "show_df.json").read_text(encoding="utf-8"))
     return ShowFreqs(meta["shows"], meta["sizes"], sp.load_npz(path / "show_df.npz").tocsr())
+
+
+def load_cues(path: Path | None) -> tuple[sp.csr_matrix, np.ndarray] | None:
+    """The weighed cue windows of a saved model and their episodes (rerank.py; fold-in only), or None."""
+    if path is None or not (path / "cues.npz").exists():
+        return None
+    return sp.load_npz(path / "cues.npz").tocsr(), np.load(path / "cue_owner.npy")
