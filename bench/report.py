@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .profile import BUCKETS
+
 ORDER = ("site", "10k", "100k")
 PHASES = ("parse", "catalog", "index", "model", "neighbours")
 SEARCH = (("search_http", "podsearch (HTTP)"), ("search_inprocess", "podsearch (in-process)"),
@@ -166,7 +168,7 @@ def profile_table(runs: dict[str, dict[str, Any]]) -> str:
     cols = [n for n in runs if "buckets" in runs[n].get("search_profile", {})]
     if not cols:
         return ""
-    totals: dict[str, float] = {}
+    totals: dict[str, float] = {bucket: 0.0 for bucket, _ in BUCKETS}  # every bucket has its row
     for name in cols:
         for bucket, v in runs[name]["search_profile"]["buckets"].items():
             totals[bucket] = totals.get(bucket, 0.0) + v["share"]

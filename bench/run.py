@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import shutil
 import subprocess
@@ -37,6 +38,7 @@ from .queries import MIX, api_params, real_queries, search_request
 from .server import Server, similar_path
 
 RESULTS = Path(__file__).parent / "results"
+PROFILE_S = 4.0  # seconds of the query mix the profile step samples at least
 STEPS = ("build", "single", "peers", "latency", "profile", "similar", "incremental")
 SIZES = {"site": None, "10k": 10_000, "100k": 100_000}
 TARGETS = {  # (figure, comparison, limit): the targets, checked on the 10k corpus
@@ -177,15 +179,17 @@ class Bench:
         # profile sees no search at all
         with Server(self.data, self.work / "server-profile.log", env={"PODSEARCH_ANSWER_STORE": "0"}) as server:
             calls = [lambda q=q: server.get("/api/v1/search", api_params(q)) for q in MIX]
-            timed(calls, rounds=0)  # warm-up
-            why = profiling.record(server.pid, raw, "raw", lambda: timed(calls, rounds=self.rounds, warmup=0))
+            warm, _ = timed(calls, rounds=1)  # warm-up, then one pass timed
+            # enough passes for PROFILE_S seconds of samples: a small corpus answers a pass in tens of ms
+            rounds = max(self.rounds, math.ceil(PROFILE_S * 1000 / max(sum(warm), 1.0)))
+            why = profiling.record(server.pid, raw, "raw", lambda: timed(calls, rounds=rounds, warmup=0))
             if why is None:
                 why = profiling.record(server.pid, svg, "flamegraph", lambda: timed(calls, rounds=1, warmup=0))
         if why is not None:
             print(f"bench {self.name}: profile skipped: {why}", flush=True)
             self.out["search_profile"] = {"skipped": why}
             return
-        self.out["search_profile"] = {**profiling.shares(raw.read_text()), "queries": len(MIX) * self.rounds,
+        self.out["search_profile"] = {**profiling.shares(raw.read_text()), "queries": len(MIX) * rounds,
                                       "rate_hz": profiling.RATE, "flamegraph": svg.name}
 
     def similar(self) -> None:
