@@ -16,7 +16,8 @@ Before the vote, the same top episodes get a small share for their best passage:
 sum over the query's words of idf x saturated count in it (``Engine.passages``; the Whoosh engine reads the
 index's positions). The graders call an episode relevant when a focused segment of several minutes is about the
 subject; a whole-episode frequency cannot tell such a segment from the same words spread over an hour.
-Measured (docs/search.md): topical nDCG@10 0.896 -> 0.901 on both halves, known items unchanged.
+Measured (docs/search.md): topical nDCG@10 0.896 -> 0.901 on both halves, known items unchanged; off by default
+(the ``search_passages`` setting) for its cost at 10,000 episodes.
 """
 
 from __future__ import annotations
@@ -60,7 +61,6 @@ class Feedback:
 
 FEEDBACK = Feedback()
 OFF = Feedback(weight=0.0, passage=0.0)
-PASSAGES = replace(FEEDBACK, passage=0.1)  # the passage step at the weight measured best
 
 
 def affinity(model: Any, ids: list[str], seeds: list[str]) -> np.ndarray:
@@ -89,9 +89,7 @@ def rerank(hits: list[EngineHit], model: Any, feedback: Feedback = FEEDBACK) -> 
         return hits
     top = head[0].score or 1.0
     votes = affinity(model, [h.id for h in head], [h.id for h in head[: feedback.seeds]])
-    scored = [replace(h, score=h.score + feedback.weight * top * float(v)) for h, v in zip(head, votes)]
-    scored.sort(key=lambda h: -h.score)  # stable: ties keep the engine's order
-    return scored + tail
+    return _reordered(head, tail, [feedback.weight * top * float(v) for v in votes])
 
 
 def with_passages(hits: list[EngineHit], windows: list[float], feedback: Feedback = FEEDBACK) -> list[EngineHit]:
@@ -102,6 +100,11 @@ def with_passages(hits: list[EngineHit], windows: list[float], feedback: Feedbac
     if not feedback.passages or feedback.depth < 2 or len(head) < 2 or best <= 0:
         return hits
     top = head[0].score or 1.0
-    scored = [replace(h, score=h.score + feedback.passage * top * w / best) for h, w in zip(head, windows)]
+    return _reordered(head, tail, [feedback.passage * top * w / best for w in windows])
+
+
+def _reordered(head: list[EngineHit], tail: list[EngineHit], shares: list[float]) -> list[EngineHit]:
+    """``head`` with each hit's share added to its score and sorted again, then ``tail`` as it was."""
+    scored = [replace(h, score=h.score + share) for h, share in zip(head, shares)]
     scored.sort(key=lambda h: -h.score)  # stable: ties keep the engine's order
     return scored + tail

@@ -319,16 +319,11 @@ class SpokenAnalyzer(Tokenizer):
         flags = self._flags(prof, terms)
         unseen = set(found).difference(flags)
         if unseen:
-            memo = prof.words
             if len(flags) > self.CACHE_LIMIT:
                 flags.clear()
                 unseen = set(found)
             for word in unseen:
-                tokens = memo.get(word)
-                if tokens is None:
-                    if len(memo) > self.CACHE_LIMIT:
-                        memo.clear()
-                    tokens = memo[word] = self._word_texts(prof, word)
+                tokens = self._tokens(prof, word)
                 flags[word] = not terms.isdisjoint(tokens) or (len(tokens) > 1 and bool(_JOINERS.search(word)))
         marks = list(map(flags.__getitem__, found))
         if not any(marks):
@@ -348,14 +343,8 @@ class SpokenAnalyzer(Tokenizer):
 
     def _match_spans(self, prof: _Profile, m: Any, ascii_text: bool) -> Iterator[tuple[str, int, int]]:
         """The spans of one word the tokenizer found (``m``, its match)."""
-        memo = prof.words
         raw = m.group(0)
-        word = raw.lower() if ascii_text else raw
-        terms = memo.get(word)
-        if terms is None:
-            if len(memo) > self.CACHE_LIMIT:
-                memo.clear()
-            terms = memo[word] = self._word_texts(prof, word)
+        terms = self._tokens(prof, raw.lower() if ascii_text else raw)
         if not terms:
             return
         start, end = m.span()
@@ -366,11 +355,18 @@ class SpokenAnalyzer(Tokenizer):
         yield terms[0], start, end  # the joined word, then its parts
         for part in _PART.finditer(raw):
             piece = part.group(0).lower() if ascii_text else part.group(0)
-            found = memo.get(piece)
-            if found is None:
-                found = memo[piece] = self._word_texts(prof, piece)
-            for term in found:
+            for term in self._tokens(prof, piece):
                 yield term, start + part.start(), start + part.end()
+
+    def _tokens(self, prof: _Profile, word: str) -> tuple[str, ...]:
+        """The tokens of one word (as the tokenizer finds it), analysed once per process (``prof.words``)."""
+        memo = prof.words
+        tokens = memo.get(word)
+        if tokens is None:
+            if len(memo) > self.CACHE_LIMIT:
+                memo.clear()
+            tokens = memo[word] = self._word_texts(prof, word)
+        return tokens
 
     def _word_texts(self, prof: _Profile, raw: str) -> tuple[str, ...]:
         """The tokens of one word of a text, as :meth:`__call__` makes them there (alone it gives the same)."""

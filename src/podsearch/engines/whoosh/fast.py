@@ -139,19 +139,19 @@ def doc_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int],
     request (a document's positions are kept there, None for one that does not hold the term)."""
     if (fieldname, btext) not in reader:
         return []
-    if read is not None:
-        base = (segment_key(reader), fieldname, btext)
-        known = {d: read[base + (d,)] for d in docs if base + (d,) in read}
-        if known:
-            rest = [d for d in docs if d not in known]
-            out = [(d, w) for d, w in known.items() if w is not None] + doc_positions(reader, fieldname, btext, rest, read)
-            return sorted(out, key=lambda dw: dw[0])
-        found = doc_positions(reader, fieldname, btext, docs)
-        for d in docs:
-            read[base + (d,)] = None
-        for d, where in found:
-            read[base + (d,)] = where
-        return found
+    if read is None:
+        return _read_positions(reader, fieldname, btext, docs)
+    base = (segment_key(reader), fieldname, btext)
+    rest = [d for d in docs if base + (d,) not in read]
+    if rest:
+        found = dict(_read_positions(reader, fieldname, btext, rest))
+        for d in rest:
+            read[base + (d,)] = found.get(d)
+    return [(d, read[base + (d,)]) for d in docs if read[base + (d,)] is not None]
+
+
+def _read_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int]) -> list[tuple[int, np.ndarray]]:
+    """:func:`doc_positions` read from the index: one posting block per document (the term is in ``reader``)."""
     matcher = reader.postings(fieldname, btext)
     leaf = getattr(matcher, "child", matcher)  # a deletion filter wraps the leaf
     key = (segment_key(reader), reader.doc_count_all(), fieldname, btext)
