@@ -42,6 +42,22 @@ def _time_neighbours(box: dict[str, float]) -> None:
     similar.top_neighbours = wrapped
 
 
+def _mark_index(marks: dict[str, list[float]]) -> None:
+    """Record when the Whoosh index is written (wall-clock ``time.time()``: the sampler's clock) in ``marks``."""
+    from podsearch.engines.whoosh import WhooshEngine
+
+    original = WhooshEngine.sync
+
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        marks["index"] = [time.time(), 0.0]
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            marks["index"][1] = time.time()
+
+    WhooshEngine.sync = wrapped  # type: ignore[method-assign]
+
+
 def _set_procs(procs: int | None) -> None:
     if procs:
         from podsearch.engines import whoosh
@@ -59,9 +75,11 @@ def full(jsonl: Path, data: Path, procs: int | None = None) -> dict[str, Any]:
     _set_procs(procs)
     box: dict[str, float] = {}
     _time_neighbours(box)
+    marks: dict[str, list[float]] = {}
+    _mark_index(marks)
     data.mkdir(parents=True, exist_ok=True)
     report = Report()
-    started = time.perf_counter()
+    started, wall = time.perf_counter(), time.time()
     parse_s = catalog_s = 0.0
     count = errors = 0
     with Catalog.in_dir(data) as catalog:
@@ -85,14 +103,17 @@ def full(jsonl: Path, data: Path, procs: int | None = None) -> dict[str, Any]:
                 catalog.upsert_episode(item.episode)
                 count += 1
                 catalog_s += time.perf_counter() - t1
+        marks["load"] = [wall, time.time()]
         rebuild_derived(data, catalog, report, Progress(), full=True)
+        marks["model"] = [marks["index"][1], time.time()]  # the similarity model, its neighbours included
         catalog.finish_run(run_id, report.to_dict())
     total = time.perf_counter() - started
     neighbours = box.get("neighbours", 0.0)
     phases = {"parse": parse_s, "catalog": catalog_s, "index": report.seconds["index"],
               "model": report.seconds["model"] - neighbours, "neighbours": neighbours}
     return {"episodes": count, "errors": errors, "seconds": {k: round(v, 3) for k, v in phases.items()},
-            "total_s": round(total, 3), "memory_mb": peak_rss_mb(), "index": report.index, **_sizes(data)}
+            "total_s": round(total, 3), "memory_mb": peak_rss_mb(), "index": report.index, "marks": marks,
+            **_sizes(data)}
 
 
 def index_only(catalog_dir: Path, data: Path, procs: int | None) -> dict[str, Any]:
@@ -101,11 +122,12 @@ def index_only(catalog_dir: Path, data: Path, procs: int | None) -> dict[str, An
     from podsearch.engines.whoosh import WhooshEngine
 
     _set_procs(procs)
-    started = time.perf_counter()
+    started, wall = time.perf_counter(), time.time()
     with Catalog.in_dir(catalog_dir) as catalog:
         counts = WhooshEngine(data).sync(CatalogDocuments(catalog), full=True)
     return {"index_s": round(time.perf_counter() - started, 3), "procs": procs, "index": counts,
-            "memory_mb": peak_rss_mb(), "index_bytes": size_bytes(data / "index")}
+            "memory_mb": peak_rss_mb(), "index_bytes": size_bytes(data / "index"),
+            "marks": {"index": [wall, time.time()]}}
 
 
 def incremental(jsonl: Path, data: Path) -> dict[str, Any]:
