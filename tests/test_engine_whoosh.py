@@ -147,7 +147,7 @@ def test_the_total_counts_every_match_once_the_top_ten_are_settled(tmp_path: Pat
             w.add_document(id=f"other-{n}", title="other", body="nothing to see " * 10)
     q = Or([Term("title", "docker"), Term("body", "docker")])
     with ix.searcher(weighting=weighting()) as s:
-        page = _page(q, s, 1, 10, None, None)
+        page, _ = _page(q, s, 1, 10, None, None)
         assert page.total == 130 == len(list(s.docs_for_query(q)))
         assert len(page.results.docs()) == 130
         best = [hit["id"] for hit in page]

@@ -260,6 +260,27 @@ def test_moments_are_the_best_segments_whatever_the_bound_skips(corpus: Path, na
 
 
 
+def test_moments_with_curly_quotes_and_dashes_are_the_best_segments() -> None:
+    """Punctuation outside ASCII (dashes, curly quotes, ellipses: most non-ASCII text in transcripts) keeps the
+    close bound, and the picks stay those of scoring every segment; accented letters still take the loose one."""
+    import random
+
+    from podsearch.answers import find_moments
+    from podsearch.engines.whoosh import WhooshEngine
+    from podsearch.episodes import Segment
+
+    rng = random.Random(15)
+    words = ["lightning", "network", "routing", "light", "flight", "node", "channel", "fees", "café", "naïve"]
+    marks = ["\u2014", "\u201c", "\u201d", "\u2026", "\u2013", "\u2018", ",", "."]
+    segments = [Segment(text=" ".join(rng.choice(words) + (rng.choice(marks) if rng.random() < 0.3 else "")
+                                      for _ in range(rng.randint(3, 40))), start=float(n))
+                for n in range(200)]
+    analyzer = WhooshEngine("unused").analyzer("en")
+    for terms in ({"lightn"}, {"rout", "node"}, {"cafe"}, {"naiv", "fee"}, {"light", "network"}):
+        got = [m.start for m in find_moments(segments, terms, analyzer)]
+        assert got == _best_segments_by_brute_force(segments, terms, "en"), sorted(terms)
+
+
 def test_newest_and_oldest_first_list_undated_episodes_after_the_dated_ones(sample_data: Path, tmp_path: Path) -> None:
     """Whoosh sorts a missing date as the largest: without care, 'newest first' would begin with every undated
     episode (and a feed of the newest matches would never show a new dated one)."""

@@ -47,7 +47,9 @@ def test_ours_beats_every_baseline_on_the_dev_labels(site_data: Path, corpus: Pa
     assert out["episodes"] == 1869 and set(out["systems"]) == {"ours", *BASELINES}
     assert ours["pairs"] == 115 and ours["episodes"] == 209
     assert out["ours_beats_every_baseline"] == {"recall@10": True, "mrr@10": True, "p@5": True}, figures
-    # dev figures of this model (docs/similar.md): recall@10 0.6261, MRR@10 0.3556, P@5 0.5033; the aims
-    # (recall@10 >= 0.75, P@5 >= 0.55) are not reached, so this guards against sliding back instead.
-    assert ours["recall@10"] >= 0.6 and ours["mrr@10"] >= 0.33 and ours["p@5"] >= 0.49, figures
-
+    # dev figures of this model (docs/similar.md, fourth round): recall@10 0.6435, MRR@10 0.3520, P@5 0.5608; the
+    # aims (issue 16: recall@10 >= 0.80, P@5 >= 0.55 on the held-out split) are checked elsewhere, so this guards
+    # against sliding back instead.
+    assert ours["recall@10"] >= 0.62 and ours["mrr@10"] >= 0.33 and ours["p@5"] >= 0.54, figures
+    # no reason shown on the site corpus is one of the language's most common words on its own
+    assert ours["reasons_general_share"] == 0.0 and ours["reasons_per_neighbour"] >= 1.5, figures

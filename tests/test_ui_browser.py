@@ -468,3 +468,38 @@ def test_screenshots(site, browser, tmp_path, name, width, height):
         assert tab.page.evaluate("document.documentElement.scrollWidth") <= width
     finally:
         tab.close()
+
+
+def reasons_screenshot(browser, server: LiveServer, guid: str, path: Path) -> list[str]:
+    """The episode page of ``guid`` scrolled to its nearby episodes, that section saved as ``path``; returns
+    the reasons lines shown. Also used by hand for the site corpus's screenshot (docs/similar.md)."""
+    tab = Tab(browser, 1280, 800)
+    try:
+        tab.goto(episode_url(server, guid))
+        # the heading of the nearby episodes near the top, below the sticky player
+        tab.page.evaluate("window.scrollTo(0, document.getElementById('nearby-h').getBoundingClientRect().top"
+                          " + window.scrollY - 120)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tab.page.screenshot(path=str(path))
+        assert tab.errors == []
+        return tab.page.locator(".nearby .reasons").all_inner_texts()
+    finally:
+        tab.close()
+
+
+def test_reasons_of_the_demo_as_people_read_them(browser, sample_data, tmp_path):
+    """The demo's fermentation episode: its nearby episodes' reasons are topics, no general word (issue 16).
+    Written to docs/screenshots/reasons-demo.png with UPDATE_SCREENSHOTS=1."""
+    from podsearch.similar.reasons import is_general
+
+    folder = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
+    server = start_server(sample_data)
+    try:
+        lines = reasons_screenshot(browser, server, "https://example.org/long-table/?p=1444",
+                                   folder / "reasons-demo.png")
+    finally:
+        server.stop()
+    reasons = [r for line in lines for r in line.removeprefix("because of: ").split(", ")]
+    assert len(lines) >= 5 and "fermentation" in reasons, lines
+    assert not [r for r in reasons if is_general(r)], lines
+    assert (folder / "reasons-demo.png").stat().st_size > 10_000

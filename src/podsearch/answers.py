@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -78,6 +79,7 @@ class SearchResult:
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
     took_ms: float = 0.0
     timed_out: bool = False  # the deadline cut the search short: the best of what was read; total a lower bound
+    total_exact: bool = True  # False: the total is a lower bound ("total_relation": "gte")
     notes: list[str] = field(default_factory=list)  # how the query was bounded (expansions cut), for the person
 
     @property
@@ -90,7 +92,9 @@ class SearchResult:
         return self.total > 0 and self.page > self.pages
 
     def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "total": self.total, "page": self.page, "per_page": self.per_page,
+        return {"query": self.query, "total": self.total,
+                "total_relation": "eq" if self.total_exact and not self.timed_out else "gte",
+                "page": self.page, "per_page": self.per_page,
                 "pages": self.pages, "took_ms": self.took_ms, "relaxed": self.relaxed,
                 "suggestion": self.suggestion or None, "timed_out": self.timed_out, "notes": list(self.notes),
                 "hits": [h.to_dict() for h in self.hits], "facets": self.facets}
@@ -167,7 +171,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, analyzer))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
-                        took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes))
+                        took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes),
+                        total_exact=found.total_exact)
 
 
 def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]],
@@ -318,20 +323,31 @@ def _english_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:
 
     English stems differ from their words only in the last letter or so ("studi", "happi", "hope"), so each
     term without its last letter must appear in the text (apostrophes dropped, as the analyzer does), once
-    for each word that gives it. Text with other than ASCII letters may hold them all: accent folding could
-    match it (and then a word gives at most two tokens per character, joined and in parts, plus one).
+    for each word that gives it. Text with other than ASCII letters (punctuation such as dashes and curly
+    quotes aside) may hold them all: accent folding could match it (and then a word gives at most two tokens
+    per character, joined and in parts, plus one).
     """
     keys = [t[: max(2, len(t) - 1)] for t in terms if t]
     loose = _any_term_bound(terms)
 
     def bound(text: str) -> tuple[int, int]:
         low = text.lower().replace("'", "").replace("\u2019", "")
-        if not low.isascii():
+        if not low.isascii() and not _only_punctuation(_NON_ASCII.findall(low)):
             return loose(text)
         counts = [low.count(k) for k in keys]
         return sum(1 for c in counts if c), sum(counts)
 
     return bound
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _only_punctuation(chars: list[str]) -> bool:
+    """Whether these characters are all punctuation or spaces (dashes, curly quotes, ellipses): they fold to no
+    letter, so a text whose only non-ASCII characters they are keeps the close bound (transcripts are full of
+    them; the loose bound made every such segment be analysed)."""
+    return all(unicodedata.category(c)[0] in "PZ" for c in set(chars))
 
 
 def _any_term_bound(terms: set[str]) -> Callable[[str], tuple[int, int]]:

@@ -85,7 +85,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Origins allowed to call the JSON API from a browser (a list; '*' for any); empty: no CORS headers."),
     Setting("cache_max_age", int, 60, "Seconds clients and proxies may cache an API answer (Cache-Control max-age)."),
     Setting("max_body_bytes", int, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
-    Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (Flask-Limiter, a sliding "
+    Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
             "window of rate_burst requests; an expensive search counts 5); 0: no limit."),
     Setting("rate_burst", int, 30, "Requests a client may send at once before the rate limit applies."),
     Setting("fetch_timeout", float, 30.0, "Seconds a single feed or transcript download may take."),

@@ -10,14 +10,17 @@ import logging
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
+from .engines.base import EngineQuery, EngineResult
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
+from .feedback import FEEDBACK, Feedback, rerank
 from .generations import Generations
 from .languages import detect_language, primary
 from .load import LoadCounters, read_load
@@ -52,6 +55,8 @@ class Library:
         # /similar is then a lookup (a reindex that changes any episode refits the model, so they stay in step).
         self._summaries: dict[str, tuple[str, str, str | None, str, str]] = {}
         self._show_names: dict[str, str] = {}
+        self.feedback: Feedback = FEEDBACK  # relevance feedback from the model (feedback.py)
+        self._feedback_failed = False  # the model could not be loaded for feedback (logged once)
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -105,10 +110,21 @@ class Library:
         """The answer to a search, within ``search_deadline`` seconds of engine work: when the deadline passes the
         answer holds the best of what was read (``timed_out``), or Overloaded when that is nothing."""
         started = time.perf_counter()
+        query, found = self._found(req)
+        return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
+                             took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def ranked(self, req: SearchRequest) -> EngineResult:
+        """What :meth:`search` ranks, without building the page's snippets and moments: the engine's result
+        with the page's hits in the order the search shows them (``podsearch eval search`` scores this)."""
+        return self._found(req)[1]
+
+    def _found(self, req: SearchRequest) -> tuple[EngineQuery, EngineResult]:
+        """The engine's question and its ranked answer, within the deadline, counted in the load counters."""
         deadline = time.monotonic() + self.search_deadline if self.search_deadline > 0 else None
         try:
             query = req.engine_query(deadline)
-            found = self.engine.search(query)
+            found = self._ranked(query)
         except QueryError:
             self.load.add("refused")
             raise
@@ -120,8 +136,29 @@ class Library:
             if not found.hits:
                 raise TimedOut(f"The search found nothing within its {self.search_deadline:g} s; try fewer or more "
                                  "precise words, or again in a moment.")
-        return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
-                             took_ms=round((time.perf_counter() - started) * 1000, 2))
+        return query, found
+
+    def _ranked(self, query: EngineQuery) -> EngineResult:
+        """The engine's answer; ranked by relevance, its top episodes reordered by the model's feedback (the
+        engine is asked for that many, and the page asked for is cut from them)."""
+        fb = self.feedback
+        end = query.page * query.per_page
+        start = end - query.per_page
+        if not (fb.on and query.sort == "relevance" and query.text.strip() and start < fb.depth):
+            return self.engine.search(query)  # (past the reordered top, the engine's order is the order)
+        found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
+        try:
+            model = self.model()
+        except IndexMissing:  # no model fitted yet: the engine's order
+            model = None
+        except Exception:  # a model that cannot be read must not fail the search (/similar reports it)
+            if not self._feedback_failed:
+                log.exception("relevance feedback is off: the similarity model could not be loaded")
+                self._feedback_failed = True
+            model = None
+        hits = rerank(found.hits, model, fb) if model is not None else found.hits
+        found.hits = hits[start:end]
+        return found
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
         """Typeahead: shows whose title starts with (a word of) the prefix, then episode titles, persons and

@@ -90,6 +90,7 @@ class EngineResult:
     suggestion: str = ""
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
     timed_out: bool = False  # the deadline passed: the hits are the best of the documents read; total a lower bound
+    total_exact: bool = True  # False: ``total`` is a lower bound (an engine that stops counting, or a timeout)
     notes: list[str] = field(default_factory=list)  # what the engine did to bound the query (for the person)
 
 

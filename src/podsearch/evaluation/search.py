@@ -9,12 +9,14 @@ Formats (the ones of ``../shared/corpus/ir/*`` and of TREC):
   A grade of 0 or less is "not relevant".
 
 The documents go through the same path as a site's episodes (:func:`podsearch.reindex.import_jsonl`), and
-are searched with the same query logic as the search box, so the figures describe the real thing. A
-standard BM25 (bm25s, k1=1.2, b=0.75, English stop words) ranks the same documents as a baseline.
+each query goes through ``Library.search`` (what ``/api/search`` runs) exactly as typed, so the figures
+describe what the search box does. SQLite FTS5 ``bm25()`` over the same text (:mod:`.fts5`) ranks the same
+documents as the baseline (or bm25s's BM25, k1=1.2, b=0.75, English stop words).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import math
@@ -23,13 +25,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PodsearchError
 
+if TYPE_CHECKING:
+    from ..engines.whoosh.ranking import Ranking
+    from ..feedback import Feedback
+
 log = logging.getLogger(__name__)
 
-DEPTH = 1000  # ranks kept per query (MAP is computed over them)
+PAGE = 100  # the API's largest page
+DEPTH = 100  # ranks kept per query (MAP is computed over them): the API's largest page
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[str]]
 
@@ -72,6 +79,8 @@ def read_queries(path: Path | str) -> dict[str, str]:
         qid, sep, text = line.partition("\t")
         if not sep:
             qid, _, text = line.strip().partition(" ")
+        if n == 1 and (qid.strip().lower(), text.strip().lower()) == ("qid", "query"):
+            continue  # a header row
         if not qid.strip() or not text.strip():
             raise EvalInputError(f"{path}: line {n}: expected 'query id<TAB>query text'")
         out[qid.strip()] = text.strip()
@@ -92,6 +101,8 @@ def read_qrels(path: Path | str) -> Qrels:
         try:
             out.setdefault(qid, {})[docid] = int(float(grade))
         except ValueError:
+            if n == 1 and qid.lower() == "qid":
+                continue  # a header row
             raise EvalInputError(f"{path}: line {n}: the grade {grade!r} is not a number") from None
     return out
 
@@ -108,15 +119,18 @@ def read_docs(path: Path | str) -> Iterator[dict[str, Any]]:
         yield obj
 
 
-def import_line(doc: dict[str, Any], show: str = "Evaluation") -> dict[str, Any]:
+def import_line(doc: dict[str, Any], show: str = "Evaluation", text_field: str = "transcript") -> dict[str, Any]:
     """An IR document ``{id, title, text}`` as a podsearch import line; import lines pass through.
 
-    The text becomes the episode's transcript (the field that holds most of a podcast's words).
+    The text becomes the episode's transcript (the field that holds most of a podcast's words), or with
+    ``text_field="description"`` its show notes.
     """
     if any(k in doc for k in ("transcript", "segments", "description", "show")):
         return doc
     text = " ".join(str(doc.get("text") or "").split())
-    return {"id": doc["id"], "title": str(doc.get("title") or ""), "show": show, "transcript": text}
+    if text_field == "description":
+        text = html.escape(text, quote=False)  # the description is read as HTML
+    return {"id": doc["id"], "title": str(doc.get("title") or ""), "show": show, text_field: text}
 
 
 def doc_text(doc: dict[str, Any]) -> str:
@@ -189,15 +203,58 @@ def bm25_run(docs: list[dict[str, Any]], queries: dict[str, str], depth: int = D
     return run
 
 
+class SearchBox:
+    """Queries through ``Library.search`` (the function behind ``/api/search``), exactly as typed; with
+    ``ranking`` and ``feedback``, ranked with those settings instead of podsearch's (``bench/ranking.py``)."""
+
+    def __init__(self, data_dir: Path, ranking: Ranking | None = None, feedback: Feedback | None = None) -> None:
+        from ..service import Library
+
+        # No deadline: the figures measure the ranking, not how much a loaded machine reads in a second.
+        self.library = Library(data_dir, search_deadline=0)
+        if ranking is not None:
+            self.library.engine.ranking = ranking  # type: ignore[attr-defined]  (the Whoosh engine's settings)
+        if feedback is not None:
+            self.library.feedback = feedback
+        self.refused: dict[str, str] = {}
+
+    def rank(self, text: str, depth: int = PAGE) -> list[str]:
+        """Episode ids of the first page of ``min(depth, 100)`` hits, in the order ``Library.search`` shows them
+        (``Library.ranked``: the same request, engine and feedback, without building snippets and moments); a
+        query the API answers with 400 ranks nothing (and is remembered in ``refused``)."""
+        from ..errors import QueryError
+        from ..requests import SearchRequest
+
+        try:
+            result = self.library.ranked(SearchRequest(q=text, per_page=min(depth, PAGE)))
+        except QueryError as exc:
+            self.refused[text] = str(exc)
+            return []
+        return [h.id for h in result.hits]
+
+    def close(self) -> None:
+        self.library.close()
+
+
+def run_queries(rank: Callable[[str, int], list[str]], queries: dict[str, str], depth: int) -> tuple[Run, float]:
+    """Every query ranked to ``depth``, and the seconds it took."""
+    started = time.perf_counter()
+    run = {qid: rank(text, depth) for qid, text in queries.items()}
+    return run, time.perf_counter() - started
+
+
 def podsearch_run(data_dir: Path, queries: dict[str, str], depth: int = DEPTH) -> Run:
-    """Each query through the search box's logic (read as plain words: topics are not query syntax)."""
-    from ..engines import open_engine
+    """Each query through ``Library.search`` (what ``/api/search`` runs), exactly as typed; ``depth`` is
+    capped at the API's largest page (100)."""
+    box = SearchBox(data_dir)
+    try:
+        return run_queries(box.rank, queries, depth)[0]
+    finally:
+        box.close()
 
-    engine = open_engine(data_dir)
-    return {qid: [i for i, _ in engine.rank(text, limit=depth, plain=True)] for qid, text in queries.items()}
 
-
-def load_docs(docs_path: Path | str, data_dir: Path, show: str = "Evaluation") -> list[dict[str, Any]]:
+def load_docs(docs_path: Path | str, data_dir: Path, show: str = "Evaluation",
+              text_field: str = "transcript") -> list[dict[str, Any]]:
     """Import the documents into ``data_dir`` through the JSON-lines path; returns them as read."""
     from ..config import load_config
     from ..reindex import import_jsonl
@@ -209,7 +266,7 @@ def load_docs(docs_path: Path | str, data_dir: Path, show: str = "Evaluation") -
     converted = data_dir / "eval-import.jsonl"
     with open(converted, "w", encoding="utf-8") as fh:
         for doc in docs:
-            fh.write(json.dumps(import_line(doc, show), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(import_line(doc, show, text_field), ensure_ascii=False) + "\n")
     report = import_jsonl(load_config({"data": str(data_dir)}, environ={}), converted)
     if report.errors:
         raise EvalInputError(f"{docs_path}: {len(report.errors)} documents could not be imported, "
@@ -217,10 +274,18 @@ def load_docs(docs_path: Path | str, data_dir: Path, show: str = "Evaluation") -
     return docs
 
 
+BASELINES = ("fts5", "bm25", "none")
+
+
 def run_eval(docs_path: Path | str, queries_path: Path | str, qrels_path: Path | str, *,
-             data_dir: Path | None = None, baseline: str = "bm25", depth: int = DEPTH,
+             data_dir: Path | None = None, baseline: str = "fts5", depth: int = DEPTH, text_field: str = "transcript",
              on_phase: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Import, search, score; with ``baseline="bm25"`` the baseline is scored on the same documents."""
+    """Import, search, score; the baseline (``fts5``: SQLite FTS5 bm25() over the same text, ``bm25``:
+    bm25s) is scored on the same documents."""
+    from .fts5 import FTS5Baseline
+
+    if baseline not in BASELINES:
+        raise EvalInputError(f"baseline must be one of {', '.join(BASELINES)}, not {baseline!r}")
     queries = read_queries(queries_path)
     qrels = read_qrels(qrels_path)
     judged = {q for q, j in qrels.items() if any(g > 0 for g in j.values())}
@@ -232,7 +297,7 @@ def run_eval(docs_path: Path | str, queries_path: Path | str, qrels_path: Path |
         data = Path(data_dir) if data_dir else Path(tmp) / "data"
         say(f"importing {docs_path}")
         started = time.perf_counter()
-        docs = load_docs(docs_path, data)
+        docs = load_docs(docs_path, data, text_field=text_field)
         import_seconds = time.perf_counter() - started
         say(f"searching {len(queries)} queries")
         started = time.perf_counter()
@@ -240,11 +305,16 @@ def run_eval(docs_path: Path | str, queries_path: Path | str, qrels_path: Path |
         ours = evaluate(run, qrels, time.perf_counter() - started)
     out: dict[str, Any] = {"documents": len(docs), "queries": len(queries), "judged_queries": len(judged),
                            "import_seconds": round(import_seconds, 2), "podsearch": ours}
+    say(f"{baseline} baseline")
+    started = time.perf_counter()
     if baseline == "bm25":
-        say("bm25 baseline")
-        started = time.perf_counter()
-        base_run = bm25_run(docs, queries, depth)
-        out["bm25"] = evaluate(base_run, qrels, time.perf_counter() - started)
-    elif baseline not in ("", "none"):
-        raise EvalInputError(f"baseline must be bm25 or none, not {baseline!r}")
+        out["bm25"] = evaluate(bm25_run(docs, queries, depth), qrels, time.perf_counter() - started)
+    elif baseline == "fts5":
+        fts = FTS5Baseline()
+        try:
+            fts.build((d["id"], doc_text(d)) for d in docs)
+            base_run = {qid: fts.rank(text, min(depth, 100)) for qid, text in queries.items()}
+        finally:
+            fts.close()
+        out["fts5"] = evaluate(base_run, qrels, time.perf_counter() - started)
     return out

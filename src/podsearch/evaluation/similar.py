@@ -101,6 +101,23 @@ def tag_metrics(rank: Ranker, tags: dict[str, set[str]], known: set[str], k: int
             "episodes": n, "episodes_skipped": len(tags) - n}
 
 
+def reason_metrics(model: Any, k: int = 10) -> dict[str, Any]:
+    """What the reasons shown with every episode's top ``k`` are: how many, and the share that are general
+    words (one of the language's most common words on its own, ``similar.reasons.is_general``)."""
+    from ..similar.reasons import is_general
+
+    shown = general = neighbours = empty = 0
+    for episode_id in model.ids:
+        for item in model.similar(episode_id, k)[0]:
+            neighbours += 1
+            empty += not item.reasons
+            shown += len(item.reasons)
+            general += sum(1 for r in item.reasons if is_general(r))
+    return {"reasons_shown": shown, "reasons_per_neighbour": round(shown / max(neighbours, 1), 2),
+            "neighbours_without_reasons": round(empty / max(neighbours, 1), 4),
+            "reasons_general_share": round(general / max(shown, 1), 4)}
+
+
 # -- systems --------------------------------------------------------------------------------------
 def _top(scores: np.ndarray, ids: list[str], self_pos: int, depth: int, allowed: np.ndarray | None) -> list[str]:
     scores = scores.astype(np.float64, copy=True)
@@ -286,6 +303,8 @@ def evaluate(data_dir: Path | str, pairs: list[tuple[str, str]] | None = None, t
             if tags is not None:
                 figures.update(tag_metrics(rank, tags, known))
             figures["seconds"] = round(time.perf_counter() - t0 + (fit_seconds if name == "ours" else 0.0), 2)
+            if name == "ours":
+                figures.update(reason_metrics(model))
             result.systems[name] = figures
             if progress:
                 progress(name)

@@ -1,7 +1,9 @@
 """Request limits applied before any view runs: body size (413) and a per-client rate limit (429).
 
 The rate limit is Flask-Limiter's (in-memory, per client address as waitress or the trusted proxy gives it):
-``rate_burst`` requests per ``rate_burst / rate_limit`` seconds in a sliding window, where a request costs
+``rate_burst`` requests per ``rate_burst / rate_limit`` seconds in a moving window (exact: every hit is timed), one
+counter per client across every route (Flask-Limiter's application limits; its default limits count each route
+apart), where a request costs
 what it may cost the server: an expensive search (wildcards, ranges, many words: ``SearchRequest.expensive``)
 counts :data:`EXPENSIVE_COST` requests. Probes and CORS preflights are never limited.
 """
@@ -46,8 +48,7 @@ def register(app: Flask) -> None:
     @app.before_request
     def _body() -> None:
         if request.content_length is not None and request.content_length > max_body:
-            raise RequestEntityTooLarge(f"The request body is {request.content_length:,} bytes; the limit is "
-                                        f"{max_body:,}.")
+            raise RequestEntityTooLarge(f"The request body is {request.content_length:,} bytes; the limit is {max_body:,}.")
 
     rate, burst = float(config.rate_limit), max(1, int(config.rate_burst))
     if rate <= 0:
@@ -58,10 +59,16 @@ def register(app: Flask) -> None:
     def breached(limit: RequestLimit) -> None:
         """A 429 as every other error is answered (JSON or a page, by errors.py), saying when to come back."""
         wait = max(1, math.ceil(limit.reset_at - time.time()))
-        raise TooManyRequests(f"Too many requests from {request.remote_addr}; slow down and retry in {wait} s.",
-                              retry_after=wait)
+        raise TooManyRequests(f"Too many requests from {request.remote_addr}; slow down and retry in {wait} s.", retry_after=wait)
 
     app.extensions["podsearch_rate_limit"] = Limiter(
-        _client, app=app, default_limits=[f"{burst} per {window} second"], default_limits_cost=request_cost,
-        default_limits_exempt_when=_exempt, strategy="sliding-window-counter", storage_uri="memory://",
-        headers_enabled=False, on_breach=breached)
+        _client,
+        app=app,
+        application_limits=[f"{burst} per {window} second"],
+        application_limits_cost=request_cost,
+        application_limits_exempt_when=_exempt,
+        strategy="moving-window",
+        storage_uri="memory://",
+        headers_enabled=False,
+        on_breach=breached,
+    )

@@ -56,6 +56,8 @@ SCHEMAS: dict[str, Any] = {
     "SearchResult": _obj(["query", "total", "page", "per_page", "pages", "hits"],
                          query=STR, total=INT, page=INT, per_page=INT, pages=INT, took_ms=NUM, relaxed=BOOL,
                          suggestion=NULLABLE_STR, hits=_array(_ref("schemas", "Hit")),
+                         total_relation={"type": "string", "enum": ["eq", "gte"], "description": "eq: total is "
+                                         "exact; gte: a lower bound (the deadline cut the search short)."},
                          timed_out={"type": "boolean", "description": "The search's deadline passed: the hits are the "
                                     "best of the episodes read, the total a lower bound."},
                          notes=_array(STR),

@@ -29,18 +29,19 @@ from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, TextAnalyzer
+from . import fast, spelling
 from .analysis import spoken_analyzer
 from .bounds import bound, check_text
 from .build import BuildLimits, ParallelWriter, SerialWriter
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
+from .ranking import RANKING, Ranking
 from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
 from .scoring import Expired, run, weighting
 from .scoring import page as run_page
 
 log = logging.getLogger(__name__)
 
-RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
 BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal) is kept
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
@@ -54,8 +55,9 @@ class WhooshEngine:
 
     name = "whoosh"
 
-    def __init__(self, data_dir: Path | str, build_memory: int = 0) -> None:
+    def __init__(self, data_dir: Path | str, ranking: Ranking = RANKING, build_memory: int = 0) -> None:
         self.generations = Generations(Path(data_dir) / "index")
+        self.ranking = ranking  # how searches rank (ranking.py); bench/ranking.py measures variants
         self.build_memory = build_memory  # MB a full rebuild may use (BuildLimits.for_memory); 0: no limit
         self._lock = threading.Lock()
         self._ix: Any = None
@@ -191,10 +193,10 @@ class WhooshEngine:
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
         ix = self._index()
-        with ix.searcher(weighting=weighting()) as s:
-            first, fallback = strategy(text, plain, self.profiles(s))
+        with ix.searcher(weighting=weighting(self.ranking)) as s:
+            first, fallback = strategy(text, plain, self.profiles(s), self.ranking)
             hits = run(s.search, first, limit=limit)
-            if fallback is not None and len(hits) < RELAX_BELOW:
+            if fallback is not None and len(hits) < self.ranking.relax_below:
                 hits = run(s.search, fallback, limit=limit)
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
@@ -224,9 +226,9 @@ class WhooshEngine:
         ix = self._index()
         text = q.text.strip()
         check_text(text)
-        with ix.searcher(weighting=weighting()) as s:
+        with ix.searcher(weighting=weighting(self.ranking)) as s:
             profiles = self.profiles(s, q.filters.language)
-            query, fallback = strategy(text, plain=False, profiles=profiles) if text else (None, None)
+            query, fallback = strategy(text, False, profiles, self.ranking) if text else (None, None)
             notes: list[str] = []
             if query is not None:
                 try:
@@ -247,20 +249,26 @@ class WhooshEngine:
             elif q.sort == "oldest":
                 sortedby = _by_date(newest=False)
             relaxed = False
-            found, timed_out = run(run_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
-            if fallback is not None and not timed_out and found.total < RELAX_BELOW and repr(fallback) != repr(query):
+            found, timed_out = run(_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
+            all_words = found.total
+            few = found.total < self.ranking.relax_below
+            if fallback is not None and not timed_out and few and repr(fallback) != repr(query):
                 try:
                     fallback, fallback_notes = self._bounded(s, fallback, q.deadline)
                 except Expired:
                     fallback, timed_out = None, True
                 if fallback is not None:
-                    found2, timed_out = run(run_page, fallback, s, q.page, q.per_page, filt, sortedby, q.deadline)
+                    found2, timed_out = run(_page, fallback, s, q.page, q.per_page, filt, sortedby, q.deadline)
                     if found2.total > found.total:
                         found, query, relaxed, notes = found2, fallback, True, fallback_notes
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
-            if q.suggest and text and not timed_out and (found.total < RELAX_BELOW or relaxed):
-                suggestion = _suggestion(s, text)
+            if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed):
+                def count(words: str) -> int:  # episodes holding every word, with the request's filters
+                    first = strategy(words, False, profiles, self.ranking)[0]
+                    return int(run(_page, first, s, 1, 1, filt, None, q.deadline)[0].total)
+
+                suggestion = spelling.suggestion(s, text, profiles, count, all_words)
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
@@ -345,6 +353,16 @@ class _Analyzer:
         return self._ana.spans(text)
 
 
+def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
+          deadline: float | None = None) -> tuple[Any, bool]:
+    """(one page, whether the deadline cut it short): ranked by score in numpy (``fast.Page``: every match
+    scored at once, the same scores as Whoosh's matchers), sorted by date through Whoosh's collectors."""
+    if sortedby is None:
+        ranked = fast.Page(searcher, query, pagenum, pagelen, filt, deadline)
+        return ranked, ranked.timed_out
+    return run_page(query, searcher, pagenum, pagelen, filt, sortedby, deadline)
+
+
 def _by_date(newest: bool) -> Any:
     """Episodes by date, newest (or oldest) first, and those without a date after all the dated ones.
 
@@ -383,30 +401,6 @@ def _filter(f: Filters) -> Any:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else And(parts)
-
-
-def _suggestion(searcher: Any, text: str) -> str:
-    try:
-        corrector = searcher.corrector("words")
-        words = re.findall(r"\w+", text.lower())
-        changed = False
-        out = []
-        for w in words:
-            if len(w) < 3 or searcher.doc_frequency("words", w) > 0:
-                out.append(w)
-                continue
-            # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
-            # multilingual site took seconds; a typo in the first letter is rare)
-            sugg = corrector.suggest(w, limit=1, maxdist=2, prefix=1)
-            if sugg:
-                out.append(sugg[0])
-                changed = True
-            else:
-                out.append(w)
-        return " ".join(out) if changed else ""
-    except Exception:  # a suggestion is a nicety; never fail the search for it
-        log.exception("spelling suggestion failed for %r", text)
-        return ""
 
 
 def _doc_facet_values(reader: Any) -> dict[str, list[tuple[str, ...]]]:

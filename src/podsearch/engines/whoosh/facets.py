@@ -39,7 +39,7 @@ class DocFacets:
 
     def count(self, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
         matched = np.zeros(self.doc_count, dtype=np.float32)
-        ids = np.fromiter(docnums, dtype=np.int64)
+        ids = docnums.astype(np.int64) if isinstance(docnums, np.ndarray) else np.fromiter(docnums, dtype=np.int64)
         if ids.size:
             matched[ids] = 1.0
         totals = self.matrix @ matched

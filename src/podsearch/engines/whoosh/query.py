@@ -11,17 +11,17 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import NullQuery, Or, Require, Term
 
 from ...errors import QueryError
+from .bm25f import as_bm25f
+from .exclusions import exclusions_hold, positive_terms
+from .ranking import RANKING, Ranking
 from .schema import query_schema
 
-# Query-time field weights: title > persons, show > notes > transcript. Each field is scored with BM25 on its
-# own and the scores are added, so a word in the title and the text counts twice already; measured on
-# Cranfield (titles + abstracts), nDCG@10 falls from 0.371 (title 1.0) to 0.364 (1.5) and 0.334 (4.0).
-FIELD_BOOSTS = {"title": 1.5, "persons": 1.3, "show": 1.3, "notes": 1.15, "transcript": 1.0}
-SEARCH_FIELDS = list(FIELD_BOOSTS)
+# Field weights, length normalisation, the any-word fallback and the long-query rule: ranking.py.
 MAX_QUERY_LENGTH = 500
-LONG_QUERY_WORDS = 4  # plain queries longer than this are ranked on any word with a coordination bonus
 
-_OPERATORS = re.compile(r"(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+# Operators written out: the person said how to combine the words, so there is no any-word fallback
+# (``-word`` and ``+word`` are kept by the fallback, which stays).
+_OPERATORS = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
 _SYNTAX = re.compile(r'["():\[\]{}^~*?]|(?:^|\s)[-+]\w|\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b')
 
 
@@ -48,9 +48,9 @@ def _lenient(text: str) -> str:
     return text
 
 
-def _parser(key: str, relaxed: bool) -> MultifieldParser:
+def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
     group = OrGroup if relaxed else AndGroup
-    parser = MultifieldParser(SEARCH_FIELDS, query_schema(key), fieldboosts=FIELD_BOOSTS, group=group)
+    parser = MultifieldParser(ranking.fields, query_schema(key), fieldboosts=ranking.boosts, group=group)
     # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
     parser.add_plugin(PlusMinusPlugin(plusexpr=r"(?:^|(?<=[\s(]))\+(?=\w)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\w)"))
     parser.add_plugin(FieldAliasPlugin({"persons": ["person", "speaker", "guest", "host"],
@@ -59,7 +59,8 @@ def _parser(key: str, relaxed: bool) -> MultifieldParser:
     return parser
 
 
-def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None) -> Any:
+def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None,
+          ranking: Ranking = RANKING) -> Any:
     """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax.
 
     With several analysis ``profiles`` (languages), the text is analysed for each, and each reading
@@ -68,19 +69,20 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
     """
     if len(text) > MAX_QUERY_LENGTH:
         raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
-    return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]))
+    return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]), ranking)
 
 
 @lru_cache(maxsize=512)
-def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...]) -> Any:
+def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
     typed = plain_words(text) if plain else _lenient(text)
     readings: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
-            q = _parser(key, relaxed).parse(typed)
+            q = _parser(key, relaxed, ranking).parse(typed)
         except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
             raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
+        q = _rewrite(q, ranking)
         if len(profiles) == 1:
             return q
         if q is not NullQuery:
@@ -90,26 +92,44 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
     return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
 
 
-def strategy(text: str, plain: bool, profiles: list[str] | None = None) -> tuple[Any, Any]:
+def _rewrite(q: Any, ranking: Ranking) -> Any:
+    """A parsed query made ready to run: excluded words excluded from every match, and each word searched
+    in several fields scored once over them (BM25F) when the ranking says so."""
+    q = exclusions_hold(q)
+    return as_bm25f(q, ranking.field_b(), ranking.k1) if ranking.bm25f else q
+
+
+def as_typed(text: str) -> str:
+    """The text to parse: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
+    catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
+    return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
+
+
+def strategy(text: str, plain: bool, profiles: list[str] | None = None,
+             ranking: Ranking = RANKING) -> tuple[Any, Any]:
     """(first query, fallback query or None) for the text typed.
 
     Short plain queries want every word (the fallback is any word); long ones (sentences, pasted
-    questions) are ranked on any word with a coordination bonus straight away.
+    questions) are ranked on any word straight away. A query typed all in capitals is read in lower
+    case (:func:`as_typed`). ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT
+    written out mean there is none.
     """
-    p = profiles
+    p, r = profiles, ranking
+    text = as_typed(text)
     if plain or not has_syntax(text):
-        if len(re.findall(r"\w+", text)) > LONG_QUERY_WORDS:
-            return parse(text, relaxed=True, plain=True, profiles=p), None
-        return parse(text, plain=plain, profiles=p), parse(text, relaxed=True, plain=plain, profiles=p)
+        if len(re.findall(r"\w+", text)) > ranking.long_query_words:
+            return parse(text, relaxed=True, plain=True, profiles=p, ranking=r), None
+        return (parse(text, plain=plain, profiles=p, ranking=r),
+                parse(text, relaxed=True, plain=plain, profiles=p, ranking=r))
     if _OPERATORS.search(text):  # the person said how to combine the words: no second guessing
-        return parse(text, profiles=p), None
-    return parse(text, profiles=p), parse(text, relaxed=True, profiles=p)
+        return parse(text, profiles=p, ranking=r), None
+    return parse(text, profiles=p, ranking=r), parse(text, relaxed=True, profiles=p, ranking=r)
 
 
 def query_terms(query: Any) -> dict[str, set[str]]:
-    """The analysed terms of a query, by field."""
+    """The analysed terms of a query, by field, excluded words left out (what highlights and moments show)."""
     out: dict[str, set[str]] = {}
-    for fieldname, text in query.iter_all_terms(phrases=True):
+    for fieldname, text in positive_terms(query):
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         out.setdefault(fieldname, set()).add(str(text))

@@ -14,9 +14,7 @@ from whoosh.searching import ResultsPage
 
 from ...errors import QueryError
 from ...lru import LRU
-
-BM25_B = 0.75
-BM25_K1 = 1.2
+from .ranking import RANKING, Ranking
 
 
 class SpokenBM25F(BM25F):
@@ -44,7 +42,7 @@ class _LengthCachedScorer(BM25FScorer):
 
     def setup(self, searcher: Any, fieldname: str, text: str) -> Any:
         plain = super().setup(searcher, fieldname, text)
-        self.dfl = _field_lengths(searcher.reader(), fieldname).__getitem__
+        self.dfl = field_lengths(searcher.reader(), fieldname).__getitem__
         return plain
 
     def score(self, matcher: Any) -> float:
@@ -56,7 +54,7 @@ class _LengthCachedScorer(BM25FScorer):
 _LENGTHS: LRU[tuple[str, str, int], list[int]] = LRU(64)
 
 
-def _field_lengths(reader: Any, fieldname: str) -> list[int]:
+def field_lengths(reader: Any, fieldname: str) -> list[int]:
     """Every document's length in ``fieldname``, for one segment's reader (kept for the 64 latest)."""
     segment = reader.segment()
     key = (segment.segment_id() if segment is not None else str(id(reader)), fieldname, reader.doc_count_all())
@@ -67,8 +65,10 @@ def _field_lengths(reader: Any, fieldname: str) -> list[int]:
     return found
 
 
-def weighting() -> BM25F:
-    return SpokenBM25F(B=BM25_B, K1=BM25_K1)
+def weighting(ranking: Ranking = RANKING) -> BM25F:
+    """The scoring of single-field terms and phrases (a word searched in several fields is scored by BM25F
+    over them when the ranking says so: ``query._rewrite``)."""
+    return SpokenBM25F(B=ranking.b_default, K1=ranking.k1, **{f"{f}_B": b for f, b in ranking.b})
 
 
 def run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:

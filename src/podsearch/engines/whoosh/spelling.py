@@ -1,0 +1,124 @@
+""""Did you mean": a spelling suggestion that only helps.
+
+Rules (issue 15; docs/search.md):
+
+- only words the index does not know are corrected, in place and in the case they were typed in, by the
+  closest known word (edit distance, a swap of neighbours counting as one edit, then the longer common
+  beginning, then the more frequent): field names (``title:``), operators (AND,
+  OR, NOT, TO written in capitals), markup (``<script>``), numbers and words of one or two letters are
+  left as typed, and so are quotes, ``-`` and ``+``;
+- a replacement is a word of the query's language: not one of its stop words, and found in at least one
+  episode analysed for that language (``tax`` is not "corrected" to ``to``);
+- the suggestion is offered only when it finds clearly more: at least twice as many episodes holding every
+  word as the query typed (and at least one), counted with the same filters.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from whoosh.query import And, Or, Term
+
+from .analysis import spoken_analyzer
+
+log = logging.getLogger(__name__)
+
+MAX_DISTANCE = 2
+CANDIDATES = 5  # per unknown word, closest first
+# Spans of the query that are never corrected: markup, a field name with its colon, an operator in capitals.
+_KEEP = re.compile(r"<[^<>]*>|\b\w+:|\b(?:AND|OR|NOT|TO|ANDNOT|ANDMAYBE)\b")
+_WORD = re.compile(r"\w+")
+
+
+def correctable(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) of each word of ``text`` a suggestion may replace."""
+    kept = [m.span() for m in _KEEP.finditer(text)]
+    out = []
+    for m in _WORD.finditer(text):
+        if any(lo <= m.start() < hi for lo, hi in kept):
+            continue
+        word = m.group(0)
+        if len(word) < 3 or any(c.isdigit() for c in word):
+            continue
+        out.append((m.start(), m.end(), word))
+    return out
+
+
+def suggestion(searcher: Any, text: str, profiles: list[str], count: Callable[[str], int], before: int) -> str:
+    """``text`` with its unknown words corrected, or "" when nothing is worth suggesting.
+
+    ``count(text)``: how many episodes hold every word of a query (with the request's filters); ``before``:
+    that count for the text as typed.
+    """
+    try:
+        corrector = searcher.corrector("words")
+        out, last, changed = [], 0, False
+        for start, end, word in correctable(text):
+            low = word.lower()
+            if searcher.doc_frequency("words", low) > 0:
+                continue
+            # prefix=1: only words with the same first letter are compared (a whole-vocabulary scan of a
+            # multilingual site took seconds; a typo in the first letter is rare)
+            found = corrector.suggest(low, limit=CANDIDATES, maxdist=MAX_DISTANCE, prefix=1)
+            for candidate in sorted(found, key=lambda c, low=low: closeness(low, c)):  # stable: then frequency
+                if _in_language(searcher, candidate, profiles):
+                    out.append(text[last:start] + _same_case(word, candidate))
+                    last, changed = end, True
+                    break
+        if not changed:
+            return ""
+        suggested = "".join(out) + text[last:]
+        found = count(suggested)
+        return suggested if found >= max(1, 2 * before) and found > before else ""
+    except Exception:  # a suggestion is a nicety; never fail the search for it
+        log.exception("spelling suggestion failed for %r", text)
+        return ""
+
+
+def closeness(typed: str, candidate: str) -> tuple[int, int]:
+    """Sort key of a correction: edit distance counting a swap of two neighbours as one edit ("dnace" is one
+    from "dance", two from "dna"), then the longer common beginning ("kimchee": "kimchi" before "kitchen")."""
+    a, b = typed, candidate
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    common = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return d[len(a)][len(b)], -common
+
+
+def _same_case(typed: str, word: str) -> str:
+    """``word`` written the way ``typed`` was: all capitals, a capital first, or lower case."""
+    if typed.isupper():
+        return word.upper()
+    if typed[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def _in_language(searcher: Any, word: str, profiles: list[str]) -> bool:
+    """Whether ``word`` is a content word of one of the languages (analysis profiles) the query is read in:
+    not a stop word, and in the text of an episode analysed for that language."""
+    for key in profiles:
+        terms = _analyzer(key).texts(word)
+        if not terms:  # a stop word of this language
+            continue
+        in_text = Or([Term(f, terms[0]) for f in ("title", "notes", "transcript")])
+        if searcher.search(And([in_text, Term("analysis", key)]), limit=1).scored_length():
+            return True
+    return False
+
+
+@lru_cache(maxsize=32)
+def _analyzer(key: str) -> Any:
+    return spoken_analyzer(key)

@@ -1,0 +1,77 @@
+"""Term counts: every field of every episode tokenised in one pass, each field weighted (and saturated)."""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, strip_accents_unicode
+
+from ..languages import stop_words
+from .fields import EpisodeFields
+from .params import ModelParams
+from .signals import TOKEN_PATTERN, phrases
+
+
+def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) -> tuple[CountVectorizer, sp.csr_matrix]:
+    """Term counts of each episode, every field weighted, from one tokenising pass over all the text.
+
+    The vocabulary keeps terms in at least ``min_df`` and at most ``max_df`` of the episodes (any field),
+    the ``max_features`` most frequent of them; the returned vectorizer maps new text onto it. With
+    ``field_sublinear``, each field's count is ``1 + log(tf)`` before it is weighted.
+    """
+    options: dict[str, Any] = dict(stop_words="english", preprocessor=fold_lower, token_pattern=TOKEN_PATTERN,
+                                   dtype=np.float32)
+    n = len(fields[0][0])
+    raw = CountVectorizer(**options)
+    stacked = raw.fit_transform(chain.from_iterable(texts for texts, _ in fields)).tocsr()
+    counts = weigh_fields(stacked, [weight for _, weight in fields], n, params.field_sublinear)
+    del stacked
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    min_df = params.min_df if n >= 20 else 1
+    max_df = params.max_df * n if n >= 20 else n
+    keep = np.flatnonzero((df >= min_df) & (df <= max_df))
+    if len(keep) == 0:  # every word in (nearly) every episode, e.g. templated titles and no transcripts
+        keep = np.flatnonzero(df > 0)
+    if len(keep) > params.max_features:
+        totals = np.asarray(counts[:, keep].sum(axis=0)).ravel()
+        keep = np.sort(keep[np.argsort(-totals, kind="stable")[: params.max_features]])
+    terms = raw.get_feature_names_out()[keep]
+    vectorizer = CountVectorizer(**options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
+    return vectorizer, counts[:, keep].tocsr()
+
+
+def fold_lower(text: str) -> str:
+    """Lower case, accents stripped, lower case again: compatibility forms can decompose to capitals
+    ("llm™" -> "llmTM"), which scikit-learn's own order (lower, then strip) would keep as terms."""
+    return strip_accents_unicode(text.lower()).lower()
+
+
+def with_title_phrases(titles: list[str], languages: list[str] | None = None) -> list[str]:
+    """Each title followed by its word pairs as tokens (``similar_signals.phrases``; no pair with a stop word of
+    English or of the episode's language)."""
+    langs = list(languages or []) if languages is not None and len(languages) == len(titles) else [""] * len(titles)
+    return [f"{title} {phrases(title, ENGLISH_STOP_WORDS | stop_words(lang) if lang else ENGLISH_STOP_WORDS)}"
+            for title, lang in zip(titles, langs)]
+
+
+def weighted_fields(fields: EpisodeFields, params: ModelParams) -> list[tuple[list[str], float]]:
+    empty = [""] * len(fields.ids)
+    titles = with_title_phrases(list(fields.titles), fields.languages) if params.title_phrases else list(fields.titles)
+    return [(titles, params.title_weight), (list(fields.notes), params.notes_weight),
+            (list(fields.transcripts), params.transcript_weight), (list(fields.people or empty), params.people_weight),
+            (list(fields.links or empty), params.links_weight)]
+
+
+def weigh_fields(stacked: sp.csr_matrix, weights: list[float], n: int, sublinear: bool = False) -> sp.csr_matrix:
+    """The weighted sum of the fields' counts, stacked field after field (n rows each); with ``sublinear``
+    (``field_sublinear``), each field's count is ``1 + log(tf)`` first (``stacked`` is changed in place)."""
+    if sublinear:
+        stacked.data = 1 + np.log(stacked.data)
+    counts = sp.csr_matrix((n, stacked.shape[1]), dtype=np.float32)
+    for k, weight in enumerate(weights):
+        if weight:
+            counts = counts + weight * stacked[k * n:(k + 1) * n]
+    return counts.tocsr()

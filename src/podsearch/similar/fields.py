@@ -1,0 +1,71 @@
+"""What the model reads of every episode, from the catalog, and the digest of what it was fitted on."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import NamedTuple
+
+from ..catalog import Catalog
+from .signals import link_tokens
+
+GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
+                    "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
+
+
+def person_token(name: str) -> str:
+    """One token per person ("Katie Hockman" -> "katie_hockman"): a shared guest is a strong topic link."""
+    return re.sub(r"[\W_]+", "_", name.lower()).strip("_")
+
+
+class EpisodeFields(NamedTuple):
+    """What the model reads of every episode (position k is episode k)."""
+
+    ids: list[str]
+    shows: list[str]
+    titles: list[str]
+    notes: list[str]
+    transcripts: list[str]
+    languages: list[str]
+    people: list[str]
+    links: list[str] | None = None  # link tokens of the notes' hrefs (similar_signals.link_tokens)
+    numbers: list[int | None] | None = None  # episode numbers, for "episode 159" mentions
+    show_titles: dict[str, str] | None = None  # show id -> title, for "Go Time #145" in another show
+    person_names: dict[str, str] | None = None  # person token -> the name as written ("katie_hockman" -> "Katie Hockman")
+
+
+def episode_texts(catalog: Catalog, only: list[str] | None = None) -> EpisodeFields:
+    """The fields the model reads, from the catalog (every episode, or the episodes ``only`` in its order)."""
+    fields = EpisodeFields([], [], [], [], [], [], [], [], [], {s.id: s.title for s in catalog.shows()}, {})
+    ids, shows, titles, notes, transcripts, languages, people, links, numbers, _, person_names = fields
+    episodes = catalog.episodes(with_segments=False) if only is None else (
+        ep for ep in (catalog.episode(i, with_segments=False) for i in only) if ep is not None)
+    for ep in episodes:
+        segments = catalog.segments(ep.id)
+        links.append(link_tokens(ep.description_html))
+        numbers.append(ep.number)
+        ids.append(ep.id)
+        shows.append(ep.show_id)
+        titles.append(ep.title)
+        notes.append(ep.description_text)
+        transcripts.append(" ".join(seg.text for seg in segments))
+        languages.append((ep.language or "").lower().split("-")[0])
+        names = dict.fromkeys([p.name for p in ep.persons] + [seg.speaker for seg in segments if seg.speaker])
+        tokens = {person_token(n): n for n in names}
+        tokens = {t: n for t, n in tokens.items() if t and t not in GENERIC_SPEAKERS and not any(c.isdigit() for c in t)}
+        people.append(" ".join(tokens))
+        for token, name in tokens.items():
+            person_names.setdefault(token, name)
+    return fields
+
+
+def catalog_digest(catalog: Catalog) -> str:
+    return hashes_digest(catalog.hashes())
+
+
+def hashes_digest(hashes: dict[str, str]) -> str:
+    """One digest of {episode id: content hash}: what the saved model was fitted on."""
+    h = hashlib.sha256()
+    for episode_id, digest in sorted(hashes.items()):
+        h.update(episode_id.encode() + b"\0" + digest.encode() + b"\n")
+    return h.hexdigest()

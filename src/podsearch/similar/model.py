@@ -1,0 +1,321 @@
+"""The fitted model: its rows, precomputed neighbours and what weighs new episodes; fitting, folding in
+and answering "which episodes are near this one"."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.preprocessing import normalize
+
+from ..catalog import Catalog
+from ..errors import IndexMissing, NotFound, QueryError
+from ..generations import Generations
+from . import persist
+from .features import fold_lower, weigh_fields, weighted_counts, weighted_fields
+from .fields import EpisodeFields, catalog_digest, episode_texts, hashes_digest
+from .neighbours import fold_neighbours, top_neighbours
+from .params import ModelParams
+from .reasons import Explainer, mention_reason, topic_floor
+from .signals import episode_mentions
+from .titles import TitleModel, joined
+from .weighting import Weighting, fit_lsa
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Neighbour:
+    id: str
+    score: float
+    reasons: list[str] = field(default_factory=list)
+    duplicate: bool = False
+
+
+
+class SimilarModel:
+    def __init__(self, params: ModelParams, ids: list[str], shows: list[str], vectorizer: CountVectorizer,
+                 transformer: TfidfTransformer, matrix: sp.csr_matrix, noise: dict[str, np.ndarray],
+                 neigh_idx: np.ndarray, neigh_score: np.ndarray, digest: str = "", svd: Any = None,
+                 dense: np.ndarray | None = None, mentions: sp.csr_matrix | None = None,
+                 numbers: list[int | None] | None = None, weighting: Weighting | None = None,
+                 folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
+                 person_names: dict[str, str] | None = None) -> None:
+        self.params = params
+        self.ids = ids
+        self.shows = shows
+        self.vectorizer = vectorizer
+        self.transformer = transformer
+        self.matrix = matrix
+        self.noise = noise
+        self.neigh_idx = neigh_idx
+        self.neigh_score = neigh_score
+        self.digest = digest
+        self.svd = svd  # the LSA projection (TruncatedSVD) or None
+        self.dense = dense  # L2-normalised LSA rows (N x components, float32) or None
+        self.mentions = mentions  # N x N, (i, j) = 1 when episode i names episode j by its number; or None
+        self.numbers = numbers or [None] * len(ids)
+        self.position = {episode_id: i for i, episode_id in enumerate(ids)}
+        self.terms = vectorizer.get_feature_names_out()
+        # What weighs an episode's counts (for fold-in; the per-show document frequencies are read from
+        # ``path`` on demand, a server never needs them), and how many episodes were folded in since the fit.
+        self.weighting = weighting or Weighting(params, vectorizer.vocabulary_, transformer, noise)
+        self.folded = folded
+        self.path = path
+        self.titles = titles  # the titles' own model (titles.py), or None when title_cosine_weight is 0
+        self.person_names = person_names or {}  # person token of the vocabulary -> the name as written
+        self._explainer: Explainer | None = None
+
+    # -- fitting --------------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, catalog: Catalog, params: ModelParams | None = None,
+            progress: Callable[[str], None] | None = None, hashes: dict[str, str] | None = None) -> SimilarModel:
+        """Fit on every episode of ``catalog`` (``hashes``: its :meth:`~Catalog.hashes`, when already read)."""
+        digest = catalog_digest(catalog) if hashes is None else hashes_digest(hashes)
+        return cls.fit_fields(episode_texts(catalog), params, digest, progress)
+
+    @classmethod
+    def fit_fields(cls, fields: tuple[Any, ...], params: ModelParams | None = None, digest: str = "",
+                   progress: Callable[[str], None] | None = None) -> SimilarModel:
+        """Fit on :class:`EpisodeFields` (or a plain tuple in its order: ids, shows, titles, notes, transcripts, ...)."""
+        params = params or ModelParams()
+        started = time.perf_counter()
+        fields = EpisodeFields(*fields) if not isinstance(fields, EpisodeFields) else fields
+        ids, shows = list(fields.ids), list(fields.shows)
+        if not ids:
+            raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
+        vectorizer, counts = weighted_counts(weighted_fields(fields, params), params)
+        if progress:
+            progress("vectorized")
+        weighting = Weighting(params, vectorizer.vocabulary_)
+        matrix = weighting.rows(counts, shows, list(fields.languages or []))
+        transformer, noise = weighting.transformer, weighting.noise
+        svd, dense = fit_lsa(matrix, params)
+        titles = (TitleModel.fit(list(fields.titles), shows, list(fields.languages or []), params)
+                  if params.title_cosine_weight > 0 else None)
+        mentions = None
+        if params.mention_weight > 0 and fields.numbers is not None:
+            named = episode_mentions([f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)], shows,
+                                     fields.numbers, fields.show_titles)
+            mentions = named if named.nnz else None
+        if progress:
+            progress("weighted")
+        links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
+        neigh_idx, neigh_score = top_neighbours(_joined(matrix, titles, params), params.neighbours, params.block_rows,
+                                                dense, params.lsa_weight, links, params.mention_weight)
+        log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
+                 time.perf_counter() - started)
+        return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
+                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None, weighting,
+                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_))
+
+    # -- persistence (persist.py) ---------------------------------------------------------------
+    def save(self, generations: Generations) -> Path:
+        return persist.save(self, generations)
+
+    @classmethod
+    def load(cls, generations: Generations) -> SimilarModel:
+        return cls(**persist.load_parts(generations))
+
+    # -- fold-in ----------------------------------------------------------------------------------
+    def can_fold_in(self) -> bool:
+        """Whether this model holds all it needs to weigh new episodes as its fit did (older saves do not)."""
+        w = self.weighting
+        if self.params.show_idf and w.show_freqs is None:
+            w.show_freqs = persist.load_show_freqs(self.path)
+        return (w.noise is not None and (not self.params.show_idf or w.show_freqs is not None)
+                and (self.params.bm25_k1 <= 0 or w.mean_length is not None))
+
+    def fold_in(self, fields: EpisodeFields, digest: str) -> SimilarModel:
+        """A new model: this one with the episodes of ``fields`` appended, without refitting.
+
+        The new episodes are vectorized by the fit's own steps with this model's vocabulary, stop words,
+        show noise, per-show IDF, IDF and term cap (:class:`Weighting`); words the vocabulary lacks are ignored,
+        and an episode of a show the fit did not weigh gets no per-show IDF (as a show too small for it).
+        Their neighbours are scored against every row, and each old episode's list takes a new episode
+        that beats its k-th. Mentions made in the new episodes' text count; old episodes naming a new one
+        are only found by the next fit.
+        """
+        params, old = self.params, len(self.ids)
+        if not fields.ids:
+            return self
+        if not self.can_fold_in():
+            raise IndexMissing("The saved similarity model cannot take new episodes; refit it.")
+        new_ids, new_shows = list(fields.ids), list(fields.shows)
+        m = len(new_ids)
+        weighted = weighted_fields(fields, params)
+        stacked = self.vectorizer.transform(chain.from_iterable(texts for texts, _ in weighted)).tocsr()
+        counts = weigh_fields(stacked, [w for _, w in weighted], m, params.field_sublinear)
+        rows = self.weighting.rows(counts, new_shows, list(fields.languages or []))
+        matrix = sp.vstack([self.matrix, rows], format="csr", dtype=np.float32)
+        dense = self.dense
+        if self.svd is not None and dense is not None:
+            dense = np.vstack([dense, normalize(self.svd.transform(rows)).astype(np.float32)])
+        titles = self.titles
+        if titles is not None:
+            new_titles = titles.rows(list(fields.titles), new_shows, list(fields.languages or []))
+            titles = TitleModel(titles.vectorizer, titles.weighting,
+                                sp.vstack([titles.matrix, new_titles], format="csr", dtype=np.float32))
+        ids, shows = self.ids + new_ids, self.shows + new_shows
+        numbers = list(self.numbers) + (list(fields.numbers) if fields.numbers is not None else [None] * m)
+        n = old + m
+        mentions = self.mentions.copy() if self.mentions is not None else sp.csr_matrix((old, old), dtype=np.float32)
+        mentions.resize((n, n))
+        if params.mention_weight > 0:
+            texts = [""] * old + [f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)]
+            mentions = (mentions + episode_mentions(texts, shows, numbers, fields.show_titles)).tocsr()
+        mentions = mentions if mentions.nnz else None
+        links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
+        neigh_idx, neigh_score = fold_neighbours(_joined(matrix, titles, params), old, self.neigh_idx,
+                                                 self.neigh_score, params.block_rows, dense, params.lsa_weight, links,
+                                                 params.mention_weight)
+        return SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
+                            neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
+                            self.folded + m, self.path, titles,
+                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names})
+
+    @staticmethod
+    def saved_params(generations: Generations) -> dict[str, Any] | None:
+        return persist.saved_params(generations)
+
+    # -- answering ------------------------------------------------------------------------------
+    def similar(self, episode_id: str, k: int = 10, *, same_show: bool = True, shows: list[str] | None = None,
+                exclude_shows: list[str] | None = None, min_score: float = 0.0,
+                n_reasons: int = 5) -> tuple[list[Neighbour], list[Neighbour]]:
+        """The k nearest episodes (and the near-duplicates, flagged apart)."""
+        i = self.position.get(episode_id)
+        if i is None:
+            raise NotFound(f"No episode with id {episode_id!r}.")
+        return self._select(i, self.neigh_idx[i], self.neigh_score[i], k, same_show, shows, exclude_shows,
+                            min_score, n_reasons)
+
+    def similar_to_text(self, text: str, k: int = 10, exclude: str | None = None, *, same_show: bool = True,
+                        shows: list[str] | None = None, exclude_shows: list[str] | None = None,
+                        min_score: float = 0.0, n_reasons: int = 5) -> list[Neighbour]:
+        vec = self.vectorize(text)
+        if vec.nnz == 0:
+            raise QueryError("The text has no words the model knows.")
+        scores = self.scores(vec)
+        order = np.argsort(-scores)[: self.params.neighbours + 1]
+        origin = self.position.get(exclude) if exclude else None
+        picked, _ = self._select(origin, order, scores[order], k, same_show, shows, exclude_shows, min_score,
+                                 n_reasons, query_vec=vec, flag_duplicates=False)
+        return picked
+
+    def scores(self, vec: sp.csr_matrix | int, *, mentions: bool = True) -> np.ndarray:
+        """Similarity of every episode to a vectorized text or to the episode at position ``vec``.
+
+        For an episode, the episodes it names by number or that name it ("episode 159") get
+        ``score + mention_weight * (1 - score)``, unless ``mentions=False`` (the text-only score).
+        """
+        if isinstance(vec, (int, np.integer)):
+            i = int(vec)
+            sims = self._text_sims(i)
+            lsa = self.dense[i] if self.dense is not None else None
+        else:
+            i = None
+            sims = (self.matrix @ vec.T).toarray().ravel()
+            lsa = normalize(self.svd.transform(vec)).astype(np.float32)[0] if self.svd is not None else None
+        if lsa is not None:
+            w = self.params.lsa_weight
+            sims = (1 - w) * sims + w * (self.dense @ lsa)
+        if mentions and i is not None and self.mentions is not None:
+            linked = np.union1d(self.mentions[i].indices, self._named_by[i].indices)
+            sims[linked] += self.params.mention_weight * (1 - sims[linked])
+        return sims
+
+    @property
+    def _named_by(self) -> sp.csr_matrix:
+        if getattr(self, "_named_by_cache", None) is None:
+            self._named_by_cache = self.mentions.T.tocsr()
+        return self._named_by_cache
+
+    def _text_sims(self, i: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """The TF-IDF part of the scores of episode ``i`` against every episode (or ``rows``): the main cosine,
+        and with a title model, ``(main + w * title cosine) / (1 + w)``; rescaling the matrices once would
+        double their memory in a server."""
+        main = self.matrix if rows is None else self.matrix[rows]
+        sims = (main @ self.matrix[i].T).toarray().ravel()
+        w = self.params.title_cosine_weight
+        if self.titles is not None and w > 0:
+            titles = self.titles.matrix if rows is None else self.titles.matrix[rows]
+            sims = (sims + w * (titles @ self.titles.matrix[i].T).toarray().ravel()) / (1 + w)
+        return sims
+
+    def text_score(self, i: int, j: int) -> float:
+        """The score of the pair from their text alone (no mention bonus): what decides near-duplicates."""
+        score = float(self._text_sims(i, np.array([j]))[0])
+        if self.dense is not None:
+            w = self.params.lsa_weight
+            score = (1 - w) * score + w * float(self.dense[i] @ self.dense[j])
+        return score
+
+    def mention_reason(self, i: int, j: int) -> str | None:
+        return mention_reason(self.mentions, self.numbers, i, j)
+
+    def vectorize(self, text: str) -> sp.csr_matrix:
+        counts = self.vectorizer.transform([text])
+        if self.params.field_sublinear:
+            counts.data = 1 + np.log(counts.data)
+        vec = self.transformer.transform(counts).astype(np.float32)
+        return normalize(vec).tocsr()
+
+    def _select(self, origin: int | None, idx: np.ndarray, scores: np.ndarray, k: int, same_show: bool,
+                shows: list[str] | None, exclude_shows: list[str] | None, min_score: float, n_reasons: int,
+                query_vec: sp.csr_matrix | None = None,
+                flag_duplicates: bool = True) -> tuple[list[Neighbour], list[Neighbour]]:
+        picked: list[Neighbour] = []
+        duplicates: list[Neighbour] = []
+        origin_show = self.shows[origin] if origin is not None else None
+        base = query_vec if query_vec is not None else (self.matrix[origin] if origin is not None else None)
+        base_floor = topic_floor(base.data) if base is not None else None  # once, for all the neighbours' reasons
+        for j, score in zip(idx.tolist(), scores.tolist()):
+            if j < 0 or j == origin or score <= 0:
+                continue
+            show = self.shows[j]
+            if not same_show and show == origin_show:
+                continue
+            if shows and show not in shows:
+                continue
+            if exclude_shows and show in exclude_shows:
+                continue
+            reasons = self.reasons(base, j, n_reasons, base_floor) if base is not None else []
+            mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
+            if mention:
+                reasons = [mention, *reasons][:n_reasons]
+            item = Neighbour(self.ids[j], round(float(score), 4), reasons)
+            if (flag_duplicates and score >= self.params.duplicate_threshold
+                    and self.text_score(origin, j) >= self.params.duplicate_threshold):
+                item.duplicate = True
+                duplicates.append(item)
+                continue
+            if item.score < min_score:  # the score as shown, so that min_score=<a shown score> keeps it
+                break
+            picked.append(item)
+            if len(picked) >= k:
+                break
+        return picked, duplicates
+
+    def reasons(self, base: sp.csr_matrix, j: int, n: int = 5, base_floor: float | None = None) -> list[str]:
+        """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
+        if self._explainer is None:  # the terms' kinds, read once per model
+            self._explainer = Explainer(self.terms, self.person_names)
+        return self._explainer.reasons(self.matrix, base, j, n, base_floor)
+
+
+def _joined(matrix: sp.csr_matrix, titles: TitleModel | None, params: ModelParams) -> sp.csr_matrix:
+    return joined(matrix, titles.matrix if titles is not None else None, params.title_cosine_weight)
+
+
+def _names(fields: EpisodeFields, vocabulary: dict[str, int]) -> dict[str, str]:
+    """The names of the people of ``fields`` whose tokens are terms of the model."""
+    folded = ((fold_lower(t), name) for t, name in (fields.person_names or {}).items())  # as the vocabulary is
+    return {t: name for t, name in folded if t in vocabulary}

@@ -1,0 +1,50 @@
+"""What changes the model: its parameters and version, saved beside it (a mismatch means refit)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import sklearn
+
+from .. import __version__
+
+MODEL_VERSION = 6  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """Everything that changes the model. Saved beside it; a mismatch means refit."""
+
+    title_weight: float = 3.0
+    notes_weight: float = 2.0
+    transcript_weight: float = 1.0
+    people_weight: float = 2.0  # persons of the feed and transcript speakers, one token per name
+    links_weight: float = 0.0  # sites and projects linked from the show notes, one token each (0: off; see docs)
+    mention_weight: float = 0.2  # "episode 159" in i's text: score = cos + w * (1 - cos) for the pair (0: off)
+    min_df: int = 2
+    max_df: float = 0.5
+    field_sublinear: bool = True  # each field's counts become 1 + log(tf) before the weights (a transcript's
+    #                               hundreds of mentions do not drown the title and notes); see docs
+    title_phrases: bool = True  # a title's word pairs are terms too ("lightning_network"), at the title's weight
+    title_cosine_weight: float = 0.2  # + this times the cosine of the titles alone (their own TF-IDF model;
+    #                                   titles.py), the sum over 1 + it; 0: off. Learned with cross-validation
+    sublinear_tf: bool = False  # 1 + log of the weighted sum (the round-2 model; off when field_sublinear)
+    bm25_k1: float = 0.0  # > 0: BM25 saturation tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg)) instead
+    bm25_b: float = 0.75
+    max_features: int = 200_000
+    max_terms_per_doc: int = 400  # keep each episode's strongest terms: less noise, faster products
+    show_noise_df: float = 0.4  # a term in >= this share of one show's episodes ...
+    show_noise_share: float = 0.8  # ... with >= this share of its documents in that show is show noise
+    show_noise_min_episodes: int = 5
+    show_idf: bool = True  # also weigh terms by their rarity inside the episode's own show
+    lsa_components: int = 100  # 0: off; else blend an LSA (TruncatedSVD) cosine with the TF-IDF one:
+    lsa_weight: float = 0.1  # score = (1 - w) * TF-IDF score + w * LSA cosine (learned with the title weight)
+    neighbours: int = 50
+    duplicate_threshold: float = 0.9
+    block_rows: int = 512
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "model_version": MODEL_VERSION, "sklearn": sklearn.__version__,
+                "podsearch": __version__}
+

@@ -1,0 +1,103 @@
+"""A model on disk: ``<data>/model/<generation>/`` holds its matrices, vectorizer and weights, with its
+parameters and versions (``params.json``); a model saved by another version does not load (refit)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import sklearn
+
+from ..errors import IndexMissing
+from ..generations import Generations
+from .params import MODEL_VERSION, ModelParams
+from .titles import TitleModel
+from .weighting import ShowFreqs, Weighting
+
+
+def save(model: Any, generations: Generations) -> Path:
+    """Write ``model`` (a :class:`~podsearch.similar.model.SimilarModel`) as a new generation and publish it."""
+    path = generations.new()
+    sp.save_npz(path / "matrix.npz", model.matrix, compressed=False)
+    np.save(path / "neigh_idx.npy", model.neigh_idx)
+    np.save(path / "neigh_score.npy", model.neigh_score)
+    if model.dense is not None:
+        np.save(path / "dense.npy", model.dense)
+    if model.mentions is not None:
+        sp.save_npz(path / "mentions.npz", model.mentions, compressed=False)
+    with open(path / "vectorizer.pkl", "wb") as fh:
+        pickle.dump({"vectorizer": model.vectorizer, "transformer": model.transformer, "noise": model.noise,
+                     "svd": model.svd, "mean_length": model.weighting.mean_length}, fh,
+                    protocol=pickle.HIGHEST_PROTOCOL)
+    if model.titles is not None:
+        sp.save_npz(path / "titles.npz", model.titles.matrix, compressed=False)
+        with open(path / "titles.pkl", "wb") as fh:
+            pickle.dump({"vectorizer": model.titles.vectorizer, "weighting": model.titles.weighting}, fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    freqs = model.weighting.show_freqs if model.weighting.show_freqs is not None else load_show_freqs(model.path)
+    if freqs is not None:
+        sp.save_npz(path / "show_df.npz", freqs.df, compressed=False)
+        (path / "show_df.json").write_text(json.dumps({"shows": freqs.shows, "sizes": freqs.sizes}), encoding="utf-8")
+    (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers,
+                                               "person_names": model.person_names}), encoding="utf-8")
+    (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
+                                                  "folded": model.folded}, indent=1))
+    return generations.publish(path)
+
+
+def load_parts(generations: Generations) -> dict[str, Any]:
+    """The current generation's model, as the keyword arguments of :class:`~podsearch.similar.model.SimilarModel`."""
+    path = generations.current()
+    if path is None:
+        raise IndexMissing(f"No similarity model in {generations.root.parent}. Run 'podsearch reindex' first.")
+    meta = json.loads((path / "params.json").read_text())
+    if meta.get("model_version") != MODEL_VERSION or meta.get("sklearn") != sklearn.__version__:
+        raise IndexMissing("The similarity model was built by another version; run 'podsearch reindex'.")
+    known = ModelParams.__dataclass_fields__
+    params = ModelParams(**{k: v for k, v in meta.items() if k in known})
+    with open(path / "vectorizer.pkl", "rb") as fh:
+        parts = pickle.load(fh)  # our own file, written by save() above
+    ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
+    weighting = Weighting(params, parts["vectorizer"].vocabulary_, parts["transformer"], parts["noise"],
+                          mean_length=parts.get("mean_length"))
+    titles = None
+    if (path / "titles.npz").exists():
+        with open(path / "titles.pkl", "rb") as fh:
+            title_parts = pickle.load(fh)  # our own file, written by save() above
+        titles = TitleModel(title_parts["vectorizer"], title_parts["weighting"], sp.load_npz(path / "titles.npz").tocsr())
+    return dict(params=params, ids=ids["ids"], shows=ids["shows"], vectorizer=parts["vectorizer"],
+                transformer=parts["transformer"], matrix=sp.load_npz(path / "matrix.npz").tocsr(),
+                noise=parts["noise"], neigh_idx=np.load(path / "neigh_idx.npy"),
+                neigh_score=np.load(path / "neigh_score.npy"), digest=meta.get("digest", ""), svd=parts.get("svd"),
+                dense=np.load(path / "dense.npy") if (path / "dense.npy").exists() else None,
+                mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
+                numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
+                titles=titles, person_names=ids.get("person_names"))
+
+
+def saved_params(generations: Generations) -> dict[str, Any] | None:
+    path = generations.current()
+    if path is None:
+        return None
+    try:
+        return json.loads((path / "params.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def same_params(saved: dict[str, Any], params: ModelParams) -> bool:
+    """Whether a saved model's parameters (:func:`saved_params`) are ``params``, whatever it was
+    fitted on (``digest``) and however many episodes were folded in since."""
+    return {k: v for k, v in saved.items() if k not in ("digest", "folded")} == params.to_dict()
+
+
+def load_show_freqs(path: Path | None) -> ShowFreqs | None:
+    """The per-show document frequencies saved with the model at ``path`` (only fold-in reads them)."""
+    if path is None or not (path / "show_df.npz").exists():
+        return None
+    meta = json.loads((path / "show_df.json").read_text(encoding="utf-8"))
+    return ShowFreqs(meta["shows"], meta["sizes"], sp.load_npz(path / "show_df.npz").tocsr())

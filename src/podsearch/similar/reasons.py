@@ -1,0 +1,128 @@
+"""Why two episodes are near, as a person reads it: the topics both are about, at most five.
+
+A reason is a term the two vectors share, ranked by its share of their match (the product of its two
+weights). What is shown:
+
+- the episode one of them names ("mentions episode 179"), first;
+- people as their names ("Katie Hockman", not the model's token ``katie_hockman``), then phrases ("lightning
+  network"), then single words, each kind by its share of the match;
+- never a single word among the language's most common (:data:`GENERAL_WORDS` of ``wordfreq``'s list:
+  "versus", "seven", "east"): such a word says nothing about why two episodes belong together, though it
+  may be part of a phrase ("east africa");
+- no word already said by a phrase shown ("network" beside "lightning network").
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.sparse as sp
+
+from .features import fold_lower
+
+GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
+TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
+PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
+
+
+@functools.lru_cache(maxsize=8)
+def general_words(language: str = "en", n: int = GENERAL_WORDS) -> frozenset[str]:
+    """The ``n`` most frequent words of ``language`` (``wordfreq.top_n_list``, data shipped in the package),
+    folded as the model folds its terms."""
+    from wordfreq import top_n_list  # read on first use, not at import
+
+    return frozenset(fold_lower(w) for w in top_n_list(language, n))
+
+
+def is_general(reason: str, language: str = "en") -> bool:
+    """A reason that is one of the language's most common words on its own (a phrase or a name never is)."""
+    return " " not in reason and fold_lower(reason) in general_words(language)
+
+
+class Explainer:
+    """The reasons for pairs of rows of one model (its terms and people, read once)."""
+
+    def __init__(self, terms: np.ndarray, person_names: dict[str, str]) -> None:
+        self.terms = terms
+        self.names = person_names
+        self.floors: np.ndarray | None = None  # each row's topic floor (_floors)
+        common = general_words()
+        self.kinds = np.array([PERSON if t in person_names else PHRASE if "_" in t else WORD for t in terms.tolist()],
+                              dtype=np.int8)
+        # A person's token is a name only when it reads as one: not a common word ("Proposal", "Bitcoin") and not
+        # initials ("SP"): transcripts label some speakers so.
+        self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3)
+                                 for t, k in zip(terms.tolist(), self.kinds.tolist())])
+        self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
+        self.kind_list: list[int] = self.kinds.tolist()
+
+    def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
+        """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
+        if self.floors is None or len(self.floors) != matrix.shape[0]:
+            self.floors = np.array([topic_floor(matrix.data[matrix.indptr[r]:matrix.indptr[r + 1]])
+                                    for r in range(matrix.shape[0])], dtype=np.float32)
+        return self.floors
+
+    def label(self, term: int) -> str:
+        text = self.term_list[term]
+        return self.names[text] if self.kind_list[term] == PERSON else text.replace("_", " ")
+
+    def reasons(self, matrix: sp.csr_matrix, base: sp.csr_matrix, j: int, n: int = 5,
+                base_floor: float | None = None) -> list[str]:
+        """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near
+        (``base_floor``: ``topic_floor(base.data)``, when the caller asks for several rows)."""
+        common, base_w, row_w = shared_terms(matrix, base, j)
+        floor = topic_floor(base.data) if base_floor is None else base_floor
+        keep = ~self.general[common] & (base_w >= floor) & (row_w >= self._floors(matrix)[j])
+        common, share = common[keep], (base_w * row_w)[keep]
+        kinds, terms = self.kind_list, self.term_list
+        chosen: list[int] = []
+        said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("descriptor" says "descriptors")
+        for term in common[np.argsort(-share, kind="stable")[: 8 * n]].tolist():
+            if kinds[term] == WORD:
+                word = terms[term]
+                if word in said or _singular(word) in said:
+                    continue
+                said |= {word, _singular(word)}
+            else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
+                words = {w for word in terms[term].split("_") for w in (word, _singular(word))}
+                said |= words
+                chosen = [c for c in chosen if not (kinds[c] == WORD and _singular(terms[c]) in words)]
+            chosen.append(term)
+            if len(chosen) >= n:
+                break
+        rank = {t: r for r, t in enumerate(chosen)}
+        return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
+
+
+def _singular(word: str) -> str:
+    """A plain English plural's singular, enough to tell "xpubs" repeats "xpub" (not a stemmer)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def topic_floor(weights: np.ndarray, k: int = TOPIC_TERMS) -> float:
+    """The weight of an episode's ``k``-th strongest term: the terms at or above it are its topics."""
+    return float(np.partition(weights, len(weights) - k)[len(weights) - k]) if len(weights) > k else 0.0
+
+
+def shared_terms(matrix: sp.csr_matrix, base: sp.csr_matrix, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The term ids ``base`` shares with row ``j`` of ``matrix``, and their weights in each.
+
+    Works on the CSR arrays directly: slicing a scipy row costs more than the whole product.
+    """
+    m = matrix
+    cols, vals = m.indices[m.indptr[j]:m.indptr[j + 1]], m.data[m.indptr[j]:m.indptr[j + 1]]
+    common, at_base, at_row = np.intersect1d(base.indices, cols, assume_unique=True, return_indices=True)
+    return common, base.data[at_base], vals[at_row]
+
+
+def mention_reason(mentions: sp.csr_matrix | None, numbers: list[int | None], i: int, j: int) -> str | None:
+    """"mentions episode N" when episode ``i`` names ``j`` by its number, "mentioned in episode N" the other way."""
+    if mentions is None:
+        return None
+    if mentions[i, j] and numbers[j] is not None:
+        return f"mentions episode {numbers[j]}"
+    if mentions[j, i] and numbers[j] is not None:
+        return f"mentioned in episode {numbers[j]}"
+    return None

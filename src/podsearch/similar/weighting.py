@@ -1,0 +1,199 @@
+"""From weighted counts to model rows: stop words of each language, show noise, per-show IDF, TF-IDF, the
+term cap, L2 (and the optional LSA projection)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfTransformer
+from sklearn.preprocessing import normalize
+
+from ..languages import fold, stop_words
+from .params import ModelParams
+
+LSA_EPISODES_PER_COMPONENT = 10  # fewer episodes than this per LSA component: no LSA (see fit_lsa)
+
+
+class ShowFreqs(NamedTuple):
+    """Per show (of at least ``show_noise_min_episodes`` episodes): its size and its document frequencies."""
+
+    shows: list[str]
+    sizes: list[int]
+    df: sp.csr_matrix  # shows x terms
+
+
+@dataclass
+class Weighting:
+    """Turns an episode's weighted counts into its model row. What it learns from all the episodes (show noise,
+    per-show document frequencies, mean length, IDF) is fitted on the first call, at fit; fold-in reuses it."""
+
+    params: ModelParams
+    vocabulary: dict[str, int]
+    transformer: TfidfTransformer | None = None
+    noise: dict[str, np.ndarray] | None = None
+    show_freqs: ShowFreqs | None = None
+    mean_length: float | None = None
+
+    def rows(self, counts: sp.csr_matrix, shows: list[str], languages: list[str]) -> sp.csr_matrix:
+        """The L2-normalised rows of the episodes of ``counts``, as the fit weighs them."""
+        params = self.params
+        counts = _drop_stop_words(counts, self.vocabulary, languages)
+        if self.noise is None:
+            self.noise = show_noise(counts, shows, params)
+        counts = _drop_noise(counts, shows, self.noise)
+        if params.show_idf:
+            if self.show_freqs is None:
+                self.show_freqs = show_doc_freqs(counts, shows, params)
+            counts = _show_idf(counts, shows, self.show_freqs)
+        if params.bm25_k1 > 0:
+            if self.mean_length is None:
+                self.mean_length = float(np.asarray(counts.sum(axis=1)).mean())
+            counts = _bm25_tf(counts, params.bm25_k1, params.bm25_b, self.mean_length)
+        if self.transformer is None:
+            self.transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf and params.bm25_k1 <= 0).fit(counts)
+        matrix = self.transformer.transform(counts).astype(np.float32).tocsr()
+        return normalize(keep_top_terms(matrix, params.max_terms_per_doc)).astype(np.float32).tocsr()
+
+
+def _drop_stop_words(counts: sp.csr_matrix, vocabulary: dict[str, int], langs: list[str]) -> sp.csr_matrix:
+    """Each episode loses the stop words of its own language, so that one language's function words do not
+    pass for a topic ("und", "der", "și"). English ones are already gone (the vectorizer's list); a shared
+    list would be wrong: Dutch "door" is an English topic word."""
+    if len(langs) != counts.shape[0]:
+        return counts
+    groups: dict[str, np.ndarray] = {}
+    for lang in sorted(set(langs) - {"", "en"}):
+        # The vocabulary is lower case with accents stripped, as the vectorizer saw the text.
+        cols = sorted({vocabulary[w] for word in stop_words(lang) for w in (word, fold(word)) if w in vocabulary})
+        if cols:
+            groups[lang] = np.array(cols)
+    return _drop_noise(counts, langs, groups) if groups else counts
+
+
+def show_noise(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> dict[str, np.ndarray]:
+    """Per show, the term ids that mark the show rather than a topic: host names, intros, sponsor reads.
+
+    A term is noise for a show when it is in at least ``show_noise_df`` of the show's episodes and at
+    least ``show_noise_share`` of all episodes containing it belong to that show.
+    """
+    present = (counts > 0).astype(np.float32).tocsr()
+    global_df = np.asarray(present.sum(axis=0)).ravel()
+    shows_arr = np.array(shows)
+    noise: dict[str, np.ndarray] = {}
+    for show in np.unique(shows_arr):
+        rows = np.flatnonzero(shows_arr == show)
+        if len(rows) < params.show_noise_min_episodes:
+            continue
+        df = np.asarray(present[rows].sum(axis=0)).ravel()
+        share = np.divide(df, global_df, out=np.zeros_like(df), where=global_df > 0)
+        mask = (df >= params.show_noise_df * len(rows)) & (share >= params.show_noise_share)
+        noise[str(show)] = np.flatnonzero(mask)
+    return noise
+
+
+def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.ndarray]) -> sp.csr_matrix:
+    counts = counts.copy().tocsr()
+    shows_arr = np.array(shows)
+    for show, terms in noise.items():
+        if len(terms) == 0:
+            continue
+        rows = np.flatnonzero(shows_arr == show)
+        mask = np.ones(counts.shape[1], dtype=np.float32)
+        mask[terms] = 0
+        block = counts[rows].multiply(mask).tocsr()
+        counts = _replace_rows(counts, rows, block)
+    counts.eliminate_zeros()
+    return counts
+
+
+def show_doc_freqs(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> ShowFreqs:
+    """Per show of at least ``show_noise_min_episodes`` episodes, in how many of them each term is (for _show_idf)."""
+    present = counts.copy().tocsr()
+    present.data[:] = 1
+    shows_arr = np.array(shows)
+    names, sizes, dfs = [], [], []
+    for show in np.unique(shows_arr):
+        rows = np.flatnonzero(shows_arr == show)
+        if len(rows) < params.show_noise_min_episodes:
+            continue
+        names.append(str(show))
+        sizes.append(len(rows))
+        dfs.append(sp.csr_matrix(present[rows].sum(axis=0), dtype=np.float32))
+    df = sp.vstack(dfs, format="csr") if dfs else sp.csr_matrix((0, counts.shape[1]), dtype=np.float32)
+    return ShowFreqs(names, sizes, df)
+
+
+def _show_idf(counts: sp.csr_matrix, shows: list[str], freqs: ShowFreqs) -> sp.csr_matrix:
+    """Scale each count by the term's IDF inside the episode's show, ``log((1 + n) / (1 + df)) + 1`` over its max.
+
+    A softer form of show noise: a host's first name or a recurring segment in a third of a show's episodes
+    weighs less in that show, while a topic word rare in the show keeps its weight. A show not in ``freqs``
+    (too small, or new since the fit) is left as it is.
+    """
+    counts = counts.tocsr(copy=True)
+    shows_arr = np.array(shows)
+    for s, show in enumerate(freqs.shows):
+        rows = np.flatnonzero(shows_arr == show)
+        if len(rows) == 0:
+            continue
+        df = freqs.df[s].toarray().ravel()
+        n = freqs.sizes[s]
+        factor = (np.log((1 + n) / (1 + df)) + 1) / (np.log(1 + n) + 1)
+        for r in rows:
+            a, b = counts.indptr[r], counts.indptr[r + 1]
+            counts.data[a:b] *= factor[counts.indices[a:b]]
+    return counts
+
+
+def _bm25_tf(counts: sp.csr_matrix, k1: float, b: float, mean_length: float) -> sp.csr_matrix:
+    """BM25 term-frequency saturation, ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean length))``."""
+    counts = counts.tocsr(copy=True)
+    lengths = np.asarray(counts.sum(axis=1)).ravel()
+    norm = k1 * (1 - b + b * lengths / max(mean_length, 1e-9))
+    row_norm = np.repeat(norm, np.diff(counts.indptr)).astype(np.float32)
+    counts.data = counts.data * (k1 + 1) / (counts.data + row_norm)
+    return counts
+
+
+def _replace_rows(matrix: sp.csr_matrix, rows: np.ndarray, block: sp.csr_matrix) -> sp.csr_matrix:
+    keep = np.ones(matrix.shape[0], dtype=bool)
+    keep[rows] = False
+    selector_keep = sp.diags(keep.astype(np.float32))
+    scatter = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, np.arange(len(rows)))),
+                            shape=(matrix.shape[0], len(rows)))
+    return (selector_keep @ matrix + scatter @ block).tocsr()
+
+
+def keep_top_terms(matrix: sp.csr_matrix, n: int) -> sp.csr_matrix:
+    """Zero all but the n largest weights of each row."""
+    matrix = matrix.tocsr(copy=True)
+    for r in range(matrix.shape[0]):
+        start, end = matrix.indptr[r], matrix.indptr[r + 1]
+        if end - start > n:
+            row = matrix.data[start:end]
+            cut = np.partition(row, -n)[-n]
+            row[row < cut] = 0
+    matrix.eliminate_zeros()
+    return matrix
+
+
+def fit_lsa(matrix: sp.csr_matrix, params: ModelParams) -> tuple[Any, np.ndarray | None]:
+    """LSA (TruncatedSVD) of the TF-IDF rows, L2-normalised; (None, None) when off or the corpus is too small.
+
+    Too small is under :data:`LSA_EPISODES_PER_COMPONENT` episodes per component: on a few hundred episodes the
+    components follow single episodes, and episodes folded in later (projected on them) drift far from a refit
+    (docs/similar.md, fourth round).
+    """
+    components = params.lsa_components
+    if (not components or params.lsa_weight <= 0 or matrix.shape[0] < LSA_EPISODES_PER_COMPONENT * components
+            or matrix.shape[1] <= 2 * components):
+        return None, None
+    from sklearn.decomposition import TruncatedSVD
+
+    svd = TruncatedSVD(components, algorithm="randomized", n_iter=5, random_state=0)
+    dense = normalize(svd.fit_transform(matrix)).astype(np.float32)
+    return svd, dense
+

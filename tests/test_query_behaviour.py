@@ -1,0 +1,149 @@
+"""The search box as a new user meets it (issue 15), through /api/search on the bundled sample: excluded
+words stay excluded, a query in capitals is words, "did you mean" only helps, snippets do not cut names.
+
+The same rules over the site corpus are in test_search_podcast.py.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from podsearch.catalog import Catalog
+from podsearch.engines.whoosh.analysis import spoken_analyzer
+
+SOURDOUGH = "https://example.org/long-table/?p=1074"  # "The Care and Feeding of a Sourdough Starter"
+
+
+def api(client, q: str, **params) -> dict:
+    response = client.get("/api/search", query_string={"q": q, "per_page": 50, **params})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def episode_stems(data: Path, episode_id: str) -> set[str]:
+    """Every stem of an episode's searchable text (title, persons, notes, transcript, show)."""
+    with Catalog.in_dir(data) as catalog:
+        ep = catalog.episode(episode_id)
+        show = catalog.show(ep.show_id)
+    text = "\n".join([ep.title, ep.description_text, ep.transcript_text, show.title if show else "",
+                      " ".join(p.name for p in ep.persons)])
+    return set(spoken_analyzer().texts(text))
+
+
+def marked(fragment: str) -> list[str]:
+    return [html.unescape(m).lower() for m in re.findall(r"<mark>(.*?)</mark>", fragment)]
+
+
+def every_fragment(hit: dict) -> list[str]:
+    return [hit["snippet"], hit["title_html"]] + [m["text"] for m in hit["moments"]]
+
+
+@pytest.mark.parametrize("q, word", [
+    ('"sourdough starter" -rye', "rye"),  # the README's example
+    ("starter -rye", "rye"),
+    ("sourdough -rye", "rye"),
+    ("bread -rye", "rye"),
+    ("coffee -espresso", "espresso"),
+    ("coffee NOT espresso", "espresso"),
+    ("volcano lava -wine", "wine"),
+    ('title:coffee -espresso', "espresso"),
+])
+def test_an_excluded_word_is_in_no_hit_and_never_highlighted(client, sample_data: Path, q: str, word: str) -> None:
+    stem = spoken_analyzer().texts(word)[0]
+    answer = api(client, q)
+    for hit in answer["hits"]:
+        assert stem not in episode_stems(sample_data, hit["id"]), (q, hit["id"])
+        for fragment in every_fragment(hit):
+            assert word not in marked(fragment), (q, fragment)
+
+
+def test_the_sourdough_episode_says_rye_so_excluding_rye_drops_it(client, sample_data: Path) -> None:
+    assert "rye" in episode_stems(sample_data, SOURDOUGH)
+    assert SOURDOUGH in [h["id"] for h in api(client, "sourdough starter")["hits"]]
+    assert api(client, '"sourdough starter" -rye')["hits"] == []
+    starter = [h["id"] for h in api(client, "starter -rye")["hits"]]
+    assert starter and SOURDOUGH not in starter
+
+
+def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) -> None:
+    """No episode has both words, so any word will do; the excluded word still excludes."""
+    assert api(client, "kimchi telegraph")["relaxed"] is True
+    answer = api(client, "kimchi telegraph -cabbage")
+    assert answer["relaxed"] is True and answer["hits"]
+    for hit in answer["hits"]:
+        assert "cabbag" not in episode_stems(sample_data, hit["id"])
+
+
+def test_an_exclusion_holds_with_filters_and_date_sorting(client, sample_data: Path) -> None:
+    for params in ({"show": "the-long-table"}, {"sort": "date"}, {"from": "2020"}):
+        answer = api(client, "starter -rye", **params)
+        assert SOURDOUGH not in [h["id"] for h in answer["hits"]], params
+
+
+@pytest.mark.parametrize("shouted, written", [
+    ("COFFEE NOT ESPRESSO", "coffee not espresso"),
+    ("VOLCANO AND LAVA", "volcano and lava"),
+    ("WINE OR CHEESE", "wine or cheese"),
+    ("TO BE OR NOT TO BE", "to be or not to be"),
+])
+def test_a_query_in_capitals_is_words_not_operators(client, shouted: str, written: str) -> None:
+    loud, quiet = api(client, shouted), api(client, written)
+    assert [h["id"] for h in loud["hits"]] == [h["id"] for h in quiet["hits"]]
+    assert (loud["total"], loud["relaxed"]) == (quiet["total"], quiet["relaxed"])
+
+
+def test_capitals_inside_a_query_keep_operators(client) -> None:
+    """Only a query with no lower-case letter is read as words: ``coffee NOT espresso`` excludes."""
+    espresso = {h["id"] for h in api(client, "espresso")["hits"]}
+    assert not espresso & {h["id"] for h in api(client, "coffee NOT espresso")["hits"]}
+    assert espresso & {h["id"] for h in api(client, "COFFEE NOT ESPRESSO")["hits"]}
+
+
+@pytest.mark.parametrize("q, wrong", [
+    ("tax returns", "to returns"),
+    ("title:volcano", "time volcano"),
+    ("<script>alert(1)</script>", "scrape"),
+])
+def test_did_you_mean_keeps_syntax_and_language(client, q: str, wrong: str) -> None:
+    suggestion = api(client, q)["suggestion"] or ""
+    assert wrong not in suggestion
+    if q.startswith("title:"):
+        assert not suggestion or suggestion.startswith("title:")
+
+
+@pytest.mark.parametrize("q", ["volcano", "sourdough starter", "waggle dance", "coffee -espresso"])
+def test_a_query_that_matched_well_gets_no_suggestion(client, q: str) -> None:
+    assert api(client, q)["suggestion"] is None
+
+
+def test_a_suggestion_finds_clearly_more(client) -> None:
+    """When one is offered, the suggested query finds more episodes holding every word than the typed one."""
+    for q in ("voclano", "kimchee", "sourdough startr", "tax returns", '"waggle dnace"', "Voclano eruptions"):
+        answer = api(client, q)
+        if answer["suggestion"]:
+            better = api(client, answer["suggestion"])
+            assert (answer["relaxed"] and not better["relaxed"]) or better["total"] > answer["total"], q
+    assert api(client, "voclano")["suggestion"] == "volcano"
+    assert api(client, "kimchee")["suggestion"] == "kimchi"  # the longer common start, not "kitchen"
+    assert api(client, '"waggle dnace"')["suggestion"] == '"waggle dance"'  # a swap is one edit, quotes kept
+    assert api(client, "SOURDOUGH STARTR")["suggestion"] == "SOURDOUGH START"  # in the case typed
+    assert api(client, "title:volcanoe")["suggestion"] is None  # "volcanoes" is found already: nothing more
+
+
+@pytest.mark.parametrize("q", ["bakers starter", "blake starter", "baking starter", "baking keep"])
+def test_snippet_fragments_do_not_cut_a_name_or_join_adjacent_text(client, sample_data: Path, q: str) -> None:
+    """The notes say "With Henrietta Blake, Kenji Watanabe."; a snippet must not read "With Henrietta … Blake"
+    (fragments cut inside a name, joined where nothing was left out)."""
+    with Catalog.in_dir(sample_data) as catalog:
+        notes = " ".join(catalog.episode(SOURDOUGH).description_text.split())
+    hit = next(h for h in api(client, q)["hits"] if h["id"] == SOURDOUGH)
+    text = " ".join(html.unescape(re.sub(r"</?mark>", "", hit["snippet"])).split())
+    assert "Henrietta … Blake" not in text
+    pieces = [p.strip(" …") for p in text.split(" … ")]
+    for before, after in zip(pieces, pieces[1:]):
+        assert before in notes and after in notes
+        assert before + " " + after not in notes, f"{before!r} … {after!r} are adjacent in the notes"
