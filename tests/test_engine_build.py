@@ -239,3 +239,19 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split("\n", 1)[0]
     except (OSError, IndexError):
         return "zombie"
+
+
+def test_memory_option_of_import_bounds_the_rebuild(tmp_path: Path, runner: Any,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    from podsearch.cli import main
+
+    lines = tmp_path / "a.jsonl"
+    lines.write_text("".join(json.dumps(e) + "\n" for e in _episodes(220, 2)))
+    with caplog.at_level(logging.INFO, logger="podsearch.engines.whoosh"):
+        result = runner.invoke(main, ["--data", str(tmp_path / "d"), "-q", "import", "--memory", "300M", str(lines)])
+    assert result.exit_code == 0, result.output
+    said = [r.getMessage() for r in caplog.records if "full rebuild" in r.getMessage()]
+    assert len(said) == 1 and "1 writer process" in said[0], said
+    bad = runner.invoke(main, ["--data", str(tmp_path / "e"), "-q", "import", "--memory", "lots", str(lines)])
+    assert bad.exit_code == 1 and "build_memory" in bad.output, bad.output
+    assert not (tmp_path / "e" / "catalog.sqlite").exists()
