@@ -138,6 +138,9 @@ def _show_from_row(row: sqlite3.Row) -> Show:
     return Show(**{k: v for k, v in d.items() if k in known})
 
 
+EPISODE_ORDER = " ORDER BY COALESCE(published, '') DESC, id"  # newest first, as every list of episodes
+
+
 class Catalog:
     """A connection to the catalog file. One per thread; cheap to open."""
 
@@ -309,9 +312,13 @@ class Catalog:
             where.append("gone = 0")
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY COALESCE(published, '') DESC, id"
+        sql += EPISODE_ORDER
         for row in self.db.execute(sql, args).fetchall():
             yield _episode_from_row(row, self.segments(row["id"]) if with_segments else None)
+
+    def episode_ids(self) -> list[str]:
+        """Every episode's id, in the order of :meth:`episodes`: a pass over the catalog a chunk at a time."""
+        return [r[0] for r in self.db.execute("SELECT id FROM episodes" + EPISODE_ORDER)]
 
     def summaries(self) -> dict[str, tuple[str, str, str | None, str, str]]:
         """{episode id: (title, show id, published, link, language)} in one query, for lists of episodes."""

@@ -22,25 +22,75 @@ def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) 
     the ``max_features`` most frequent of them; the returned vectorizer maps new text onto it. With
     ``field_sublinear``, each field's count is ``1 + log(tf)`` before it is weighted.
     """
-    options: dict[str, Any] = dict(stop_words="english", preprocessor=fold_lower, token_pattern=TOKEN_PATTERN,
-                                   dtype=np.float32)
-    n = len(fields[0][0])
-    raw = CountVectorizer(**options)
-    stacked = raw.fit_transform(chain.from_iterable(texts for texts, _ in fields)).tocsr()
-    counts = weigh_fields(stacked, [weight for _, weight in fields], n, params.field_sublinear)
-    del stacked
-    df = np.bincount(counts.indices, minlength=counts.shape[1])
-    min_df = params.min_df if n >= 20 else 1
-    max_df = params.max_df * n if n >= 20 else n
-    keep = np.flatnonzero((df >= min_df) & (df <= max_df))
-    if len(keep) == 0:  # every word in (nearly) every episode, e.g. templated titles and no transcripts
-        keep = np.flatnonzero(df > 0)
-    if len(keep) > params.max_features:
-        totals = np.asarray(counts[:, keep].sum(axis=0)).ravel()
-        keep = np.sort(keep[np.argsort(-totals, kind="stable")[: params.max_features]])
-    terms = raw.get_feature_names_out()[keep]
-    vectorizer = CountVectorizer(**options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
-    return vectorizer, counts[:, keep].tocsr()
+    counter = TermCounter(params)
+    counter.add(fields)
+    return counter.finish()
+
+
+class TermCounter:
+    """:func:`weighted_counts` over episodes given a chunk at a time (``add``), so that a fit never holds every
+    transcript: each chunk's texts are tokenised, counted against the vocabulary seen so far (new terms get
+    the next column) and weighted; ``finish`` puts the columns in the vocabulary's alphabetical order and
+    selects the terms. The result is the same matrix and vocabulary as one ``CountVectorizer`` over all the
+    text (its counts, then the same per-field weighting, which works row by row)."""
+
+    def __init__(self, params: ModelParams) -> None:
+        self.params = params
+        self.options: dict[str, Any] = dict(stop_words="english", preprocessor=fold_lower,
+                                            token_pattern=TOKEN_PATTERN, dtype=np.float32)
+        self.analyze = CountVectorizer(**self.options).build_analyzer()
+        self.vocabulary: dict[str, int] = {}
+        self.chunks: list[sp.csr_matrix] = []
+
+    def add(self, fields: list[tuple[list[str], float]]) -> None:
+        """Count the episodes of one chunk: ``fields`` as :func:`weighted_fields` gives them."""
+        n = len(fields[0][0])
+        vocabulary, analyze = self.vocabulary, self.analyze
+        columns: list[int] = []
+        values: list[int] = []
+        indptr = [0]
+        for text in chain.from_iterable(texts for texts, _ in fields):
+            counts: dict[int, int] = {}
+            for term in analyze(text):
+                j = vocabulary.get(term)
+                if j is None:
+                    j = vocabulary[term] = len(vocabulary)
+                counts[j] = counts.get(j, 0) + 1
+            columns.extend(counts)
+            values.extend(counts.values())
+            indptr.append(len(columns))
+        stacked = sp.csr_matrix((np.asarray(values, dtype=np.float32), np.asarray(columns, dtype=np.int64),
+                                 np.asarray(indptr, dtype=np.int64)), shape=(len(indptr) - 1, len(vocabulary)))
+        stacked.sort_indices()
+        self.chunks.append(weigh_fields(stacked, [weight for _, weight in fields], n, self.params.field_sublinear))
+
+    def finish(self) -> tuple[CountVectorizer, sp.csr_matrix]:
+        """The vectorizer of the selected terms and every episode's weighted counts over them."""
+        params, width = self.params, len(self.vocabulary)
+        names = np.array(sorted(self.vocabulary), dtype=object)
+        order = np.empty(width, dtype=np.int64)  # old column -> its place in alphabetical order
+        order[np.fromiter((self.vocabulary[t] for t in names), dtype=np.int64, count=width)] = np.arange(width)
+        self.vocabulary = {}
+        parts = []
+        while self.chunks:
+            chunk = self.chunks.pop(0)
+            parts.append(sp.csr_matrix((chunk.data, order[chunk.indices], chunk.indptr), shape=(chunk.shape[0], width)))
+        counts = sp.vstack(parts, format="csr") if len(parts) > 1 else parts[0]
+        del parts
+        counts.sort_indices()
+        n = counts.shape[0]
+        df = np.bincount(counts.indices, minlength=counts.shape[1])
+        min_df = params.min_df if n >= 20 else 1
+        max_df = params.max_df * n if n >= 20 else n
+        keep = np.flatnonzero((df >= min_df) & (df <= max_df))
+        if len(keep) == 0:  # every word in (nearly) every episode, e.g. templated titles and no transcripts
+            keep = np.flatnonzero(df > 0)
+        if len(keep) > params.max_features:
+            totals = np.asarray(counts[:, keep].sum(axis=0)).ravel()
+            keep = np.sort(keep[np.argsort(-totals, kind="stable")[: params.max_features]])
+        terms = names[keep]
+        vectorizer = CountVectorizer(**self.options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
+        return vectorizer, counts[:, keep].tocsr()
 
 
 def fold_lower(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..catalog import Catalog
@@ -11,6 +12,7 @@ from .signals import link_tokens
 
 GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
                     "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
+CHUNK = 500  # episodes whose texts a fit holds at once (about 25 MB of transcripts at the bench's sizes)
 
 
 def person_token(name: str) -> str:
@@ -34,9 +36,20 @@ class EpisodeFields(NamedTuple):
     person_names: dict[str, str] | None = None  # person token -> the name as written ("katie_hockman" -> "Katie Hockman")
 
 
-def episode_texts(catalog: Catalog, only: list[str] | None = None) -> EpisodeFields:
+def episode_chunks(catalog: Catalog, size: int = CHUNK) -> Iterator[EpisodeFields]:
+    """:func:`episode_texts` of every episode, ``size`` episodes at a time, in the catalog's order."""
+    show_titles = {s.id: s.title for s in catalog.shows()}
+    ids = catalog.episode_ids()
+    for start in range(0, len(ids), size):
+        yield episode_texts(catalog, ids[start:start + size], show_titles)
+
+
+def episode_texts(catalog: Catalog, only: list[str] | None = None,
+                  show_titles: dict[str, str] | None = None) -> EpisodeFields:
     """The fields the model reads, from the catalog (every episode, or the episodes ``only`` in its order)."""
-    fields = EpisodeFields([], [], [], [], [], [], [], [], [], {s.id: s.title for s in catalog.shows()}, {})
+    if show_titles is None:
+        show_titles = {s.id: s.title for s in catalog.shows()}
+    fields = EpisodeFields([], [], [], [], [], [], [], [], [], show_titles, {})
     ids, shows, titles, notes, transcripts, languages, people, links, numbers, _, person_names = fields
     episodes = catalog.episodes(with_segments=False) if only is None else (
         ep for ep in (catalog.episode(i, with_segments=False) for i in only) if ep is not None)

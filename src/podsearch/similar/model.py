@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -20,12 +20,12 @@ from ..catalog import Catalog
 from ..errors import IndexMissing, NotFound, QueryError
 from ..generations import Generations
 from . import persist
-from .features import fold_lower, weigh_fields, weighted_counts, weighted_fields
-from .fields import EpisodeFields, catalog_digest, episode_texts, hashes_digest
+from .features import TermCounter, fold_lower, weigh_fields, weighted_fields
+from .fields import EpisodeFields, catalog_digest, episode_chunks, hashes_digest
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
 from .reasons import Explainer, mention_reason, topic_floor
-from .signals import episode_mentions
+from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
 from .weighting import Weighting, fit_lsa
 
@@ -78,33 +78,64 @@ class SimilarModel:
     @classmethod
     def fit(cls, catalog: Catalog, params: ModelParams | None = None,
             progress: Callable[[str], None] | None = None, hashes: dict[str, str] | None = None) -> SimilarModel:
-        """Fit on every episode of ``catalog`` (``hashes``: its :meth:`~Catalog.hashes`, when already read)."""
+        """Fit on every episode of ``catalog`` (``hashes``: its :meth:`~Catalog.hashes`, when already read), reading
+        the texts a chunk of episodes at a time (:func:`episode_chunks`): the fit never holds every transcript."""
         digest = catalog_digest(catalog) if hashes is None else hashes_digest(hashes)
-        return cls.fit_fields(episode_texts(catalog), params, digest, progress)
+        return cls.fit_chunks(episode_chunks(catalog), params, digest, progress)
 
     @classmethod
     def fit_fields(cls, fields: tuple[Any, ...], params: ModelParams | None = None, digest: str = "",
                    progress: Callable[[str], None] | None = None) -> SimilarModel:
         """Fit on :class:`EpisodeFields` (or a plain tuple in its order: ids, shows, titles, notes, transcripts, ...)."""
+        return cls.fit_chunks([fields], params, digest, progress)
+
+    @classmethod
+    def fit_chunks(cls, chunks: Iterable[tuple[Any, ...]], params: ModelParams | None = None, digest: str = "",
+                   progress: Callable[[str], None] | None = None) -> SimilarModel:
+        """Fit on episodes given as :class:`EpisodeFields` a chunk at a time: the same model as one chunk of them
+        all. Of each chunk's notes, transcripts, people and links only their term counts and the episode numbers
+        they name are kept."""
         params = params or ModelParams()
         started = time.perf_counter()
-        fields = EpisodeFields(*fields) if not isinstance(fields, EpisodeFields) else fields
+        counter = TermCounter(params)
+        fields = EpisodeFields([], [], [], [], [], [], [], [], [], {}, {})  # what is kept: no long texts
+        found: list[Mentions] = []
+        numbered = languages = True
+        for chunk in chunks:
+            chunk = EpisodeFields(*chunk) if not isinstance(chunk, EpisodeFields) else chunk
+            if not chunk.ids:
+                continue
+            counter.add(weighted_fields(chunk, params))
+            fields.ids.extend(chunk.ids)
+            fields.shows.extend(chunk.shows)
+            fields.titles.extend(chunk.titles)
+            languages = languages and bool(chunk.languages)
+            fields.languages.extend(chunk.languages or [])
+            numbered = numbered and chunk.numbers is not None
+            fields.numbers.extend(chunk.numbers or [])  # type: ignore[union-attr]
+            fields.show_titles.update(chunk.show_titles or {})  # type: ignore[union-attr]
+            for token, name in (chunk.person_names or {}).items():
+                fields.person_names.setdefault(token, name)  # type: ignore[union-attr]
+            if params.mention_weight > 0 and chunk.numbers is not None:
+                found.extend(mentions_in(f"{a} {b}") for a, b in zip(chunk.notes, chunk.transcripts))
         ids, shows = list(fields.ids), list(fields.shows)
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
-        vectorizer, counts = weighted_counts(weighted_fields(fields, params), params)
+        if not languages:
+            fields.languages.clear()
+        vectorizer, counts = counter.finish()
         if progress:
             progress("vectorized")
         weighting = Weighting(params, vectorizer.vocabulary_)
-        matrix = weighting.rows(counts, shows, list(fields.languages or []))
+        matrix = weighting.rows(counts, shows, list(fields.languages))
+        del counts
         transformer, noise = weighting.transformer, weighting.noise
         svd, dense = fit_lsa(matrix, params)
         titles = (TitleModel.fit(list(fields.titles), shows, list(fields.languages or []), params)
                   if params.title_cosine_weight > 0 else None)
         mentions = None
-        if params.mention_weight > 0 and fields.numbers is not None:
-            named = episode_mentions([f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)], shows,
-                                     fields.numbers, fields.show_titles)
+        if params.mention_weight > 0 and numbered:
+            named = resolve_mentions(found, shows, fields.numbers or [], fields.show_titles)
             mentions = named if named.nnz else None
         if progress:
             progress("weighted")
@@ -114,7 +145,7 @@ class SimilarModel:
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
-                   svd, dense, mentions, list(fields.numbers) if fields.numbers is not None else None, weighting,
+                   svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
                    titles=titles, person_names=_names(fields, vectorizer.vocabulary_))
 
     # -- persistence (persist.py) ---------------------------------------------------------------

@@ -71,7 +71,24 @@ def _token(text: str) -> str:
 def episode_mentions(texts: Sequence[str], shows: Sequence[str], numbers: Sequence[int | None],
                      show_titles: dict[str, str] | None = None) -> sp.csr_matrix:
     """N x N (i, j) = 1 when episode i's text names episode j by its number (same show, or a show named just before)."""
-    n = len(texts)
+    return resolve_mentions([mentions_in(text) for text in texts], shows, numbers, show_titles)
+
+
+Mentions = list[tuple[int, list[str]]]  # each number a text names, with the text just before each place it does
+
+
+def mentions_in(text: str) -> Mentions:
+    """What :func:`resolve_mentions` needs of one text (a few short strings): read as the texts stream by, so
+    that the texts need not be held until every episode's number is known."""
+    low = text.lower()
+    return [(number, [low[max(0, start - TITLE_GAP):start] for start in starts])
+            for starts, number in _numbers_named(low).values()]
+
+
+def resolve_mentions(found: Sequence[Mentions], shows: Sequence[str], numbers: Sequence[int | None],
+                     show_titles: dict[str, str] | None = None) -> sp.csr_matrix:
+    """:func:`episode_mentions` from each text's :func:`mentions_in`."""
+    n = len(found)
     where: dict[tuple[str, int], list[int]] = {}
     for j, (show, number) in enumerate(zip(shows, numbers)):
         if number is not None:
@@ -83,13 +100,12 @@ def episode_mentions(texts: Sequence[str], shows: Sequence[str], numbers: Sequen
               for show, title in (show_titles or {}).items() if title and show in numbered]
     rows: list[int] = []
     cols: list[int] = []
-    for i, text in enumerate(texts):
+    for i, mentions in enumerate(found):
         if shows[i] not in numbered and not titled:
             continue
         seen: set[int] = set()
-        low = text.lower()
-        for starts, number in _numbers_named(low).values():
-            named = (_named_show(low[max(0, start - TITLE_GAP):start], titled) for start in starts)
+        for number, befores in mentions:
+            named = (_named_show(before, titled) for before in befores)
             show = next((s for s in named if s), None) or shows[i]
             for j in where.get((show, number), ()):
                 if j != i and j not in seen:

@@ -1,0 +1,105 @@
+"""The similarity model fitted a chunk of episodes at a time (the build's path: ``SimilarModel.fit`` over
+``episode_chunks``) is the model fitted on every episode at once (``fit_fields``, what ``eval similar`` scores):
+the same terms, the same rows bit for bit, the same neighbours and mentions, and a fit holds one chunk's texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import podsearch.similar.model as model_module
+from podsearch.catalog import Catalog
+from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, episode_texts
+from podsearch.similar import fields as fields_module
+from podsearch.similar.features import TermCounter, weighted_fields
+from podsearch.similar.signals import episode_mentions, mentions_in, resolve_mentions
+
+
+def _same_model(a: SimilarModel, b: SimilarModel) -> None:
+    assert a.ids == b.ids and a.shows == b.shows
+    assert a.vectorizer.vocabulary_ == b.vectorizer.vocabulary_
+    for x, y in ((a.matrix, b.matrix), *(((a.mentions, b.mentions),) if a.mentions is not None else ())):
+        assert x.shape == y.shape
+        assert np.array_equal(x.indptr, y.indptr) and np.array_equal(x.indices, y.indices)
+        assert np.array_equal(x.data, y.data)  # bit for bit, not approximately
+    assert b.mentions is None if a.mentions is None else b.mentions is not None
+    assert np.array_equal(a.neigh_idx, b.neigh_idx) and np.array_equal(a.neigh_score, b.neigh_score)
+    assert (a.dense is None) == (b.dense is None)
+    if a.dense is not None:
+        assert np.array_equal(a.dense, b.dense)
+    assert a.numbers == b.numbers and a.person_names == b.person_names
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 36])
+def test_a_fit_in_chunks_is_the_fit_at_once(sample_data: Path, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Catalog.in_dir(sample_data) as catalog:
+        at_once = SimilarModel.fit_fields(episode_texts(catalog), ModelParams())
+        held: list[int] = []
+        chunks = fields_module.episode_chunks
+
+        def watched(cat: Catalog, size: int = chunk) -> Any:
+            for part in chunks(cat, chunk):
+                held.append(len(part.transcripts))
+                yield part
+
+        monkeypatch.setattr(model_module, "episode_chunks", watched)
+        streamed = SimilarModel.fit(catalog, ModelParams())
+    assert max(held) == chunk and sum(held) == 36  # never more than one chunk of transcripts at a time
+    _same_model(at_once, streamed)
+    assert streamed.similar(streamed.ids[0], 5)[0] == at_once.similar(at_once.ids[0], 5)[0]
+
+
+def _numbered(n: int) -> EpisodeFields:
+    topics = ["bees hive pollen honey waggle", "rust borrow checker lifetimes", "sourdough starter yeast crumb"]
+    notes = [f"{topics[i % 3]} " * 3 + (f"as we said on episode {(i * 7) % n + 1} and Other Show #2" if i % 4 else "")
+             for i in range(n)]
+    return EpisodeFields([f"e{i}" for i in range(n)], [f"s{i % 2}" for i in range(n)], [f"Show #{i + 1}" for i in range(n)],
+                         notes, [f"speaker talk {topics[(i + 1) % 3]}" for i in range(n)], ["en"] * n,
+                         [f"guest_{i % 5}" for i in range(n)], [""] * n, [i % 20 + 1 for i in range(n)],
+                         {"s0": "Show", "s1": "Other Show"}, {f"guest_{i}": f"Guest {i}" for i in range(5)})
+
+
+def _split(fields: EpisodeFields, size: int) -> list[EpisodeFields]:
+    n = len(fields.ids)
+    return [EpisodeFields(*(f[k:k + size] if isinstance(f, list) else f for f in fields)) for k in range(0, n, size)]
+
+
+def test_mentions_and_numbers_survive_the_chunks() -> None:
+    fields = _numbered(40)
+    at_once = SimilarModel.fit_fields(fields, ModelParams())
+    assert at_once.mentions is not None and at_once.mentions.nnz > 20
+    _same_model(at_once, SimilarModel.fit_chunks(_split(fields, 6), ModelParams()))
+
+
+def test_mentions_read_apart_then_resolved_are_episode_mentions() -> None:
+    fields = _numbered(40)
+    texts = [f"{a} {b}" for a, b in zip(fields.notes, fields.transcripts)]
+    expected = episode_mentions(texts, fields.shows, fields.numbers, fields.show_titles)
+    found = resolve_mentions([mentions_in(t) for t in texts], fields.shows, fields.numbers, fields.show_titles)
+    assert expected.nnz > 20 and (expected != found).nnz == 0
+    assert all(len(before) <= 40 for m in map(mentions_in, texts) for _, befores in m for before in befores)
+
+
+def test_term_counts_in_chunks_are_the_counts_at_once() -> None:
+    fields = _numbered(40)
+    params = ModelParams(min_df=1, max_df=1.0, max_features=12)  # the cap breaks ties by the terms' order
+    one = TermCounter(params)
+    one.add(weighted_fields(fields, params))
+    vec_one, counts_one = one.finish()
+    many = TermCounter(params)
+    for part in _split(fields, 3):
+        many.add(weighted_fields(part, params))
+    vec_many, counts_many = many.finish()
+    assert vec_one.vocabulary_ == vec_many.vocabulary_ and len(vec_one.vocabulary_) == 12  # of 22 terms
+    assert isinstance(counts_many, sp.csr_matrix) and (counts_one != counts_many).nnz == 0
+
+
+def test_an_empty_catalog_still_says_what_to_do(tmp_path: Path) -> None:
+    from podsearch.errors import IndexMissing
+
+    with Catalog.in_dir(tmp_path) as catalog, pytest.raises(IndexMissing, match="reindex"):
+        SimilarModel.fit(catalog, ModelParams())
