@@ -100,3 +100,111 @@ def code_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty else "")
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            try:
+                todo.extend(int(c) for c in task.read_text().split())
+            except OSError:
+                pass
+    return out
+
+
+def _proc_kb(pid: int, path: str, keys: tuple[str, ...]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/{path}", encoding="ascii") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key in keys:
+                    found[key] = int(value.split()[0])
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def tree_memory_mb(pid: int) -> dict[str, float]:
+    """Memory of a process and its descendants now: the sum of their RSS, the sum of their PSS (shared pages
+    counted once, in shares: what the tree really occupies), the largest single RSS, and how many processes."""
+    rss = pss = biggest = 0
+    pids = _tree(pid)
+    for p in pids:
+        r = _proc_kb(p, "status", ("VmRSS",)).get("VmRSS", 0)
+        rss += r
+        biggest = max(biggest, r)
+        pss += _proc_kb(p, "smaps_rollup", ("Pss",)).get("Pss", r)
+    return {"rss": round(rss / 1024, 1), "pss": round(pss / 1024, 1), "largest": round(biggest / 1024, 1),
+            "procs": len(pids)}
+
+
+def files_bytes(path: Path) -> int:
+    """Bytes in the files under ``path`` now, tolerating files that vanish while they are counted."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class Sampler:
+    """Samples a process tree's memory and the size of some folders every ``interval`` seconds, from a thread
+    of the measuring process (never inside the measured one: a thread there would change what it does).
+
+    ``peaks(windows)`` gives the high-water marks over the whole run and within named time windows
+    (``{"index": (start, end)}`` in ``time.time()`` seconds): the build's phases.
+    """
+
+    def __init__(self, pid: int, folders: dict[str, Path], interval: float = 0.5) -> None:
+        import threading
+
+        self.pid, self.folders, self.interval = pid, folders, interval
+        self.samples: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-sampler", daemon=True)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            sample: dict[str, Any] = {"t": time.time(), **tree_memory_mb(self.pid)}
+            for name, path in self.folders.items():
+                sample[name] = files_bytes(path)
+            self.samples.append(sample)
+            if self._stop.wait(self.interval):
+                return
+
+    def peaks(self, windows: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
+        keys = ["rss", "pss", "largest", *self.folders]
+
+        def peak(samples: list[dict[str, Any]]) -> dict[str, Any]:
+            out = {f"{k}_peak": max((s[k] for s in samples), default=None) for k in keys}
+            out.update(samples=len(samples), procs_peak=max((s["procs"] for s in samples), default=None))
+            return out
+
+        out = peak(self.samples)
+        for name, (start, end) in (windows or {}).items():
+            out[name] = peak([s for s in self.samples if start <= s["t"] <= end])
+        return out
+
+    def series(self, points: int = 200) -> list[dict[str, Any]]:
+        """The samples thinned to about ``points`` (times relative to the first), for a plot."""
+        if not self.samples:
+            return []
+        step = max(1, len(self.samples) // points)
+        t0 = self.samples[0]["t"]
+        return [{**s, "t": round(s["t"] - t0, 1)} for s in self.samples[::step]]

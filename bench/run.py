@@ -32,7 +32,7 @@ from typing import Any
 
 from . import corpus as corpora
 from . import profile as profiling
-from .measure import machine, proc_cpu_s, proc_memory_mb, summary, timed
+from .measure import Sampler, machine, proc_cpu_s, proc_memory_mb, summary, timed
 from .peers import FTS5, SklearnTfidf, Tantivy
 from .queries import MIX, api_params, real_queries, search_request
 from .server import Server, similar_path
@@ -64,11 +64,21 @@ class Bench:
         self.results_path.parent.mkdir(parents=True, exist_ok=True)
         self.results_path.write_text(json.dumps(self.out, indent=1, sort_keys=True) + "\n")
 
-    def child(self, *args: str) -> dict[str, Any]:
+    def child(self, *args: str, watch: Path | None = None) -> dict[str, Any]:
+        """Run ``python -m bench.build ARGS`` while sampling the memory of its process tree and the size of the
+        folder ``watch`` (an index folder: its segments and Whoosh's temporary files); the peaks, over the run and
+        within the phases the child marked, go to ``sampled``, a thinned timeline to ``timeline``."""
         out = self.work / f"child-{args[0]}.json"
-        subprocess.run([sys.executable, "-m", "bench.build", *args, str(out)], check=True,
-                       cwd=Path(__file__).resolve().parent.parent)
-        return json.loads(out.read_text())
+        cmd = [sys.executable, "-m", "bench.build", *args, str(out)]
+        proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent)
+        with Sampler(proc.pid, {"scratch_bytes": watch} if watch else {}) as sampler:
+            code = proc.wait()
+        if code:
+            raise subprocess.CalledProcessError(code, cmd)
+        result = json.loads(out.read_text())
+        result["sampled"] = sampler.peaks({k: tuple(v) for k, v in result.get("marks", {}).items()})
+        result["timeline"] = sampler.series()
+        return result
 
     def _episode_ids(self) -> list[str]:
         ids = []
@@ -84,13 +94,14 @@ class Bench:
             self.out["podsearch_build"] = json.loads(done.read_text())  # a build that finished on its own
             return
         shutil.rmtree(self.data, ignore_errors=True)
-        self.out["podsearch_build"] = self.child("full", str(self.jsonl), str(self.data))
+        self.out["podsearch_build"] = self.child("full", str(self.jsonl), str(self.data), watch=self.data / "index")
 
     def single(self) -> None:
         """The Whoosh index of the same catalog with one writer in one process (the baseline)."""
         single_dir = self.work / "single-writer"
         shutil.rmtree(single_dir, ignore_errors=True)
-        self.out["whoosh_single_writer"] = self.child("index", str(self.data), str(single_dir), "--procs", "1")
+        self.out["whoosh_single_writer"] = self.child("index", str(self.data), str(single_dir), "--procs", "1",
+                                                      watch=single_dir / "index")
         shutil.rmtree(single_dir, ignore_errors=True)
 
     def peers(self) -> None:

@@ -85,6 +85,19 @@ def json_option(what: str) -> Callable[[Any], Any]:
     return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON.")
 
 
+def memory_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--memory SIZE``: the ``build_memory`` setting for this run (a full rebuild of the index stays within it)."""
+
+    def set_memory(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        obj = ctx.find_object(Context)
+        if value is not None and obj is not None:
+            obj.overrides["build_memory"] = value
+
+    return click.option("--memory", metavar="SIZE", default=None, expose_value=False, callback=set_memory,
+                        help="Memory a full rebuild of the index may use: 700M, 2G (the build_memory setting "
+                             "for this run). [env PODSEARCH_BUILD_MEMORY]")(f)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
 Examples:
   podsearch demo                        index the bundled sample and serve it
@@ -144,6 +157,7 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
 @click.option("--full", is_flag=True, help="Rebuild the index and the model from scratch (swapped in atomically).")
 @click.option("--prune", is_flag=True, help="Delete episodes that left their feed (default: keep them, marked).")
 @click.option("--wait", is_flag=True, help="Wait for a running reindex to finish instead of refusing.")
+@memory_option
 @json_option("the summary")
 @pass_ctx
 def reindex(obj: Context, full: bool, prune: bool, wait: bool, as_json: bool) -> None:
@@ -243,6 +257,7 @@ def remove(obj: Context, source: str, prune: bool, wait: bool, as_json: bool) ->
 @main.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--full", is_flag=True, help="Rebuild the index from scratch afterwards.")
+@memory_option
 @json_option("the summary")
 @pass_ctx
 def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:

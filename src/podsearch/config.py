@@ -7,6 +7,7 @@ TOML config file (``--config`` / ``PODSEARCH_CONFIG``), then the defaults below.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,22 @@ def _str_list(value: Any) -> list[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
     raise ValueError("expected a list of URLs or paths")
+
+
+def _megabytes(value: Any) -> int:
+    """Megabytes from a number (``2048``) or a size with a unit (``512M``, ``2G``, ``2GB``); 0 is allowed."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size in megabytes (e.g. 2048, 512M, 2G), got {value!r}")
+    if isinstance(value, int):
+        number, unit = value, ""
+    else:
+        match = re.fullmatch(r"\s*(\d+)\s*([mMgG]?)[bB]?\s*", str(value))
+        if match is None:
+            raise ValueError(f"expected a size in megabytes (e.g. 2048, 512M, 2G), got {value!r}")
+        number, unit = int(match.group(1)), match.group(2).upper()
+    if number < 0:
+        raise ValueError(f"a size cannot be negative, got {value!r}")
+    return number * 1024 if unit == "G" else number
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -86,6 +103,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Share of the top score each of a search's top 30 episodes gains for its best transcript passage before "
             "the model's vote (0.1 ranked the topical dev set best, +0.005 nDCG@10, at about +12 ms a search at "
             "10,000 episodes; docs/search.md); 0: off."),
+    Setting("build_memory", _megabytes, 0,
+            "Memory a full rebuild of the search index may use, in MB (or 512M, 2G): fewer writer processes and "
+            "smaller posting pools below about 1 GB; 0: two processes with 256 MB pools (about 1.3 GB)."),
     Setting("search_deadline", float, 1.0,
             "Seconds of engine work a search may take; then it answers with what it found (`timed_out`), or 503 "
             "when that is nothing. 0: no deadline."),

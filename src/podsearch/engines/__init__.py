@@ -18,7 +18,8 @@ def open_engine(data_dir: Path | str, config: Any = None) -> Engine:
     if name == "whoosh":
         from .whoosh import WhooshEngine
 
-        return WhooshEngine(data_dir)
+        values = getattr(config, "values", {}) if config is not None else {}
+        return WhooshEngine(data_dir, build_memory=int(values.get("build_memory", 0) or 0))
     if name == "opensearch":
         from .opensearch import OpenSearchEngine
 

@@ -36,6 +36,7 @@ from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters
 from . import fast, spelling
 from .analysis import spoken_analyzer
 from .bounds import bound, check_text
+from .build import BuildLimits, ParallelWriter, SerialWriter
 from .facets import DocFacets
 from .query import parse, query_terms, strategy
 from .ranking import RANKING, Ranking
@@ -50,8 +51,8 @@ FILTER_CACHE = 64  # filters whose matching documents are kept (per index genera
 BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal) is kept
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
-BUILD_BATCH = 100  # episodes handed to a worker process at a time
-BUILD_LIMIT_MB = 256  # memory per indexing process before it spills a run to disk
+BUILD_BATCH = 50  # episodes handed to a worker process at a time
+BUILD_LIMIT_MB = 256  # memory of an incremental writer's posting pool before it spills a run to disk
 
 
 class WhooshEngine:
@@ -59,9 +60,10 @@ class WhooshEngine:
 
     name = "whoosh"
 
-    def __init__(self, data_dir: Path | str, ranking: Ranking = RANKING) -> None:
+    def __init__(self, data_dir: Path | str, ranking: Ranking = RANKING, build_memory: int = 0) -> None:
         self.generations = Generations(Path(data_dir) / "index")
         self.ranking = ranking  # how searches rank (ranking.py); bench/ranking.py measures variants
+        self.build_memory = build_memory  # MB a full rebuild may use (BuildLimits.for_memory); 0: no limit
         self._lock = threading.Lock()
         self._ix: Any = None
         self._stamp: tuple[str, float] = ("", 0.0)
@@ -163,26 +165,28 @@ class WhooshEngine:
         writer = self._bulk_writer(ix, len(wanted))
         try:
             self._write(writer, source, list(wanted), progress, update=False)
-            # Small indexes are merged into one segment; big ones keep one segment per process, since
-            # merging them would rewrite every posting once more for little gain at search time.
-            writer.commit(optimize=len(wanted) < PARALLEL_FROM, merge=len(wanted) < PARALLEL_FROM)
+            # One segment per process (merged from the segments it wrote within its memory: build.py).
+            writer.commit()
         except BaseException:
             writer.cancel()
             raise
         self.generations.publish(path)
         return {"added": len(wanted), "updated": 0, "removed": 0, "full": 1}
 
-    @staticmethod
-    def _bulk_writer(ix: Any, count: int) -> Any:
-        """A multi-process writer for big rebuilds (analysis is the costly part and runs in parallel)."""
-        procs = min(BUILD_PROCS, os.cpu_count() or 1)
-        # Whoosh forks its workers; forking a process that runs other threads (the server's scheduler,
+    def _bulk_writer(self, ix: Any, count: int) -> Any:
+        """The writer of a full rebuild: several processes for big ones (analysis is the costly part and runs
+        in parallel), within the memory budget (build.py)."""
+        limits = BuildLimits.for_memory(self.build_memory, min(BUILD_PROCS, os.cpu_count() or 1), BUILD_BATCH)
+        # The workers are forked; forking a process that runs other threads (the server's scheduler,
         # waitress) can deadlock the child on a lock held by another thread, so only a lone thread forks.
         alone = threading.active_count() == 1
-        if count >= PARALLEL_FROM and procs > 1 and alone:
+        parallel = count >= PARALLEL_FROM and limits.procs > 1 and alone
+        log.info("index: full rebuild of %d episodes: %s, posting pools of %d MB", count,
+                 f"{limits.procs} writer processes" if parallel else "1 writer process", limits.pool_mb)
+        if parallel:
             bind_children_to_me()  # the workers must not outlive a killed reindex (procs.py)
-            return ix.writer(procs=procs, batchsize=BUILD_BATCH, limitmb=BUILD_LIMIT_MB, multisegment=True)
-        return ix.writer(limitmb=BUILD_LIMIT_MB)
+            return ParallelWriter(ix, limits)
+        return SerialWriter(ix, limits)
 
     @staticmethod
     def _write(writer: Any, source: DocumentSource, ids: Iterable[str], progress: Callable[[int], None] | None,
