@@ -98,7 +98,7 @@ def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.nda
     """A copy of ``counts`` without each show's ``noise`` terms in that show's rows.
 
     The entries are zeroed in place in the copy's data (one pass over each show's rows), never through whole-matrix
-    products: at 100,000 episodes a product per show held three copies of the counts at once (4.7 GB)."""
+    products: at 100,000 episodes those held three copies of the counts at once, near the fit's peak."""
     counts = counts.tocsr(copy=True)
     shows_arr = np.array(shows)
     for show, terms in noise.items():
