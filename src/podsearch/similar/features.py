@@ -65,32 +65,60 @@ class TermCounter:
         self.chunks.append(weigh_fields(stacked, [weight for _, weight in fields], n, self.params.field_sublinear))
 
     def finish(self) -> tuple[CountVectorizer, sp.csr_matrix]:
-        """The vectorizer of the selected terms and every episode's weighted counts over them."""
+        """The vectorizer of the selected terms and every episode's weighted counts over them.
+
+        The terms are chosen from the chunks' document frequencies and totals, then each chunk's kept entries are
+        copied into the one matrix and the chunk dropped: the matrix of every term is never built (at 100,000
+        episodes it and its copies were gigabytes, the fit's peak)."""
         params, width = self.params, len(self.vocabulary)
         names = np.array(sorted(self.vocabulary), dtype=object)
         order = np.empty(width, dtype=np.int64)  # old column -> its place in alphabetical order
         order[np.fromiter((self.vocabulary[t] for t in names), dtype=np.int64, count=width)] = np.arange(width)
         self.vocabulary = {}
-        parts = []
-        while self.chunks:
-            chunk = self.chunks.pop(0)
-            parts.append(sp.csr_matrix((chunk.data, order[chunk.indices], chunk.indptr), shape=(chunk.shape[0], width)))
-        counts = sp.vstack(parts, format="csr") if len(parts) > 1 else parts[0]
-        del parts
-        counts.sort_indices()
-        n = counts.shape[0]
-        df = np.bincount(counts.indices, minlength=counts.shape[1])
+        n = sum(chunk.shape[0] for chunk in self.chunks)
+        df = np.zeros(width, dtype=np.int64)
+        for chunk in self.chunks:  # a chunk's columns are the terms seen up to it: the first of ``order``
+            df[order[:chunk.shape[1]]] += np.bincount(chunk.indices, minlength=chunk.shape[1])
         min_df = params.min_df if n >= 20 else 1
         max_df = params.max_df * n if n >= 20 else n
         keep = np.flatnonzero((df >= min_df) & (df <= max_df))
         if len(keep) == 0:  # every word in (nearly) every episode, e.g. templated titles and no transcripts
             keep = np.flatnonzero(df > 0)
         if len(keep) > params.max_features:
-            totals = np.asarray(counts[:, keep].sum(axis=0)).ravel()
-            keep = np.sort(keep[np.argsort(-totals, kind="stable")[: params.max_features]])
+            totals = np.zeros(width, dtype=np.float32)  # summed as scipy sums a column: float32, row after row
+            for chunk in self.chunks:
+                np.add.at(totals, order[chunk.indices], chunk.data)
+            keep = np.sort(keep[np.argsort(-totals[keep], kind="stable")[: params.max_features]])
         terms = names[keep]
         vectorizer = CountVectorizer(**self.options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
-        return vectorizer, counts[:, keep].tocsr()
+        column = np.full(width, -1, dtype=np.int64)  # alphabetical column -> kept column
+        column[keep] = np.arange(len(keep))
+        column = column[order]  # old column -> kept column
+        return vectorizer, self._kept(column, n, len(keep))
+
+    def _kept(self, column: np.ndarray, n: int, width: int) -> sp.csr_matrix:
+        """The chunks one after the other with their columns renumbered by ``column`` (-1: dropped), each chunk
+        freed once copied."""
+        nnz = sum(int(np.count_nonzero(column[chunk.indices] >= 0)) for chunk in self.chunks)
+        index = np.int32 if max(nnz, width) < np.iinfo(np.int32).max else np.int64
+        data, indices = np.empty(nnz, dtype=np.float32), np.empty(nnz, dtype=index)
+        indptr = np.zeros(n + 1, dtype=index)
+        row = at = 0
+        while self.chunks:
+            chunk = self.chunks.pop(0)
+            cols = column[chunk.indices]
+            kept = cols >= 0
+            before = np.concatenate(([0], np.cumsum(kept)))  # kept entries before each entry
+            size = int(before[-1])
+            data[at:at + size] = chunk.data[kept]
+            indices[at:at + size] = cols[kept]
+            rows = chunk.shape[0]
+            indptr[row + 1:row + rows + 1] = at + before[chunk.indptr[1:]]
+            row, at = row + rows, at + size
+            del chunk, cols, kept, before
+        counts = sp.csr_matrix((data, indices, indptr), shape=(n, width), copy=False)
+        counts.sort_indices()
+        return counts
 
 
 def fold_lower(text: str) -> str:

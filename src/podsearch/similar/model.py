@@ -133,7 +133,7 @@ class SimilarModel:
         if progress:
             progress("vectorized")
         weighting = Weighting(params, vectorizer.vocabulary_)
-        matrix = weighting.rows(counts, shows, list(fields.languages))
+        matrix = weighting.rows(counts, shows, list(fields.languages), in_place=True)
         del counts
         transformer, noise = weighting.transformer, weighting.noise
         svd, dense = fit_lsa(matrix, params)
@@ -208,7 +208,7 @@ class SimilarModel:
         weighted = weighted_fields(fields, params)
         stacked = self.vectorizer.transform(chain.from_iterable(texts for texts, _ in weighted)).tocsr()
         counts = weigh_fields(stacked, [w for _, w in weighted], m, params.field_sublinear)
-        rows = self.weighting.rows(counts, new_shows, list(fields.languages or []))
+        rows = self.weighting.rows(counts, new_shows, list(fields.languages or []), in_place=True)
         matrix = sp.vstack([self.matrix, rows], format="csr", dtype=np.float32)
         dense = self.dense
         if self.svd is not None and dense is not None:
@@ -421,4 +421,5 @@ def _window_rows(vectorizer: CountVectorizer, weighting: Weighting, texts: list[
         return sp.csr_matrix((0, len(weighting.vocabulary)), dtype=np.float32)
     counts = weigh_fields(vectorizer.transform(texts).tocsr(), [1.0], len(texts), params.field_sublinear)
     local = (owner - offset).tolist()
-    return weighting.rows(counts, [shows[o] for o in local], [languages[o] for o in local] if languages else [])
+    return weighting.rows(counts, [shows[o] for o in local], [languages[o] for o in local] if languages else [],
+                         in_place=True)

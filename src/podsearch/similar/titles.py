@@ -39,13 +39,14 @@ class TitleModel:
             log.info("similar model: the titles have no words, no title model")
             return None
         weighting = Weighting(params, vectorizer.vocabulary_)
-        return cls(vectorizer, weighting, weighting.rows(counts, shows, languages))
+        return cls(vectorizer, weighting, weighting.rows(counts, shows, languages, in_place=True))
 
     def rows(self, titles: list[str], shows: list[str], languages: list[str]) -> sp.csr_matrix:
         """New episodes' title rows, weighed as the fit weighed its own (for fold-in)."""
         params = self.weighting.params
         counts = self.vectorizer.transform(_texts(titles, languages, params)).tocsr()
-        return self.weighting.rows(weigh_fields(counts, [1.0], len(titles), params.field_sublinear), shows, languages)
+        counts = weigh_fields(counts, [1.0], len(titles), params.field_sublinear)
+        return self.weighting.rows(counts, shows, languages, in_place=True)
 
 
 def joined(matrix: sp.csr_matrix, titles: sp.csr_matrix | None, weight: float) -> sp.csr_matrix:

@@ -37,40 +37,51 @@ class Weighting:
     show_freqs: ShowFreqs | None = None
     mean_length: float | None = None
 
-    def rows(self, counts: sp.csr_matrix, shows: list[str], languages: list[str]) -> sp.csr_matrix:
-        """The L2-normalised rows of the episodes of ``counts``, as the fit weighs them."""
+    def rows(self, counts: sp.csr_matrix, shows: list[str], languages: list[str], *,
+             in_place: bool = False) -> sp.csr_matrix:
+        """The L2-normalised rows of the episodes of ``counts``, as the fit weighs them.
+
+        Every step works on one matrix: ``counts`` itself with ``in_place`` (the caller's counts are then
+        used up), else a copy of it. At 100,000 episodes each copy of the counts was a gigabyte."""
         params = self.params
-        counts = _drop_stop_words(counts, self.vocabulary, languages)
+        counts = counts.tocsr(copy=not in_place)
+        if counts.dtype != np.float32:
+            counts = counts.astype(np.float32)
+        _drop_stop_words(counts, self.vocabulary, languages)
         if self.noise is None:
             self.noise = show_noise(counts, shows, params)
-        counts = _drop_noise(counts, shows, self.noise)
+        _drop_noise(counts, shows, self.noise)
         if params.show_idf:
             if self.show_freqs is None:
                 self.show_freqs = show_doc_freqs(counts, shows, params)
-            counts = _show_idf(counts, shows, self.show_freqs)
+            _show_idf(counts, shows, self.show_freqs)
         if params.bm25_k1 > 0:
             if self.mean_length is None:
                 self.mean_length = float(np.asarray(counts.sum(axis=1)).mean())
-            counts = _bm25_tf(counts, params.bm25_k1, params.bm25_b, self.mean_length)
+            _bm25_tf(counts, params.bm25_k1, params.bm25_b, self.mean_length)
         if self.transformer is None:
             self.transformer = TfidfTransformer(sublinear_tf=params.sublinear_tf and params.bm25_k1 <= 0).fit(counts)
-        matrix = self.transformer.transform(counts).astype(np.float32).tocsr()
-        return normalize(keep_top_terms(matrix, params.max_terms_per_doc)).astype(np.float32).tocsr()
+        matrix = sp.csr_matrix(self.transformer.transform(counts, copy=False), copy=False)
+        if matrix.dtype != np.float32:
+            matrix = matrix.astype(np.float32)
+        keep_top_terms(matrix, params.max_terms_per_doc, copy=False)
+        return normalize(matrix, copy=False)
 
 
-def _drop_stop_words(counts: sp.csr_matrix, vocabulary: dict[str, int], langs: list[str]) -> sp.csr_matrix:
+def _drop_stop_words(counts: sp.csr_matrix, vocabulary: dict[str, int], langs: list[str]) -> None:
     """Each episode loses the stop words of its own language, so that one language's function words do not
     pass for a topic ("und", "der", "și"). English ones are already gone (the vectorizer's list); a shared
-    list would be wrong: Dutch "door" is an English topic word."""
+    list would be wrong: Dutch "door" is an English topic word. ``counts`` is changed in place."""
     if len(langs) != counts.shape[0]:
-        return counts
+        return
     groups: dict[str, np.ndarray] = {}
     for lang in sorted(set(langs) - {"", "en"}):
         # The vocabulary is lower case with accents stripped, as the vectorizer saw the text.
         cols = sorted({vocabulary[w] for word in stop_words(lang) for w in (word, fold(word)) if w in vocabulary})
         if cols:
             groups[lang] = np.array(cols)
-    return _drop_noise(counts, langs, groups) if groups else counts
+    if groups:
+        _drop_noise(counts, langs, groups)
 
 
 def show_noise(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> dict[str, np.ndarray]:
@@ -79,27 +90,30 @@ def show_noise(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> 
     A term is noise for a show when it is in at least ``show_noise_df`` of the show's episodes and at
     least ``show_noise_share`` of all episodes containing it belong to that show.
     """
-    present = (counts > 0).astype(np.float32).tocsr()
-    global_df = np.asarray(present.sum(axis=0)).ravel()
+    global_df = _doc_freqs(counts)
     shows_arr = np.array(shows)
     noise: dict[str, np.ndarray] = {}
     for show in np.unique(shows_arr):
         rows = np.flatnonzero(shows_arr == show)
         if len(rows) < params.show_noise_min_episodes:
             continue
-        df = np.asarray(present[rows].sum(axis=0)).ravel()
+        df = _doc_freqs(counts[rows])
         share = np.divide(df, global_df, out=np.zeros_like(df), where=global_df > 0)
         mask = (df >= params.show_noise_df * len(rows)) & (share >= params.show_noise_share)
         noise[str(show)] = np.flatnonzero(mask)
     return noise
 
 
-def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.ndarray]) -> sp.csr_matrix:
-    """A copy of ``counts`` without each show's ``noise`` terms in that show's rows.
+def _doc_freqs(counts: sp.csr_matrix) -> np.ndarray:
+    """In how many rows each term has a positive count (float32, as a column sum of the 0/1 matrix)."""
+    return np.bincount(counts.indices[counts.data > 0], minlength=counts.shape[1]).astype(np.float32)
 
-    The entries are zeroed in place in the copy's data (one pass over each show's rows), never through whole-matrix
-    products: at 100,000 episodes those held three copies of the counts at once, near the fit's peak."""
-    counts = counts.tocsr(copy=True)
+
+def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.ndarray]) -> None:
+    """Each show's ``noise`` terms dropped from that show's rows of ``counts``, in place.
+
+    The entries are zeroed in the data (one pass over each show's rows), never through whole-matrix products:
+    at 100,000 episodes those held three copies of the counts at once, near the fit's peak."""
     shows_arr = np.array(shows)
     for show, terms in noise.items():
         if len(terms) == 0:
@@ -111,13 +125,10 @@ def _drop_noise(counts: sp.csr_matrix, shows: list[str], noise: dict[str, np.nda
             row = counts.data[a:b]
             row[dropped[counts.indices[a:b]]] = 0
     counts.eliminate_zeros()
-    return counts
 
 
 def show_doc_freqs(counts: sp.csr_matrix, shows: list[str], params: ModelParams) -> ShowFreqs:
     """Per show of at least ``show_noise_min_episodes`` episodes, in how many of them each term is (for _show_idf)."""
-    present = counts.copy().tocsr()
-    present.data[:] = 1
     shows_arr = np.array(shows)
     names, sizes, dfs = [], [], []
     for show in np.unique(shows_arr):
@@ -126,19 +137,18 @@ def show_doc_freqs(counts: sp.csr_matrix, shows: list[str], params: ModelParams)
             continue
         names.append(str(show))
         sizes.append(len(rows))
-        dfs.append(sp.csr_matrix(present[rows].sum(axis=0), dtype=np.float32))
+        dfs.append(sp.csr_matrix(_doc_freqs(counts[rows])[np.newaxis, :]))
     df = sp.vstack(dfs, format="csr") if dfs else sp.csr_matrix((0, counts.shape[1]), dtype=np.float32)
     return ShowFreqs(names, sizes, df)
 
 
-def _show_idf(counts: sp.csr_matrix, shows: list[str], freqs: ShowFreqs) -> sp.csr_matrix:
+def _show_idf(counts: sp.csr_matrix, shows: list[str], freqs: ShowFreqs) -> None:
     """Scale each count by the term's IDF inside the episode's show, ``log((1 + n) / (1 + df)) + 1`` over its max.
 
     A softer form of show noise: a host's first name or a recurring segment in a third of a show's episodes
     weighs less in that show, while a topic word rare in the show keeps its weight. A show not in ``freqs``
-    (too small, or new since the fit) is left as it is.
+    (too small, or new since the fit) is left as it is. ``counts`` is changed in place.
     """
-    counts = counts.tocsr(copy=True)
     shows_arr = np.array(shows)
     for s, show in enumerate(freqs.shows):
         rows = np.flatnonzero(shows_arr == show)
@@ -150,22 +160,21 @@ def _show_idf(counts: sp.csr_matrix, shows: list[str], freqs: ShowFreqs) -> sp.c
         for r in rows:
             a, b = counts.indptr[r], counts.indptr[r + 1]
             counts.data[a:b] *= factor[counts.indices[a:b]]
-    return counts
 
 
-def _bm25_tf(counts: sp.csr_matrix, k1: float, b: float, mean_length: float) -> sp.csr_matrix:
-    """BM25 term-frequency saturation, ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean length))``."""
-    counts = counts.tocsr(copy=True)
+def _bm25_tf(counts: sp.csr_matrix, k1: float, b: float, mean_length: float) -> None:
+    """BM25 term-frequency saturation, ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean length))``, in place."""
     lengths = np.asarray(counts.sum(axis=1)).ravel()
     norm = k1 * (1 - b + b * lengths / max(mean_length, 1e-9))
-    row_norm = np.repeat(norm, np.diff(counts.indptr)).astype(np.float32)
-    counts.data = counts.data * (k1 + 1) / (counts.data + row_norm)
-    return counts
+    denominator = np.repeat(norm.astype(np.float32), np.diff(counts.indptr))
+    denominator += counts.data
+    counts.data *= np.float32(k1 + 1)
+    counts.data /= denominator
 
 
-def keep_top_terms(matrix: sp.csr_matrix, n: int) -> sp.csr_matrix:
-    """Zero all but the n largest weights of each row."""
-    matrix = matrix.tocsr(copy=True)
+def keep_top_terms(matrix: sp.csr_matrix, n: int, copy: bool = True) -> sp.csr_matrix:
+    """Zero all but the n largest weights of each row (of a copy unless ``copy`` is false)."""
+    matrix = matrix.tocsr(copy=copy)
     for r in range(matrix.shape[0]):
         start, end = matrix.indptr[r], matrix.indptr[r + 1]
         if end - start > n:
