@@ -103,3 +103,52 @@ def test_an_empty_catalog_still_says_what_to_do(tmp_path: Path) -> None:
 
     with Catalog.in_dir(tmp_path) as catalog, pytest.raises(IndexMissing, match="reindex"):
         SimilarModel.fit(catalog, ModelParams())
+
+
+def test_term_counts_are_the_plain_weighted_counts_of_the_kept_terms() -> None:
+    """The chunked counter against a dense count of every field by hand: the terms in at least ``min_df`` and at
+    most ``max_df`` of the episodes, the ``max_features`` of them with the largest weighted totals (ties: the
+    alphabetical order), columns alphabetical, each row's weighted sum of its fields' counts."""
+    fields = _numbered(40)
+    params = ModelParams(min_df=2, max_df=0.7, max_features=9, field_sublinear=False)
+    weighted = weighted_fields(fields, params)
+    counter = TermCounter(params)
+    for part in _split(fields, 7):
+        counter.add(weighted_fields(part, params))
+    vectorizer, counts = counter.finish()
+
+    analyze = counter.analyze
+    rows: list[dict[str, float]] = [{} for _ in fields.ids]
+    for texts, weight in weighted:
+        for row, text in zip(rows, texts):
+            for term in analyze(text):
+                row[term] = row.get(term, 0.0) + weight
+    terms = sorted({t for row in rows for t in row})
+    df = {t: sum(t in row for row in rows) for t in terms}
+    kept = [t for t in terms if 2 <= df[t] <= 0.7 * len(rows)]
+    totals = {t: sum(row.get(t, 0.0) for row in rows) for t in kept}
+    kept = sorted(sorted(kept, key=lambda t: -totals[t])[:9])
+    assert 9 < len([t for t in terms if 2 <= df[t] <= 0.7 * len(rows)])  # the cap did drop terms
+    assert sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get) == kept
+    expected = np.array([[row.get(t, 0.0) for t in kept] for row in rows], dtype=np.float32)
+    assert np.allclose(counts.toarray(), expected, rtol=1e-6)
+    assert counts.has_sorted_indices and counts.indices.dtype == np.int32 and counts.nnz == np.count_nonzero(expected)
+
+
+def test_weighing_in_place_is_weighing_a_copy() -> None:
+    """The fit weighs its counts in place (no copy of a matrix that is gigabytes at 100,000 episodes); fold-in
+    and other callers that keep their counts get a copy weighed, their matrix untouched. Both give the same rows."""
+    from podsearch.similar.weighting import Weighting
+
+    fields = _numbered(40)
+    params = ModelParams(min_df=1)
+    counter = TermCounter(params)
+    counter.add(weighted_fields(fields, params))
+    vec, counts = counter.finish()
+    kept = counts.copy()
+    copied = Weighting(params, vec.vocabulary_).rows(counts, fields.shows, fields.languages)
+    assert (counts != kept).nnz == 0 and np.array_equal(counts.data, kept.data)  # untouched
+    in_place = Weighting(params, vec.vocabulary_).rows(counts, fields.shows, fields.languages, in_place=True)
+    assert np.array_equal(copied.indptr, in_place.indptr) and np.array_equal(copied.indices, in_place.indices)
+    assert np.array_equal(copied.data, in_place.data) and copied.dtype == np.float32
+    assert not np.array_equal(counts.data[:10], kept.data[:10]) or counts.nnz != kept.nnz  # used up
