@@ -255,3 +255,28 @@ def test_memory_option_of_import_bounds_the_rebuild(tmp_path: Path, runner: Any,
     bad = runner.invoke(main, ["--data", str(tmp_path / "e"), "-q", "import", "--memory", "lots", str(lines)])
     assert bad.exit_code == 1 and "build_memory" in bad.output, bad.output
     assert not (tmp_path / "e" / "catalog.sqlite").exists()
+
+
+def test_positions_from_the_analysers_texts_are_whooshs_own(sample_data: Path) -> None:
+    """The writers index the fields with positions from ``SpokenAnalyzer.texts`` (build._PositionsIndex), not
+    Whoosh's token-by-token ``Positions.word_values``: the same items, byte for byte, for every field of every
+    sample episode and for text in other languages, CJK and marked text included."""
+    from podsearch.engines.whoosh.analysis import MARK
+    from podsearch.engines.whoosh.schema import make_schema, whoosh_fields
+
+    schema = make_schema()
+    fast = [name for name in schema.names() if build._positions_by_texts(schema[name])]
+    assert {"title", "notes", "transcript"} <= set(fast) and "words" not in fast
+    values = []
+    with Catalog.in_dir(sample_data) as catalog:
+        docs = CatalogDocuments(catalog)
+        for doc in docs.documents(list(docs.hashes())):
+            fields = whoosh_fields(doc)
+            values += [(name, fields[name]) for name in fast if fields.get(name)]
+    values += [("transcript", f"{MARK}de{MARK}Die Häuser und die Bäume, über das Wetter: und wieder und wieder"),
+               ("transcript", f"{MARK}ja{MARK}東京でポッドキャストを聞く。東京 東京"),
+               ("notes", "Don't stop: http/2, docker-sponsored, e-mail e-mail, l'homme, C++ and C#, 3.14 and 3.14")]
+    assert len(values) > 100
+    for name, value in values:
+        field = schema[name]
+        assert list(build._PositionsIndex(field.analyzer)(value)) == list(field.index(value)), (name, value[:80])

@@ -40,9 +40,13 @@ from itertools import accumulate, chain, repeat
 from typing import Any
 
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+from whoosh.formats import Positions
+from whoosh.system import pack_uint
 from whoosh.util import random_name
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
+
+from .analysis import SpokenAnalyzer
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +264,35 @@ def write_postings(fieldwriter: Any, schema: Any, lengths: _Lengths, terms: Iter
         fieldwriter.finish_field()
 
 
+def _positions_by_texts(field: Any) -> bool:
+    return (type(field.format) is Positions and field.format.field_boost == 1.0
+            and type(field.analyzer) is SpokenAnalyzer)
+
+
+class _PositionsIndex:
+    """``field.index`` of a field with positions and the spoken analyser, from the analyser's ``texts`` (each word
+    analysed once per process) instead of a token object per word through Whoosh's ``Positions.word_values``:
+    the same ``(term, frequency, weight, positions)`` items, byte for byte (tests/test_engine_build.py). The
+    transcripts' analysis was most of a writer's time."""
+
+    def __init__(self, analyzer: SpokenAnalyzer) -> None:
+        self.analyzer = analyzer
+
+    def __call__(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} is not a string")
+        places: dict[str, list[int]] = {}
+        for pos, text in enumerate(self.analyzer.texts(value)):
+            found = places.get(text)
+            if found is None:
+                places[text] = [pos]
+            else:
+                found.append(pos)
+        for text, found in places.items():
+            deltas = [found[0], *map(operator.sub, found[1:], found)]
+            yield text.encode("utf-8"), len(found), float(len(found)), pack_uint(len(deltas)) + pickle.dumps(deltas, 2)
+
+
 class _SegmentWriter(SegmentWriter):
     """Whoosh's segment writer with the pool above, written as separate files (no compound file: that would
     copy the segment once more)."""
@@ -268,6 +301,9 @@ class _SegmentWriter(SegmentWriter):
         super().__init__(ix, _lk=False, compound=False)
         self.pool = _TermPool(self._tempstorage, int(pool_mb * 1024 * 1024))
         self.runs_written = 0
+        for field in self.schema:  # this writer's own copy of the schema (read from the index's table of contents)
+            if _positions_by_texts(field):
+                field.index = _PositionsIndex(field.analyzer)
 
     def add(self, fields: dict[str, Any]) -> None:
         self.add_document(**fields)
