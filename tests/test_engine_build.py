@@ -257,16 +257,19 @@ def test_memory_option_of_import_bounds_the_rebuild(tmp_path: Path, runner: Any,
     assert not (tmp_path / "e" / "catalog.sqlite").exists()
 
 
-def test_positions_from_the_analysers_texts_are_whooshs_own(sample_data: Path) -> None:
-    """The writers index the fields with positions from ``SpokenAnalyzer.texts`` (build._PositionsIndex), not
-    Whoosh's token-by-token ``Positions.word_values``: the same items, byte for byte, for every field of every
-    sample episode and for text in other languages, CJK and marked text included."""
+def test_fast_field_indexing_gives_whooshs_own_items(sample_data: Path) -> None:
+    """The writers index the fields with positions from ``SpokenAnalyzer.texts`` (build._PositionsIndex) and the
+    spelling field by remembered words (build._FrequencyIndex), not Whoosh's token-by-token ``word_values``: the
+    same items, byte for byte, for every field of every sample episode and for text in other languages, CJK and
+    marked text included."""
     from podsearch.engines.whoosh.analysis import MARK
     from podsearch.engines.whoosh.schema import make_schema, whoosh_fields
 
     schema = make_schema()
     fast = [name for name in schema.names() if build._positions_by_texts(schema[name])]
     assert {"title", "notes", "transcript"} <= set(fast) and "words" not in fast
+    assert build._plain_frequencies(schema["words"]) and not build._plain_frequencies(schema["transcript"])
+    fast.append("words")
     values = []
     with Catalog.in_dir(sample_data) as catalog:
         docs = CatalogDocuments(catalog)
@@ -279,4 +282,7 @@ def test_positions_from_the_analysers_texts_are_whooshs_own(sample_data: Path) -
     assert len(values) > 100
     for name, value in values:
         field = schema[name]
-        assert list(build._PositionsIndex(field.analyzer)(value)) == list(field.index(value)), (name, value[:80])
+        ours = build._FrequencyIndex if name == "words" else build._PositionsIndex
+        assert list(ours(field.analyzer)(value)) == list(field.index(value)), (name, value[:80])
+        if name == "notes":
+            assert list(build._FrequencyIndex(schema["words"].analyzer)(value)) == list(schema["words"].index(value))

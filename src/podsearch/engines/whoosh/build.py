@@ -39,8 +39,10 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
 from typing import Any
 
+from whoosh.analysis import CharsetFilter, LowercaseFilter, RegexTokenizer
+from whoosh.analysis.analyzers import CompositeAnalyzer
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
-from whoosh.formats import Positions
+from whoosh.formats import Frequency, Positions
 from whoosh.system import pack_uint
 from whoosh.util import random_name
 from whoosh.util.numeric import byte_to_length
@@ -293,6 +295,44 @@ class _PositionsIndex:
             yield text.encode("utf-8"), len(found), float(len(found)), pack_uint(len(deltas)) + pickle.dumps(deltas, 2)
 
 
+def _plain_frequencies(field: Any) -> bool:
+    """A field of frequencies whose analyser is a regular expression's matches lower-cased and mapped by a charset
+    (``analysis.plain_analyzer``: the spelling field)."""
+    if type(field.format) is not Frequency or field.format.field_boost != 1.0:
+        return False
+    items = getattr(field.analyzer, "items", None)
+    return (type(field.analyzer) is CompositeAnalyzer and [type(item) for item in items or ()]
+            == [RegexTokenizer, LowercaseFilter, CharsetFilter]
+            and not items[0].gaps and items[0].expression.groups == 0)
+
+
+class _FrequencyIndex:
+    """``field.index`` of a :func:`_plain_frequencies` field: each word's term made once per process rather than a
+    token object per word through three generators; the same items as Whoosh's ``Frequency.word_values``."""
+
+    LIMIT = 200_000  # words remembered
+
+    def __init__(self, analyzer: Any) -> None:
+        tokenizer, _, charset = analyzer.items
+        self.findall = tokenizer.expression.findall
+        self.charmap = charset.charmap
+        self.terms: dict[str, str] = {}
+
+    def __call__(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} is not a string")
+        terms, counts = self.terms, {}
+        if len(terms) > self.LIMIT:
+            terms.clear()
+        for word in self.findall(value):
+            term = terms.get(word)
+            if term is None:
+                term = terms[word] = word.lower().translate(self.charmap)
+            counts[term] = counts.get(term, 0) + 1
+        for term, count in counts.items():
+            yield term.encode("utf-8"), count, float(count), pack_uint(count)
+
+
 class _SegmentWriter(SegmentWriter):
     """Whoosh's segment writer with the pool above, written as separate files (no compound file: that would
     copy the segment once more)."""
@@ -304,6 +344,8 @@ class _SegmentWriter(SegmentWriter):
         for field in self.schema:  # this writer's own copy of the schema (read from the index's table of contents)
             if _positions_by_texts(field):
                 field.index = _PositionsIndex(field.analyzer)
+            elif _plain_frequencies(field):
+                field.index = _FrequencyIndex(field.analyzer)
 
     def add(self, fields: dict[str, Any]) -> None:
         self.add_document(**fields)
