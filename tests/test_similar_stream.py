@@ -152,3 +152,17 @@ def test_weighing_in_place_is_weighing_a_copy() -> None:
     assert np.array_equal(copied.indptr, in_place.indptr) and np.array_equal(copied.indices, in_place.indices)
     assert np.array_equal(copied.data, in_place.data) and copied.dtype == np.float32
     assert not np.array_equal(counts.data[:10], kept.data[:10]) or counts.nnz != kept.nnz  # used up
+
+
+def test_a_fit_counted_in_other_processes_is_the_fit_in_one(sample_data: Path) -> None:
+    """Large fits tokenise and count their chunks in a pool of processes (features.PooledCounter): the same model,
+    bit for bit, and no process left once the fit is done."""
+    import multiprocessing
+
+    with Catalog.in_dir(sample_data) as catalog:
+        one = SimilarModel.fit(catalog, ModelParams())
+        chunks = list(fields_module.episode_chunks(catalog, 5))
+    before = set(multiprocessing.active_children())
+    pooled = SimilarModel.fit_chunks(chunks, ModelParams(), one.digest, procs=2)
+    _same_model(one, pooled)
+    assert set(multiprocessing.active_children()) <= before

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+from collections import deque
 from itertools import chain
 from typing import Any
 
@@ -10,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, strip_accents_unicode
 
 from ..languages import stop_words
+from ..procs import bind_children_to_me
 from .fields import EpisodeFields
 from .params import ModelParams
 from .signals import TOKEN_PATTERN, phrases
@@ -63,6 +66,15 @@ class TermCounter:
                                  np.asarray(indptr, dtype=np.int64)), shape=(len(indptr) - 1, len(vocabulary)))
         stacked.sort_indices()
         self.chunks.append(weigh_fields(stacked, [weight for _, weight in fields], n, self.params.field_sublinear))
+
+    def add_counted(self, terms: list[str], chunk: sp.csr_matrix) -> None:
+        """A chunk counted apart (:func:`count_chunk`): its columns are ``terms``, renumbered here to this
+        counter's, new terms getting the next columns, as :meth:`add` numbers them."""
+        vocabulary = self.vocabulary
+        columns = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in terms), dtype=np.int64,
+                              count=len(terms))
+        self.chunks.append(sp.csr_matrix((chunk.data, columns[chunk.indices], chunk.indptr),
+                                         shape=(chunk.shape[0], len(vocabulary))))
 
     def finish(self) -> tuple[CountVectorizer, sp.csr_matrix]:
         """The vectorizer of the selected terms and every episode's weighted counts over them.
@@ -119,6 +131,49 @@ class TermCounter:
         counts = sp.csr_matrix((data, indices, indptr), shape=(n, width), copy=False)
         counts.sort_indices()
         return counts
+
+
+def count_chunk(params: ModelParams, fields: list[tuple[list[str], float]]) -> tuple[list[str], sp.csr_matrix]:
+    """One chunk counted on its own: its terms in column order and its weighted counts (for ``add_counted``)."""
+    counter = TermCounter(params)
+    counter.add(fields)
+    return list(counter.vocabulary), counter.chunks[0]
+
+
+class PooledCounter:
+    """:class:`TermCounter` whose chunks are tokenised and counted in ``procs`` other processes while this one reads
+    the next, and merged in their order: the same counts and vocabulary (tokenising is most of a large fit's
+    time). The processes are forked (only by a process running no other thread: see the caller), die with it,
+    and end with the counter; a chunk's result is waited for once ``2 * procs`` are in flight, so memory holds
+    a few chunks' texts, not the corpus."""
+
+    def __init__(self, counter: TermCounter, procs: int) -> None:
+        self.counter = counter
+        self.limit = 2 * procs
+        self.pending: deque[Any] = deque()
+        bind_children_to_me()  # the counting processes must not outlive a killed fit (procs.py)
+        self.pool = multiprocessing.get_context("fork").Pool(procs)
+        self.closed = False
+
+    def add(self, fields: list[tuple[list[str], float]]) -> None:
+        self.pending.append(self.pool.apply_async(count_chunk, (self.counter.params, fields)))
+        while len(self.pending) >= self.limit:
+            self._take()
+
+    def _take(self) -> None:
+        self.counter.add_counted(*self.pending.popleft().get())
+
+    def finish(self) -> tuple[CountVectorizer, sp.csr_matrix]:
+        while self.pending:
+            self._take()
+        self.close()
+        return self.counter.finish()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.pool.terminate()
+            self.pool.join()
 
 
 def fold_lower(text: str) -> str:

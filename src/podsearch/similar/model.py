@@ -4,6 +4,8 @@ and answering "which episodes are near this one"."""
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,8 +22,8 @@ from ..catalog import Catalog
 from ..errors import IndexMissing, NotFound, QueryError
 from ..generations import Generations
 from . import persist
-from .features import TermCounter, fold_lower, weigh_fields, weighted_fields
-from .fields import EpisodeFields, catalog_digest, episode_chunks, hashes_digest
+from .features import PooledCounter, TermCounter, fold_lower, weigh_fields, weighted_fields
+from .fields import EpisodeFields, episode_chunks, hashes_digest
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
 from .reasons import Explainer, mention_reason, topic_floor
@@ -31,6 +33,8 @@ from .titles import TitleModel, joined
 from .weighting import Weighting, fit_lsa
 
 log = logging.getLogger(__name__)
+FIT_PROCS = 2  # processes that count the terms of a large fit's chunks (PooledCounter), at most one per CPU
+FIT_PROCS_FROM = 5_000  # episodes from which a fit counts in those processes (below, starting them costs more)
 
 
 @dataclass
@@ -83,8 +87,13 @@ class SimilarModel:
             progress: Callable[[str], None] | None = None, hashes: dict[str, str] | None = None) -> SimilarModel:
         """Fit on every episode of ``catalog`` (``hashes``: its :meth:`~Catalog.hashes`, when already read), reading
         the texts a chunk of episodes at a time (:func:`episode_chunks`): the fit never holds every transcript."""
-        digest = catalog_digest(catalog) if hashes is None else hashes_digest(hashes)
-        return cls.fit_chunks(episode_chunks(catalog), params, digest, progress)
+        hashes = catalog.hashes() if hashes is None else hashes
+        # Forking a process that runs other threads (the server's) can deadlock the child: then one process.
+        alone = threading.active_count() == 1
+        procs = min(FIT_PROCS, os.cpu_count() or 1) if len(hashes) >= FIT_PROCS_FROM and alone else 1
+        if procs > 1:
+            log.info("similar model: the terms of %d episodes counted in %d processes", len(hashes), procs)
+        return cls.fit_chunks(episode_chunks(catalog), params, hashes_digest(hashes), progress, procs)
 
     @classmethod
     def fit_fields(cls, fields: tuple[Any, ...], params: ModelParams | None = None, digest: str = "",
@@ -94,13 +103,25 @@ class SimilarModel:
 
     @classmethod
     def fit_chunks(cls, chunks: Iterable[tuple[Any, ...]], params: ModelParams | None = None, digest: str = "",
-                   progress: Callable[[str], None] | None = None) -> SimilarModel:
+                   progress: Callable[[str], None] | None = None, procs: int = 1) -> SimilarModel:
         """Fit on episodes given as :class:`EpisodeFields` a chunk at a time: the same model as one chunk of them
         all. Of each chunk's notes, transcripts, people and links only their term counts and the episode numbers
-        they name are kept."""
+        they name are kept. With ``procs`` > 1 the chunks are counted in that many other processes
+        (:class:`PooledCounter`): the same model."""
         params = params or ModelParams()
+        counter: TermCounter | PooledCounter = TermCounter(params)
+        if procs > 1:
+            counter = PooledCounter(counter, procs)
+        try:
+            return cls._fit_counted(counter, chunks, params, digest, progress)
+        finally:
+            if isinstance(counter, PooledCounter):
+                counter.close()
+
+    @classmethod
+    def _fit_counted(cls, counter: TermCounter | PooledCounter, chunks: Iterable[tuple[Any, ...]], params: ModelParams,
+                     digest: str, progress: Callable[[str], None] | None) -> SimilarModel:
         started = time.perf_counter()
-        counter = TermCounter(params)
         fields = EpisodeFields([], [], [], [], [], [], [], [], [], {}, {})  # what is kept: no long texts
         found: list[Mentions] = []
         windows: list[str] = []
