@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -131,7 +132,9 @@ def test_parallel_rebuild_in_small_segments_answers_as_one_segment(sample_data: 
     tiny_pools.on()
     monkeypatch.setattr(engine_module, "PARALLEL_FROM", 10)
     monkeypatch.setattr(engine_module, "BUILD_BATCH", 4)
+    threads = threading.active_count()
     parallel = _rebuild(sample_data)  # two worker processes, each spilling runs and merging them
+    assert threading.active_count() == threads  # the queues' threads gone: the fit after it may fork
     assert len(parallel._index()._segments()) == 2  # one per worker
     assert _answers(parallel, ties=False) == answers
     folder = parallel.generations.current()

@@ -470,7 +470,15 @@ class ParallelWriter:
                 segments.append(payload)
         for proc in self.procs:
             proc.join()
+        self._close_queues()
         _commit(self.lock, segments)
+
+    def _close_queues(self) -> None:
+        """End the queues' feeder threads: the process is then alone again, so that what follows may fork (the
+        similarity fit's counting processes)."""
+        for q in (self.jobs, self.results):
+            q.close()
+            q.join_thread()
 
     def cancel(self) -> None:
         for proc in self.procs:
@@ -479,6 +487,7 @@ class ParallelWriter:
         for proc in self.procs:
             proc.join()
         self.jobs.cancel_join_thread()
+        self._close_queues()
         self.lock.cancel()
 
 
