@@ -151,6 +151,9 @@ class GracefulServer:
         """Signal-safe: only sets a flag; the loop notices within a fraction of a second."""
         self._stopping.set()
 
+    def stop_requested(self) -> bool:
+        return self._stopping.is_set()
+
     def run(self) -> None:
         from waitress import wasyncore
 
@@ -210,6 +213,10 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
         if scheduler is not None:
             scheduler.stop(options.shutdown_timeout)
         for sig, handler in previous.items():
+            # Stopped by a signal, the process is on its way out: a second SIGTERM then (a supervisor repeating
+            # itself) must not turn the clean stop's status 0 into death by the signal's default action.
+            if handler is signal.SIG_DFL and server.stop_requested():
+                handler = signal.SIG_IGN
             signal.signal(sig, handler)
     log.info("stopped")
     return 0
