@@ -25,7 +25,7 @@ One module per concern, each importing only those before it in this list:
 # fold_lower is named here because models saved before the split pickled it as podsearch.similar.fold_lower
 # (the vectorizer's preprocessor): without the name they fail to load.
 from .features import fold_lower, weighted_counts
-from .fields import EpisodeFields, catalog_digest, episode_texts, hashes_digest, person_token
+from .fields import EpisodeFields, episode_texts, hashes_digest, person_token
 from .foldin import FOLD_IN_SHARE, fold_in_catalog
 from .model import Neighbour, SimilarModel
 from .neighbours import CANDIDATES, EXACT_LIMIT, PRUNE_TERMS, fold_neighbours, top_neighbours
@@ -34,6 +34,6 @@ from .persist import same_params
 from .signals import TOKEN_PATTERN
 
 __all__ = ["CANDIDATES", "EXACT_LIMIT", "FOLD_IN_SHARE", "MODEL_VERSION", "PRUNE_TERMS", "TOKEN_PATTERN",
-           "EpisodeFields", "ModelParams", "Neighbour", "SimilarModel", "catalog_digest", "episode_texts",
+           "EpisodeFields", "ModelParams", "Neighbour", "SimilarModel", "episode_texts",
            "fold_in_catalog", "fold_lower", "fold_neighbours", "hashes_digest", "person_token", "same_params", "top_neighbours",
            "weighted_counts"]

@@ -72,10 +72,6 @@ def episode_texts(catalog: Catalog, only: list[str] | None = None,
     return fields
 
 
-def catalog_digest(catalog: Catalog) -> str:
-    return hashes_digest(catalog.hashes())
-
-
 def hashes_digest(hashes: dict[str, str]) -> str:
     """One digest of {episode id: content hash}: what the saved model was fitted on."""
     h = hashlib.sha256()
