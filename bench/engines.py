@@ -3,12 +3,15 @@
 
     python -m bench.engines --whoosh DATA --opensearch DATA --url http://127.0.0.1:9200 --index site
     python -m bench.engines --build 10000 --site-data DATA --url http://127.0.0.1:9200 --name 10k
+    python -m bench.engines --whoosh DATA --whoosh-build bench/results/100k.json --opensearch DATA2 --sync --name 100k
 
 Both data folders hold the same catalog; the second's index lives in OpenSearch (``podsearch --data DATA
 reindex`` with ``PODSEARCH_ENGINE=opensearch``). ``--build N`` makes them first: N synthetic episodes resampled
 from the site catalog in ``--site-data`` (bench/corpus.py), imported with Whoosh (timed by phase), the catalog
 copied and indexed into OpenSearch (timed). MRR is measured on the site corpus only (the known items are site
-episodes). Results go to ``bench/results/engines-<name>.json``.
+episodes). ``--sync`` indexes the ``--opensearch`` folder's catalog (a copy of the ``--whoosh`` one) into OpenSearch
+first, timed, and ``--whoosh-build`` takes the Whoosh build's figures from the ``bench.run`` results file of that
+folder's build (at 100k the Whoosh build is the bench's own). Results go to ``bench/results/engines-<name>.json``.
 """
 
 from __future__ import annotations
@@ -76,7 +79,6 @@ def build(count: int, site_data: Path, work: Path, url: str, index: str) -> tupl
 
     from podsearch.catalog import Catalog
     from podsearch.config import load_config
-    from podsearch.documents import CatalogDocuments
     from podsearch.engines import open_engine
     from podsearch.reindex import import_jsonl
 
@@ -98,18 +100,40 @@ def build(count: int, site_data: Path, work: Path, url: str, index: str) -> tupl
     figures: dict[str, Any] = {"episodes": count, "whoosh": {"import_s": round(time.perf_counter() - started, 1),
                                                              "seconds": report.seconds}}
     shutil.copytree(whoosh_data, os_data)
+    figures["whoosh"]["index_bytes"] = open_engine(whoosh_data).size_bytes()
+    figures["opensearch"] = index_opensearch(os_data, url, index)
+    print("build", json.dumps(figures))
+    return whoosh_data, os_data, figures
+
+
+def index_opensearch(os_data: Path, url: str, index: str) -> dict[str, Any]:
+    """A full build of ``os_data``'s catalog into OpenSearch (a new index swapped in by alias), timed."""
+    from podsearch.catalog import Catalog
+    from podsearch.config import load_config
+    from podsearch.documents import CatalogDocuments
+    from podsearch.engines import open_engine
+
     config = load_config({"data": str(os_data), "engine": "opensearch", "opensearch_url": url,
                           "opensearch_index": index}, environ={})
     engine = open_engine(os_data, config)
     with Catalog.in_dir(os_data) as cat:
+        count = len(cat.hashes())
         started = time.perf_counter()
         engine.sync(CatalogDocuments(cat), full=True)
         seconds = time.perf_counter() - started
-    figures["whoosh"]["index_bytes"] = open_engine(whoosh_data).size_bytes()
-    figures["opensearch"] = {"index_s": round(seconds, 1), "docs_per_s": round(count / seconds, 1),
-                             "index_bytes": engine.size_bytes(), "bytes_per_episode": engine.size_bytes() // count}
-    print("build", json.dumps(figures))
-    return whoosh_data, os_data, figures
+    size = engine.size_bytes()
+    return {"episodes": count, "index_s": round(seconds, 1), "docs_per_s": round(count / seconds, 1),
+            "index_bytes": size, "bytes_per_episode": size // count, "machine": machine()}
+
+
+def whoosh_build(results: Path) -> dict[str, Any]:
+    """The Whoosh build figures of a ``bench.run`` results file (its build step, on the same catalog)."""
+    data = json.loads(results.read_text())
+    build = data["podsearch_build"]
+    return {"episodes": build["episodes"], "seconds": build["seconds"], "build_s": round(sum(build["seconds"].values()), 1),
+            "index_bytes": build["index_bytes"], "peak_rss_mb": build["memory_mb"]["peak"],
+            "results": str(results), "commit": data["machine"].get("build_commit"),
+            "load_before": data["machine"].get("build_load_before")}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -118,6 +142,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--opensearch", type=Path, help="data folder whose index is in OpenSearch")
     ap.add_argument("--build", type=int, default=0, help="make both data folders of this many synthetic episodes")
     ap.add_argument("--site-data", type=Path, help="the site corpus's data folder (for --build)")
+    ap.add_argument("--sync", action="store_true",
+                    help="first index the --opensearch folder's catalog into OpenSearch (a full build, timed); that "
+                         "folder holds a copy of the --whoosh folder's catalog.sqlite and model/ (/similar and /readyz "
+                         "need the model)")
+    ap.add_argument("--whoosh-build", type=Path,
+                    help="a bench.run results file whose build step made the --whoosh folder: its figures go beside")
     ap.add_argument("--url", default="http://127.0.0.1:9200")
     ap.add_argument("--index", default="podsearch", help="the OpenSearch alias (opensearch_index)")
     ap.add_argument("--name", default="site")
@@ -129,6 +159,12 @@ def main(argv: list[str] | None = None) -> None:
     out: dict[str, Any] = {"machine": machine()}
     if args.build:
         args.whoosh, args.opensearch, out["build"] = build(args.build, args.site_data, args.work, args.url, args.index)
+    else:
+        if args.whoosh_build:
+            out.setdefault("build", {})["whoosh"] = whoosh_build(args.whoosh_build)
+        if args.sync:
+            out.setdefault("build", {})["opensearch"] = index_opensearch(args.opensearch, args.url, args.index)
+            print("build", json.dumps(out["build"]["opensearch"]))
     items = known_items(args.known_items)
     engines = {"whoosh": (args.whoosh, {}),
                "opensearch": (args.opensearch, {"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": args.url,
