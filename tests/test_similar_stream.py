@@ -166,3 +166,25 @@ def test_a_fit_counted_in_other_processes_is_the_fit_in_one(sample_data: Path) -
     pooled = SimilarModel.fit_chunks(chunks, ModelParams(), one.digest, procs=2)
     _same_model(one, pooled)
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_speaker_labels_that_name_a_role_are_not_people(tmp_path: Path) -> None:
+    """The people field (and so the reasons "a shared guest") holds named speakers and the feed's persons, not the
+    role labels transcripts use: "Audience Member", "New Speaker", "Speaker B" (all in the site corpus) or
+    "Speaker 1" and "Host"; a name that holds such a word only inside a longer word ("Hostetler") stays."""
+    import json
+
+    from podsearch.reindex import import_lines
+
+    labels = ["Katie Hockman", "Erik St. Martin", "Audience Member", "New Speaker", "Speaker B", "Speaker 1", "Host",
+              "Co-Host", "Jingle", "Q", "Mia Hostetler"]
+    line = {"id": "ep-1", "show": "Talk", "title": "Fuzzing", "persons": ["René Pickhardt", "Mystery Guest"],
+            "segments": [{"start": float(i), "speaker": s, "text": f"words {i}"} for i, s in enumerate(labels)]}
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    with Catalog.in_dir(tmp_path / "data") as catalog:
+        import_lines(catalog, export)
+        fields = episode_texts(catalog)
+    assert fields.people == ["rené_pickhardt katie_hockman erik_st_martin mia_hostetler"]
+    assert fields.person_names == {"rené_pickhardt": "René Pickhardt", "katie_hockman": "Katie Hockman",
+                                   "erik_st_martin": "Erik St. Martin", "mia_hostetler": "Mia Hostetler"}

@@ -12,12 +12,22 @@ from .signals import link_tokens
 
 GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
                     "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
+# words that make a speaker label a role, wherever they stand in it ("Audience Member", "New Speaker", "Speaker B")
+ROLE_WORDS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
+              "participant", "narrator", "announcer"}
 CHUNK = 500  # episodes whose texts a fit holds at once (about 25 MB of transcripts at the bench's sizes)
 
 
 def person_token(name: str) -> str:
     """One token per person ("Katie Hockman" -> "katie_hockman"): a shared guest is a strong topic link."""
     return re.sub(r"[\W_]+", "_", name.lower()).strip("_")
+
+
+def names_someone(token: str) -> bool:
+    """Whether a person token (:func:`person_token`) names someone rather than a role or a numbered voice:
+    not "host", "q", "audience_member", "new_speaker", "speaker_b", "speaker_1"."""
+    return bool(token) and token not in GENERIC_SPEAKERS and not any(c.isdigit() for c in token) \
+        and not any(part in ROLE_WORDS for part in token.split("_"))
 
 
 class EpisodeFields(NamedTuple):
@@ -65,7 +75,7 @@ def episode_texts(catalog: Catalog, only: list[str] | None = None,
         languages.append((ep.language or "").lower().split("-")[0])
         names = dict.fromkeys([p.name for p in ep.persons] + [seg.speaker for seg in segments if seg.speaker])
         tokens = {person_token(n): n for n in names}
-        tokens = {t: n for t, n in tokens.items() if t and t not in GENERIC_SPEAKERS and not any(c.isdigit() for c in t)}
+        tokens = {t: n for t, n in tokens.items() if names_someone(t)}
         people.append(" ".join(tokens))
         for token, name in tokens.items():
             person_names.setdefault(token, name)
