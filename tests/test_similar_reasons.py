@@ -63,3 +63,15 @@ def test_no_reason_on_the_sample_is_a_general_word(sample_data: Path):
         nearest_with_reasons += bool(picked[0].reasons)
     # A neighbour with no shared topic (near through its title or the LSA part) shows none rather than noise.
     assert nearest_with_reasons >= 0.9 * len(model.ids) and with_reasons >= 0.75 * neighbours
+
+
+def test_a_person_is_shown_once_by_the_fullest_name():
+    """A transcript labels a speaker "Rene" where the feed names "René Pickhardt": both episodes have both tokens,
+    and the reasons name him once, in full (a site corpus pair showed "René Pickhardt, Rene")."""
+    fields = _fields()
+    fields.people[0] = fields.people[1] = "rene katie_hockman rené_pickhardt"
+    fields.person_names.update({"rene": "Rene", "rené_pickhardt": "René Pickhardt"})
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    reasons = {p.id: p for p in model.similar("e0", 5)[0]}["e1"].reasons
+    assert "René Pickhardt" in reasons and "Katie Hockman" in reasons, reasons
+    assert "Rene" not in reasons, reasons

@@ -9,7 +9,8 @@ weights). What is shown:
 - never a single word among the language's most common (:data:`GENERAL_WORDS` of ``wordfreq``'s list:
   "versus", "seven", "east"): such a word says nothing about why two episodes belong together, though it
   may be part of a phrase ("east africa");
-- no word already said by a phrase shown ("network" beside "lightning network").
+- no word already said by a phrase shown ("network" beside "lightning network"), and no person twice: a label
+  whose words are all in a fuller name shown ("Rene" beside "René Pickhardt") is left out.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ class Explainer:
                     continue
                 said |= {word, _singular(word)}
             else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
+                if kinds[term] == PERSON:  # one person once: "Rene" (a transcript's label) beside "René Pickhardt"
+                    name = _name_words(terms[term])
+                    if any(kinds[c] == PERSON and name <= _name_words(terms[c]) for c in chosen):
+                        continue
+                    chosen = [c for c in chosen if not (kinds[c] == PERSON and _name_words(terms[c]) < name)]
                 words = {w for word in terms[term].split("_") for w in (word, _singular(word))}
                 said |= words
                 chosen = [c for c in chosen if not (kinds[c] == WORD and _singular(terms[c]) in words)]
@@ -94,6 +100,11 @@ class Explainer:
                 break
         rank = {t: r for r, t in enumerate(chosen)}
         return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
+
+
+def _name_words(token: str) -> frozenset[str]:
+    """A person token's words, accents folded: "rené_pickhardt" holds "rene"."""
+    return frozenset(fold_lower(token).split("_"))
 
 
 def _singular(word: str) -> str:
