@@ -10,11 +10,11 @@ from typing import NamedTuple
 from ..catalog import Catalog
 from .signals import link_tokens
 
-GENERIC_SPEAKERS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
-                    "participant", "question", "answer", "q", "a", "man", "woman", "voice", "narrator", "announcer"}
 # words that make a speaker label a role, wherever they stand in it ("Audience Member", "New Speaker", "Speaker B")
 ROLE_WORDS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
               "participant", "narrator", "announcer"}
+# labels that are a role only when they are the whole label ("Q", "Voice"; but "Iron Man", "Ask a Question" ...)
+GENERIC_SPEAKERS = ROLE_WORDS | {"question", "answer", "q", "a", "man", "woman", "voice"}
 CHUNK = 500  # episodes whose texts a fit holds at once (about 25 MB of transcripts at the bench's sizes)
 
 
