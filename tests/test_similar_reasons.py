@@ -75,3 +75,16 @@ def test_a_person_is_shown_once_by_the_fullest_name():
     reasons = {p.id: p for p in model.similar("e0", 5)[0]}["e1"].reasons
     assert "René Pickhardt" in reasons and "Katie Hockman" in reasons, reasons
     assert "Rene" not in reasons, reasons
+
+
+def test_a_guests_first_name_is_shown_as_the_guest_and_variants_of_a_word_once():
+    """Go Time #187 -> #145 on the site corpus showed "fuzzing, go-fuzz, fuzz, katie": #187's guest is Katie Hockman
+    and #145's transcript says "Katie"; "fuzz" and "fuzzing" are one topic."""
+    fields = _fields()
+    fields.people[1], fields.people[6] = "", "katie_hockman"  # Katie Hockman is a guest of e0 (and e6), not of e1
+    for i in (0, 1):
+        fields.transcripts[i] += " katie fuzz fuzzing fuzzer " * 6
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    reasons = {p.id: p for p in model.similar("e0", 5)[0]}["e1"].reasons
+    assert "Katie Hockman" in reasons and "katie" not in reasons, reasons
+    assert len({"fuzz", "fuzzing", "fuzzer"} & set(reasons)) == 1, reasons

@@ -78,23 +78,28 @@ class Explainer:
         keep = ~self.general[common] & (base_w >= floor) & (row_w >= self._floors(matrix)[j])
         common, share = common[keep], (base_w * row_w)[keep]
         kinds, terms = self.kind_list, self.term_list
+        named = self._name_parts(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]])
         chosen: list[int] = []
-        said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("descriptor" says "descriptors")
+        said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("fuzz" says "fuzzing")
         for term in common[np.argsort(-share, kind="stable")[: 8 * n]].tolist():
+            if kinds[term] == WORD and terms[term] in named:  # "katie" said where Katie Hockman is one's guest
+                term = named[terms[term]]
+                if term in chosen:
+                    continue
             if kinds[term] == WORD:
                 word = terms[term]
-                if word in said or _singular(word) in said:
+                if word in said or _variant(word) in said:
                     continue
-                said |= {word, _singular(word)}
+                said |= {word, _variant(word)}
             else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
                 if kinds[term] == PERSON:  # one person once: "Rene" (a transcript's label) beside "René Pickhardt"
                     name = _name_words(terms[term])
                     if any(kinds[c] == PERSON and name <= _name_words(terms[c]) for c in chosen):
                         continue
                     chosen = [c for c in chosen if not (kinds[c] == PERSON and _name_words(terms[c]) < name)]
-                words = {w for word in terms[term].split("_") for w in (word, _singular(word))}
+                words = {w for word in terms[term].split("_") for w in (word, _variant(word))}
                 said |= words
-                chosen = [c for c in chosen if not (kinds[c] == WORD and _singular(terms[c]) in words)]
+                chosen = [c for c in chosen if not (kinds[c] == WORD and _variant(terms[c]) in words)]
             chosen.append(term)
             if len(chosen) >= n:
                 break
@@ -102,14 +107,38 @@ class Explainer:
         return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
 
 
+    def _name_parts(self, *rows: np.ndarray) -> dict[str, int]:
+        """Each word of the full names among the people of these rows (term ids), folded as the model folds words,
+        to its person (the fullest name when two share a word): a transcript's "katie" is Katie Hockman there."""
+        out: dict[str, tuple[int, int]] = {}
+        for row in rows:
+            for term in row[self.kinds[row] == PERSON].tolist():
+                parts = self.term_list[term].split("_")
+                if len(parts) < 2:  # a one-word label is not a fuller name of anything
+                    continue
+                for part in parts:
+                    if part not in out or out[part][0] < len(parts):
+                        out[part] = (len(parts), term)
+        return {w: t for w, (_, t) in out.items()}
+
+
 def _name_words(token: str) -> frozenset[str]:
     """A person token's words, accents folded: "rené_pickhardt" holds "rene"."""
     return frozenset(fold_lower(token).split("_"))
 
 
-def _singular(word: str) -> str:
-    """A plain English plural's singular, enough to tell "xpubs" repeats "xpub" (not a stemmer)."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+VARIANT_ENDINGS = ("ings", "ing", "ers", "er", "ed", "es", "s")
+
+
+def _variant(word: str) -> str:
+    """What a word's plain English variants have in common, enough to tell "xpubs", "fuzzing" and "fuzzer" repeat
+    "xpub" and "fuzz" (not a stemmer: "running" and "run" stay apart): one ending off when four letters are left,
+    then a final "e" ("encoding", "encode": "encod")."""
+    for ending in VARIANT_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 4 and not word.endswith("ss"):
+            word = word[: -len(ending)]
+            break
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
 def topic_floor(weights: np.ndarray, k: int = TOPIC_TERMS) -> float:
