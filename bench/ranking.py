@@ -66,12 +66,16 @@ VARIANTS: dict[str, tuple[Ranking, Feedback]] = {
     "+ feedback 5 seeds, weight 0.8": (K2, replace(VOTES, seeds=5)),
     "+ feedback depth 50": (K2, replace(VOTES, depth=50)),
     "+ feedback, b 0.5 in every field": (replace(K2, b=(), b_default=0.5), VOTES),
-    # second round (bench/rerank.py has the other families): the best transcript window before the vote
-    "+ passages 800 words, 0.05": (RANKING, replace(FEEDBACK, window=800, passage=0.05)),
-    "+ passages 800 words, 0.1": (RANKING, replace(FEEDBACK, window=800, passage=0.1)),
-    "+ passages 800 words, 0.2": (RANKING, replace(FEEDBACK, window=800, passage=0.2)),
-    "+ passages 400 words, 0.1": (RANKING, replace(FEEDBACK, window=400, passage=0.1)),
-    "+ passages 1200 words, 0.1": (RANKING, replace(FEEDBACK, window=1200, passage=0.1)),
+    # second round (bench/rerank.py has the other families): the best transcript window before the vote, read for
+    # the top 30 as then
+    "+ passages 800 words, 0.05": (RANKING, replace(FEEDBACK, window=800, passage=0.05, passage_depth=30)),
+    "+ passages 800 words, 0.1": (RANKING, replace(FEEDBACK, window=800, passage=0.1, passage_depth=30)),
+    "+ passages 800 words, 0.2": (RANKING, replace(FEEDBACK, window=800, passage=0.2, passage_depth=30)),
+    "+ passages 400 words, 0.1": (RANKING, replace(FEEDBACK, window=400, passage=0.1, passage_depth=30)),
+    "+ passages 1200 words, 0.1": (RANKING, replace(FEEDBACK, window=1200, passage=0.1, passage_depth=30)),
+    # third round: the passages of the top 10 or 20 only (the top 20 is the default since 2 December 2026)
+    "+ passages of the top 10": (RANKING, replace(FEEDBACK, passage_depth=10)),
+    "+ passages of the top 20": (RANKING, replace(FEEDBACK, passage_depth=20)),
     "chosen before passages": (RANKING, VOTES),
     "chosen": (RANKING, FEEDBACK),
 }
@@ -95,9 +99,9 @@ def parse_setting(spec: str, base: Ranking) -> Ranking:
 
 def parse_feedback(spec: str, base: Feedback) -> Feedback:
     """``feedback.name=value``: feedback.depth=30, feedback.seeds=3, feedback.weight=0.8, feedback.window=800,
-    feedback.passage=0.1."""
+    feedback.passage=0.1, feedback.passage_depth=20."""
     name, _, value = spec.removeprefix("feedback.").partition("=")
-    if name not in ("depth", "seeds", "weight", "window", "passage"):
+    if name not in ("depth", "seeds", "weight", "window", "passage", "passage_depth"):
         raise SystemExit(f"unknown feedback setting {name!r}")
     return replace(base, **{name: float(value) if name in ("weight", "passage") else int(value)})
 

@@ -169,6 +169,25 @@ def test_passages_score_the_densest_transcript_window(tmp_path: Path) -> None:
     assert rarest[0] > 0 and rarest[1] == 0.0  # "one" holds only "routing", the commoner word
 
 
+def test_positions_read_for_a_search_are_kept_for_the_next(tmp_path: Path, monkeypatch) -> None:
+    """``fast.doc_positions`` keeps what it read (a segment never changes): the page's moments and the next search
+    on the same words do not read the posting blocks again, and a document without the word is remembered too."""
+    docs = [doc("a", transcript="alpha beta alpha"), doc("b", transcript="beta gamma"), doc("c", transcript="alpha")]
+    e = engine(tmp_path, docs)
+    with e._searcher() as s:
+        reader, _ = next(iter(s.reader().leaf_readers())) if not s.reader().is_atomic() else (s.reader(), 0)
+        numbers = [s.document_number(id=i) for i in ("a", "b", "c")]
+        first = fast.doc_positions(reader, "transcript", b"alpha", sorted(numbers))
+        assert [(d, w.tolist()) for d, w in first] == [(numbers[0], [0, 2]), (numbers[2], [0])]
+
+        def unread(*_args):
+            raise AssertionError("read again")
+
+        monkeypatch.setattr(fast, "_read_positions", unread)
+        again = fast.doc_positions(reader, "transcript", b"alpha", sorted(numbers))
+        assert [(d, w.tolist()) for d, w in again] == [(d, w.tolist()) for d, w in first]
+
+
 def test_with_passages_reorders_the_top_by_its_best_window() -> None:
     from podsearch.engines.base import EngineHit
     from podsearch.feedback import with_passages
@@ -180,6 +199,8 @@ def test_with_passages_reorders_the_top_by_its_best_window() -> None:
     assert with_passages(hits, [0.0, 0.0, 0.0], fb) == hits  # no window holds a word: the engine's order
     assert with_passages(hits, [1.0, 2.0, 4.0], OFF) == hits
     assert [h.id for h in with_passages(hits, [2.0, 2.0, 2.0], fb)] == [h.id for h in hits]  # ties keep the order
+    top2 = with_passages(hits, [0.0, 4.0, 9.0], replace(fb, passage_depth=2))  # only the top 2 are judged by passage
+    assert [h.id for h in top2] == ["1", "0", "2", "3", "4"]
 
 
 def test_passages_only_reorder_the_top_and_pages_stay_consistent(sample_data: Path) -> None:
@@ -202,14 +223,16 @@ def test_passages_only_reorder_the_top_and_pages_stay_consistent(sample_data: Pa
 
 
 def test_the_search_passages_setting_turns_the_passage_step_on(sample_data: Path) -> None:
-    """Off by default (its cost at 10,000 episodes; docs/search.md); ``search_passages`` turns it on, and a loud
+    """On by default at 0.1 (docs/search.md); ``search_passages`` sets its weight (0 turns it off), and a loud
     weight reorders what the default ranking lists."""
     from conftest import sample_config
 
     default = Library.from_config(sample_config(sample_data, {}))
+    off = Library.from_config(sample_config(sample_data, {}, search_passages=0.0))
     loud = Library.from_config(sample_config(sample_data, {}, search_passages=5.0))
     try:
-        assert default.feedback.passage == 0.0 and not default.feedback.passages
+        assert default.feedback.passage == 0.1 and default.feedback.passages
+        assert off.feedback.passage == 0.0 and not off.feedback.passages
         assert loud.feedback.passage == 5.0 and loud.feedback.passages
         moved = []
         for q in ("coffee", "fermentation", "salt", "bees", "fire"):
@@ -220,4 +243,5 @@ def test_the_search_passages_setting_turns_the_passage_step_on(sample_data: Path
         assert moved
     finally:
         default.close()
+        off.close()
         loud.close()

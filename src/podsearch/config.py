@@ -99,10 +99,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Seconds a reindex may spend reading feeds and transcripts; what was read by then is stored and "
             "indexed, the rest is reported (exit 1) and read next time. 0: no deadline."),
     Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
-    Setting("search_passages", float, 0.0,
-            "Share of the top score each of a search's top 30 episodes gains for its best transcript passage before "
-            "the model's vote (0.1 ranked the topical dev set best, +0.005 nDCG@10, at about +12 ms a search at "
-            "10,000 episodes; docs/search.md); 0: off."),
+    Setting("search_passages", float, 0.1,
+            "Share of the top score each of a search's top 20 episodes gains for its best transcript passage before "
+            "the model's vote (0.1 ranked the topical dev set best, +0.005 nDCG@10; docs/search.md); 0: off."),
     Setting("build_memory", _megabytes, 0,
             "Memory a full rebuild of the search index may use, in MB (or 512M, 2G): fewer writer processes and "
             "smaller posting pools below about 1 GB; 0: two processes with 256 MB pools (about 1.3 GB)."),

@@ -247,7 +247,6 @@ class WhooshEngine:
         text = q.text.strip()
         check_text(text)
         with self._searcher(weighting(self.ranking)) as s:
-            self._local.read = (s.reader(), {})  # positions read for this search's hits (passages, then moments)
             profiles = self.profiles(s, q.filters.language)
             query, fallback = strategy(text, False, profiles, self.ranking) if text else (None, None)
             notes: list[str] = []
@@ -304,8 +303,8 @@ class WhooshEngine:
         with self._searcher() as s:
             numbers = fast.doc_ids(s.reader())[1]
             docnums = [numbers.get(e) for e in ids]
-            return fast.best_windows(s, "transcript", docnums, sorted(set(terms)), width, self.ranking.fields,
-                                     read=self._read(s)).tolist()
+            return fast.best_windows(s, "transcript", docnums, sorted(set(terms)), width,
+                                     self.ranking.fields).tolist()
 
     def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:
         """The query with its expansions bounded (``bounds.bound``), kept per index generation: the same
@@ -354,12 +353,7 @@ class WhooshEngine:
         if not ids or not terms:
             return {}
         with self._searcher() as s:
-            return segment_counts(s, ids, terms, self._read(s))
-
-    def _read(self, searcher: Any) -> dict[Any, Any]:
-        """The positions this thread read for its last search's hits, if ``searcher`` reads the same generation."""
-        held = getattr(self._local, "read", None)
-        return held[1] if held is not None and held[0] is searcher.reader() else {}
+            return segment_counts(s, ids, terms)
 
     def analyzer(self, language: str) -> TextAnalyzer:
         key = languages.profile(language)

@@ -110,6 +110,12 @@ def positions(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np
     return found
 
 
+def largest_df(leaves: list[tuple[Any, int]], btexts: dict[str, bytes]) -> int:
+    """A term's largest document frequency over its fields (``btexts``: field -> the term's bytes there), counted
+    as the term files count it, from the postings (kept: a search has decoded them already)."""
+    return max((sum(len(postings(r, f, b)[0]) for r, _ in leaves) for f, b in btexts.items()), default=0)
+
+
 def in_sorted(values: np.ndarray, sorted_: np.ndarray) -> np.ndarray:
     """Whether each of ``values`` is in the ascending array ``sorted_`` (a binary search each, no sort)."""
     if not len(sorted_):
@@ -128,26 +134,40 @@ def decode_positions(value: bytes) -> np.ndarray:
 _BLOCKS: LRU[tuple[Any, ...], tuple[list[int], list[int]]] = LRU(4096)
 
 
-def doc_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int],
-                  read: dict[Any, Any] | None = None) -> list[tuple[int, np.ndarray]]:
+POSITIONS_BYTES = 64 << 20  # one document's positions of one term, kept per process (passages, moments)
+_DOC_POSITIONS = _Sized(POSITIONS_BYTES)
+_NONE = np.empty(0, np.int64)
+
+
+def doc_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int]) -> list[tuple[int, np.ndarray]]:
     """(document, positions) of a term in those of ``docs`` (sorted, numbers in this segment ``reader``) that hold
     it: the reads for a page's or the top's few documents, without decoding the term's whole postings.
 
     Whoosh's matcher finds a document by reading the first block whole, then every block header up to it, then
     each id of the block in turn; instead the blocks' last ids and places are read once per term and segment
-    (kept), and only the block that can hold a document is read. ``read``: positions already read for this
-    request (a document's positions are kept there, None for one that does not hold the term)."""
+    (kept), and only the block that can hold a document is read. What is read is kept (an LRU by size, as the
+    postings are: a segment never changes): a search's passages and then its page's moments read a hit once, and
+    a common word's top episodes are read once for the searches that share it."""
     if (fieldname, btext) not in reader:
         return []
-    if read is None:
-        return _read_positions(reader, fieldname, btext, docs)
-    base = (segment_key(reader), fieldname, btext)
-    rest = [d for d in docs if base + (d,) not in read]
+    key = (segment_key(reader), reader.doc_count_all(), fieldname, btext)
+    out: list[tuple[int, np.ndarray]] = []
+    rest: list[int] = []
+    for d in docs:
+        kept = _DOC_POSITIONS.get(key + (d,))
+        if kept is None:
+            rest.append(d)
+        elif len(kept[0]):
+            out.append((d, kept[0]))
     if rest:
         found = dict(_read_positions(reader, fieldname, btext, rest))
         for d in rest:
-            read[base + (d,)] = found.get(d)
-    return [(d, read[base + (d,)]) for d in docs if read[base + (d,)] is not None]
+            where = found.get(d, _NONE)
+            _DOC_POSITIONS.put(key + (d,), (where,))
+            if len(where):
+                out.append((d, where))
+        out.sort(key=lambda item: item[0])
+    return out
 
 
 def _read_positions(reader: Any, fieldname: str, btext: bytes, docs: list[int]) -> list[tuple[int, np.ndarray]]:
@@ -192,8 +212,7 @@ PASSAGE_WORDS = 4  # the rarest words of a query that its passages are read for 
 
 
 def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words: list[str], width: int,
-                 df_fields: list[str], k1: float = 1.2, most: int = PASSAGE_WORDS,
-                 read: dict[Any, Any] | None = None) -> np.ndarray:
+                 df_fields: list[str], k1: float = 1.2, most: int = PASSAGE_WORDS) -> np.ndarray:
     """Each document's best window of ``width`` positions in ``fieldname``: over the windows that start at one of
     the words, the largest sum over the words of idf x saturated count in the window (idf as BM25F's, from the
     largest document frequency over ``df_fields``). 0 for a document (or None) holding none of the words.
@@ -214,8 +233,7 @@ def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words
             btext = field.to_bytes(word)
         except ValueError:
             continue
-        df = max((parent.doc_frequency(f, searcher.schema[f].to_bytes(word)) for f in df_fields
-                  if f in searcher.schema), default=0)
+        df = largest_df(leaves, {f: searcher.schema[f].to_bytes(word) for f in df_fields if f in searcher.schema})
         if df:
             rated.append((df, word, btext))
     found: list[tuple[float, dict[int, np.ndarray]]] = []
@@ -225,8 +243,9 @@ def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words
             end = leaves[i + 1][1] if i + 1 < len(leaves) else total
             local = [d - offset for d in docnums if d is not None and offset <= d < end]
             if local:  # those that hold the word (the postings the search has decoded already)
-                local = np.intersect1d(postings(r, fieldname, btext)[0], local).tolist()
-            for d, where in doc_positions(r, fieldname, btext, local, read):
+                held = np.sort(np.asarray(local))
+                local = held[in_sorted(held, postings(r, fieldname, btext)[0])].tolist()
+            for d, where in doc_positions(r, fieldname, btext, local):
                 at[d + offset] = where
         if at:
             found.append((math.log(1.0 + (total - df + 0.5) / (df + 0.5)), at))
@@ -443,15 +462,12 @@ class Evaluator:
 
     def _fields_term(self, q: FieldsTerm) -> tuple[np.ndarray, np.ndarray]:
         parent = self.searcher.get_parent()
-        df = 0
         btexts: dict[str, bytes] = {}
         for fieldname in set(q.df_fields) | set(q.weights):
             btext = q._bytes(self.schema, fieldname)
             if btext is not None:
                 btexts[fieldname] = btext
-        for fieldname in q.df_fields:  # (the postings, kept, count the documents as the term files do)
-            if fieldname in btexts:
-                df = max(df, sum(len(postings(r, fieldname, btexts[fieldname])[0]) for r, _ in self.leaves))
+        df = largest_df(self.leaves, {f: btexts[f] for f in q.df_fields if f in btexts})
         tf = np.zeros(self.n)
         matched = np.zeros(self.n, dtype=bool)
         for fieldname, weight in q.weights.items():

@@ -19,10 +19,9 @@ from .schema import read_segment_table
 FIELD = "transcript"
 
 
-def segment_counts(searcher: Any, ids: list[str], terms: set[str],
-                   read: dict[Any, Any] | None = None) -> dict[str, SegmentCounts]:
-    """:meth:`WhooshEngine.segment_counts` over an open searcher (``read``: positions this request read already,
-    ``fast.doc_positions``)."""
+def segment_counts(searcher: Any, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+    """:meth:`WhooshEngine.segment_counts` over an open searcher (the positions by ``fast.doc_positions``, which
+    keeps what the search's passages read)."""
     tables: dict[int, tuple[str, tuple[np.ndarray, np.ndarray]]] = {}
     numbers = doc_ids(searcher.reader())[1]
     for episode_id in dict.fromkeys(ids):
@@ -44,7 +43,7 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str],
             btext = term.encode("utf-8")
             if (FIELD, btext) not in reader:
                 continue
-            for d, where in doc_positions(reader, FIELD, btext, [d - offset for d in mine], read):
+            for d, where in doc_positions(reader, FIELD, btext, [d - offset for d in mine]):
                 found[d + offset].append(where)
     out: dict[str, SegmentCounts] = {}
     for d, (episode_id, (starts, words)) in tables.items():
