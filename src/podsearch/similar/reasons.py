@@ -127,13 +127,13 @@ def _name_words(token: str) -> frozenset[str]:
     return frozenset(fold_lower(token).split("_"))
 
 
-VARIANT_ENDINGS = ("ings", "ing", "ers", "er", "ed", "es", "s")
+VARIANT_ENDINGS = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
 
 
 def _variant(word: str) -> str:
     """What a word's plain English variants have in common, enough to tell "xpubs", "fuzzing" and "fuzzer" repeat
-    "xpub" and "fuzz" (not a stemmer: "running" and "run" stay apart): one ending off when four letters are left,
-    then a final "e" ("encoding", "encode": "encod")."""
+    "xpub" and "fuzz", and "fermenting" repeats "fermentation" (not a stemmer: "running" and "run" stay apart): one
+    ending off when four letters are left, then a final "e" ("encoding", "encode": "encod")."""
     for ending in VARIANT_ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= 4 and not word.endswith("ss"):
             word = word[: -len(ending)]
