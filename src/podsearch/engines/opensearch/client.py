@@ -141,8 +141,9 @@ class OpenSearchClient:
                     f"OpenSearch answered from {shards.get('successful')} of {shards.get('total')} shards: "
                     f"{_reason({'error': (shards.get('failures') or [{}])[0].get('reason')})}")
             except EngineRequestError as exc:
-                # partial results refused when a shard is lost: "search_phase_execution_exception", a 5xx
-                if exc.status < 500:
+                # partial results refused when a shard is lost: "search_phase_execution_exception", a 5xx, or a 404
+                # when the node that held the query phase's context left before the fetch ("No search context found")
+                if exc.status < 500 and not _lost_context(exc):
                     raise
                 problem = exc
             if attempt >= self.options.retries:
@@ -154,6 +155,13 @@ class OpenSearchClient:
 
     def close(self) -> None:
         self._http.clear()
+
+
+def _lost_context(exc: EngineRequestError) -> bool:
+    """A search whose fetch phase found its shard's search context gone (the node stopped between the phases)."""
+    error = exc.body.get("error") if isinstance(exc.body, dict) else None
+    return (exc.status == 404 and isinstance(error, dict) and error.get("type") == "search_phase_execution_exception"
+            and "search context" in json.dumps(error))
 
 
 def _param(value: Any) -> str:
