@@ -57,6 +57,14 @@ class Explainer:
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
+        # Each word of a full name (two words or more) -> those people, fullest names first: a transcript's "katie"
+        # is Katie Hockman when she is a person of one of the two episodes.
+        parts: dict[str, list[int]] = {}
+        for term, (text, kind) in enumerate(zip(self.term_list, self.kind_list)):
+            if kind == PERSON and "_" in text:
+                for part in set(text.split("_")):
+                    parts.setdefault(part, []).append(term)
+        self.name_parts = {w: sorted(ts, key=lambda t: -self.term_list[t].count("_")) for w, ts in parts.items()}
 
     def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
         """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
@@ -78,14 +86,18 @@ class Explainer:
         keep = ~self.general[common] & (base_w >= floor) & (row_w >= self._floors(matrix)[j])
         common, share = common[keep], (base_w * row_w)[keep]
         kinds, terms = self.kind_list, self.term_list
-        named = self._name_parts(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]])
+        people: set[int] | None = None  # the people of the two (read when a word is part of a name)
         chosen: list[int] = []
         said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("fuzz" says "fuzzing")
         for term in common[np.argsort(-share, kind="stable")[: 8 * n]].tolist():
-            if kinds[term] == WORD and terms[term] in named:  # "katie" said where Katie Hockman is one's guest
-                term = named[terms[term]]
-                if term in chosen:
-                    continue
+            if kinds[term] == WORD and terms[term] in self.name_parts:  # "katie" where Katie Hockman is a guest
+                if people is None:
+                    people = self._people(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]])
+                person = next((p for p in self.name_parts[terms[term]] if p in people), None)
+                if person is not None:
+                    if person in chosen:
+                        continue
+                    term = person
             if kinds[term] == WORD:
                 word = terms[term]
                 if word in said or _variant(word) in said:
@@ -107,19 +119,9 @@ class Explainer:
         return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
 
 
-    def _name_parts(self, *rows: np.ndarray) -> dict[str, int]:
-        """Each word of the full names among the people of these rows (term ids), folded as the model folds words,
-        to its person (the fullest name when two share a word): a transcript's "katie" is Katie Hockman there."""
-        out: dict[str, tuple[int, int]] = {}
-        for row in rows:
-            for term in row[self.kinds[row] == PERSON].tolist():
-                parts = self.term_list[term].split("_")
-                if len(parts) < 2:  # a one-word label is not a fuller name of anything
-                    continue
-                for part in parts:
-                    if part not in out or out[part][0] < len(parts):
-                        out[part] = (len(parts), term)
-        return {w: t for w, (_, t) in out.items()}
+    def _people(self, *rows: np.ndarray) -> set[int]:
+        """The person terms among these rows' term ids."""
+        return {t for row in rows for t in row[self.kinds[row] == PERSON].tolist()}
 
 
 def _name_words(token: str) -> frozenset[str]:
