@@ -1,0 +1,84 @@
+"""Proper nouns said in an episode as a "nearby episodes" signal, cross-validated on the dev labels like
+``bench/similar_segments.py`` (docs/similar.md, sixth round: measured, not kept).
+
+A proper noun is a capitalised word (or a run of them, "Filippo Valsorda", "Stratum V2") not at the start of a
+sentence, in the notes or the transcript, with the words among English's ``--common`` most frequent (wordfreq) and
+words of two letters left out. The episodes' proper nouns are weighed by TF-IDF (sublinear, in 2 episodes to 5 %),
+and their cosine changes the model's text score ``t`` (round four's form, the rerank off) as the fifth round's
+signals did: ``mix`` ``(1 - b) * t + b * signal``, ``lift`` ``t + b * max(0, signal - t)``, on each episode's top 50
+or on every pair, the weight picked on four folds and the fifth ranked with it.
+
+    python -m bench.similar_entities --data DATA --pairs ../shared/corpus/eval/related_pairs.dev.tsv \\
+        --tags ../shared/corpus/eval/btc_tags.dev.tsv
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from bench.similar_blend import DevLabels
+from bench.similar_segments import WEIGHTS
+
+CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][A-Za-z0-9]+(?:[ -][A-Z][A-Za-z0-9]+)*)")
+
+
+def proper_nouns(text: str, common: frozenset[str]) -> list[str]:
+    """The proper nouns of a text as terms ("filippo_valsorda"), in order, repeats kept."""
+    out = []
+    for match in CAPITALISED.finditer(text):
+        words = [w for w in re.split(r"[ -]", match.group(1).lower()) if w not in common and len(w) > 2]
+        if words:
+            out.append("_".join(words))
+    return out
+
+
+def main() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from podsearch.catalog import Catalog
+    from podsearch.similar import ModelParams, SimilarModel, episode_texts
+    from podsearch.similar.reasons import general_words
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--pairs", type=Path, required=True)
+    ap.add_argument("--tags", type=Path, required=True)
+    ap.add_argument("--common", type=int, default=5000, help="English's most frequent words left out")
+    ap.add_argument("--candidates", type=int, default=50)
+    args = ap.parse_args()
+    with Catalog.in_dir(args.data) as catalog:
+        fields = episode_texts(catalog)
+    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
+    labels = DevLabels(model, args.pairs, args.tags)
+    main_cos, title_cos, lsa_cos = labels.text_parts()
+    a, w = model.params.title_cosine_weight, model.params.lsa_weight
+    text = (1 - w) * (main_cos + a * title_cos) / (1 + a) + w * lsa_cos
+    common = general_words(n=args.common)
+    docs = [" ".join(proper_nouns(f"{notes}\n{transcript}", common))
+            for notes, transcript in zip(fields.notes, fields.transcripts)]
+    rows = TfidfVectorizer(sublinear_tf=True, token_pattern=r"\S+", min_df=2, max_df=0.05).fit_transform(docs).tocsr()
+    print(json.dumps({"terms": rows.shape[1], "nonzeros": rows.nnz}))
+    signal = (rows[labels.rows] @ rows.T).toarray()
+    current = labels.ranked(text)
+    candidates = np.zeros_like(text, dtype=bool)
+    candidates[np.arange(len(text))[:, None], np.argsort(-current, axis=1)[:, : args.candidates]] = True
+    for form in ("mix", "lift"):
+        for bounded in (True, False):
+            grid = {}
+            for b in WEIGHTS:
+                mixed = (1 - b) * text + b * signal if form == "mix" else text + b * np.maximum(0, signal - text)
+                if bounded:
+                    mixed = np.where(candidates, mixed, (1 - b) * text if form == "mix" else text)
+                grid[b] = labels.ranked(mixed, duplicate_text=text)
+            cv = [r["cross_validated"] for r in labels.cross_validate(grid, 5, 3)]
+            print(json.dumps({"form": form, "pairs": f"top{args.candidates}" if bounded else "all",
+                              "in_sample": labels.in_sample(grid), "cross_validated": cv}))
+
+
+if __name__ == "__main__":
+    main()
