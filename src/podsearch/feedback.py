@@ -66,7 +66,8 @@ OFF = Feedback(weight=0.0, passage=0.0)
 
 
 def affinity(model: Any, ids: list[str], seeds: list[str]) -> np.ndarray:
-    """Each episode of ``ids``: its mean text similarity (the model's, without mention links) to the ``seeds``;
+    """Each episode of ``ids``: its mean text similarity (the model's main rows and LSA, without mention links or
+    the titles' cosine: with it both search sets measured lower, docs/search.md) to the ``seeds``;
     0 for an episode the model does not know."""
     out = np.zeros(len(ids))
     rows = [(i, model.position.get(e)) for i, e in enumerate(ids)]
