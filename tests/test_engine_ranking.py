@@ -188,6 +188,20 @@ def test_positions_read_for_a_search_are_kept_for_the_next(tmp_path: Path, monke
         assert [(d, w.tolist()) for d, w in again] == [(d, w.tolist()) for d, w in first]
 
 
+def test_kept_arrays_are_bounded_by_bytes_empty_ones_too() -> None:
+    """The postings' and positions' LRU counts each entry's overhead: "does not hold the word" (an empty array),
+    kept for every hit of every search, cannot grow without bound; a key put twice is counted once."""
+    import numpy as np
+
+    kept = fast._Sized(100 * fast._Sized.ENTRY_BYTES)
+    for i in range(10_000):
+        kept.put(("word", i), (np.empty(0, np.int64),))
+    assert len(kept) == 100 and kept.size == 100 * fast._Sized.ENTRY_BYTES
+    kept.put(("word", 9_999), (np.arange(10, dtype=np.int64),))  # replaced (its old size given back), then the
+    assert len(kept) == 99 and kept.size == 99 * fast._Sized.ENTRY_BYTES + 80  # oldest entry goes for its 80 bytes
+    assert kept.get(("word", 9_999))[0].tolist() == list(range(10)) and kept.get(("word", 9_900)) is None
+
+
 def test_with_passages_reorders_the_top_by_its_best_window() -> None:
     from podsearch.engines.base import EngineHit
     from podsearch.feedback import with_passages

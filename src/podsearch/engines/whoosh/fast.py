@@ -12,7 +12,6 @@ answer, at Whoosh's speed for that part alone.
 from __future__ import annotations
 
 import math
-import threading
 from bisect import bisect_left
 from pickle import loads
 from time import monotonic
@@ -30,21 +29,29 @@ POSTINGS_BYTES = 256 << 20  # decoded postings kept per process
 
 
 class _Sized(LRU):
-    """An LRU of arrays bounded by their total size in bytes."""
+    """An LRU of arrays bounded by their total size in bytes (each entry counted with its key's and tuple's
+    overhead too, so that many empty arrays, "this document does not hold the word", are bounded as well)."""
+
+    ENTRY_BYTES = 200
 
     def __init__(self, limit: int) -> None:
         super().__init__(entries=1 << 30)
         self.limit, self.size = limit, 0
-        self._size_lock = threading.Lock()
+
+    def _bytes(self, value: Any) -> int:
+        return self.ENTRY_BYTES + sum(a.nbytes for a in value)
 
     def put(self, key: Any, value: Any) -> None:  # type: ignore[override]
-        nbytes = sum(a.nbytes for a in value)
-        with self._size_lock:
-            super().put(key, value)
+        nbytes = self._bytes(value)
+        with self._lock:  # the lock ``get`` takes: one order of the entries, one size
+            old = self._items.pop(key, None)
+            if old is not None:  # the same key read twice at once: counted once
+                self.size -= self._bytes(old)
+            self._items[key] = value
             self.size += nbytes
             while self.size > self.limit and len(self._items) > 1:
                 _, old = self._items.popitem(last=False)
-                self.size -= sum(a.nbytes for a in old)
+                self.size -= self._bytes(old)
 
 
 _POSTINGS = _Sized(POSTINGS_BYTES)
