@@ -58,6 +58,12 @@ class DevLabels:
         title_cos = (m.titles.matrix[rows] @ m.titles.matrix.T).toarray()
         return main_cos, title_cos, m.dense[rows] @ m.dense.T
 
+    def text_score(self) -> np.ndarray:
+        """The rows' text score as the model blends it (round four's form: main and title cosines, then LSA)."""
+        main_cos, title_cos, lsa_cos = self.text_parts()
+        a, w = self.model.params.title_cosine_weight, self.model.params.lsa_weight
+        return (1 - w) * (main_cos + a * title_cos) / (1 + a) + w * lsa_cos
+
     def ranked(self, text: np.ndarray, duplicate_text: np.ndarray | None = None) -> np.ndarray:
         """A text score matrix as the model ranks it: near-duplicates (decided on ``duplicate_text``, by default
         the same scores) and the episode itself out, the mention bonus added."""

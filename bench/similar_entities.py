@@ -19,10 +19,8 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
-
 from bench.similar_blend import DevLabels
-from bench.similar_segments import WEIGHTS
+from bench.similar_segments import blend_grid, top_candidates
 
 CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][A-Za-z0-9]+(?:[ -][A-Z][A-Za-z0-9]+)*)")
 
@@ -55,26 +53,17 @@ def main() -> None:
         fields = episode_texts(catalog)
     model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
     labels = DevLabels(model, args.pairs, args.tags)
-    main_cos, title_cos, lsa_cos = labels.text_parts()
-    a, w = model.params.title_cosine_weight, model.params.lsa_weight
-    text = (1 - w) * (main_cos + a * title_cos) / (1 + a) + w * lsa_cos
+    text = labels.text_score()
     common = general_words(n=args.common)
     docs = [" ".join(proper_nouns(f"{notes}\n{transcript}", common))
             for notes, transcript in zip(fields.notes, fields.transcripts)]
     rows = TfidfVectorizer(sublinear_tf=True, token_pattern=r"\S+", min_df=2, max_df=0.05).fit_transform(docs).tocsr()
     print(json.dumps({"terms": rows.shape[1], "nonzeros": rows.nnz}))
     signal = (rows[labels.rows] @ rows.T).toarray()
-    current = labels.ranked(text)
-    candidates = np.zeros_like(text, dtype=bool)
-    candidates[np.arange(len(text))[:, None], np.argsort(-current, axis=1)[:, : args.candidates]] = True
+    candidates = top_candidates(labels.ranked(text), args.candidates)
     for form in ("mix", "lift"):
         for bounded in (True, False):
-            grid = {}
-            for b in WEIGHTS:
-                mixed = (1 - b) * text + b * signal if form == "mix" else text + b * np.maximum(0, signal - text)
-                if bounded:
-                    mixed = np.where(candidates, mixed, (1 - b) * text if form == "mix" else text)
-                grid[b] = labels.ranked(mixed, duplicate_text=text)
+            grid = blend_grid(labels, text, signal, form, candidates if bounded else None)
             cv = [r["cross_validated"] for r in labels.cross_validate(grid, 5, 3)]
             print(json.dumps({"form": form, "pairs": f"top{args.candidates}" if bounded else "all",
                               "in_sample": labels.in_sample(grid), "cross_validated": cv}))

@@ -40,6 +40,26 @@ from bench.similar_blend import DevLabels
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
+def top_candidates(current: np.ndarray, k: int) -> np.ndarray:
+    """Each row's current top ``k`` (what a fit would bound a signal's cost by), as a mask."""
+    candidates = np.zeros_like(current, dtype=bool)
+    candidates[np.arange(len(current))[:, None], np.argsort(-current, axis=1)[:, :k]] = True
+    return candidates
+
+
+def blend_grid(labels: DevLabels, text: np.ndarray, signal: np.ndarray, form: str,
+               candidates: np.ndarray | None = None) -> dict[float, np.ndarray]:
+    """The text score changed by ``signal`` at each of :data:`WEIGHTS`, ``mix`` or ``lift``, on the ``candidates``
+    only when given, ranked as the model ranks."""
+    grid = {}
+    for b in WEIGHTS:
+        mixed = (1 - b) * text + b * signal if form == "mix" else text + b * np.maximum(0, signal - text)
+        if candidates is not None:
+            mixed = np.where(candidates, mixed, (1 - b) * text if form == "mix" else text)
+        grid[b] = labels.ranked(mixed, duplicate_text=text)
+    return grid
+
+
 def stretches(transcripts: list[str], words: int) -> tuple[list[str], np.ndarray]:
     """Every transcript cut in stretches of ``words`` words (a short last one joins the one before); the
     stretches' texts and their episodes' positions."""
@@ -167,10 +187,8 @@ def shipped(args: argparse.Namespace, fields: Any, report: dict[str, Any]) -> No
     plain = SimilarModel.fit_fields(fields, replace(params, prf_weight=0.0, cue_weight=0.0))
     cues = SimilarModel.fit_fields(fields, params).cues
     labels = DevLabels(plain, args.pairs, args.tags)
-    main_cos, title_cos, lsa_cos = labels.text_parts()
-    a, w = params.title_cosine_weight, params.lsa_weight
-    text = (1 - w) * (main_cos + a * title_cos) / (1 + a) + w * lsa_cos
-    text_rows = joined(plain.matrix, plain.titles.matrix, a)
+    text = labels.text_score()
+    text_rows = joined(plain.matrix, plain.titles.matrix, params.title_cosine_weight)
     links = ((plain.mentions + plain.mentions.T) > 0).astype(np.float32).tocsr() if plain.mentions is not None else None
     grid = {}
     for b in (0.0, 0.05, 0.1, 0.2):
@@ -224,14 +242,9 @@ def main() -> None:
     model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
     report["fit_seconds"] = round(time.perf_counter() - t0, 1)
     labels = DevLabels(model, args.pairs, args.tags)
-    p = model.params
-    main_cos, title_cos, lsa_cos = labels.text_parts()
-    a, w = p.title_cosine_weight, p.lsa_weight
-    text = (1 - w) * (main_cos + a * title_cos) / (1 + a) + w * lsa_cos
+    text = labels.text_score()
     current = labels.ranked(text)
-    candidates = np.zeros_like(text, dtype=bool)
-    order = np.argsort(-current, axis=1)[:, : args.candidates]
-    candidates[np.arange(len(text))[:, None], order] = True
+    candidates = top_candidates(current, args.candidates)
 
     plain = TfidfVectorizer(sublinear_tf=True).fit_transform(
         [f"{t} {d} {x}" for t, d, x in zip(fields.titles, fields.notes, fields.transcripts)]).tocsr()
@@ -240,12 +253,7 @@ def main() -> None:
 
     def family(name: str, signal: np.ndarray, bounded: bool) -> None:
         for form in ("mix", "lift"):
-            grid = {}
-            for b in WEIGHTS:
-                mixed = (1 - b) * text + b * signal if form == "mix" else text + b * np.maximum(0, signal - text)
-                if bounded:
-                    mixed = np.where(candidates, mixed, (1 - b) * text if form == "mix" else text)
-                grid[b] = labels.ranked(mixed, duplicate_text=text)
+            grid = blend_grid(labels, text, signal, form, candidates if bounded else None)
             key = f"{name}/{form}" + (f"/top{args.candidates}" if bounded else "/all")
             report[key] = {"in_sample": labels.in_sample(grid),
                            "cv": labels.cross_validate(grid, args.folds, args.seeds)}
