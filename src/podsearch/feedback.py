@@ -57,6 +57,11 @@ class Feedback:
         return self.passage > 0 and self.window > 0
 
     @property
+    def passage_top(self) -> int:
+        """How many of the top episodes are judged by their passages."""
+        return min(self.passage_depth, self.depth)
+
+    @property
     def on(self) -> bool:
         return self.depth > 1 and (self.votes or self.passages)
 
@@ -98,7 +103,7 @@ def rerank(hits: list[EngineHit], model: Any, feedback: Feedback = FEEDBACK) -> 
 def with_passages(hits: list[EngineHit], windows: list[float], feedback: Feedback = FEEDBACK) -> list[EngineHit]:
     """``hits`` (best first) with the top ``feedback.passage_depth`` reordered by their best passages (``windows``,
     one per hit of that top: ``Engine.passages``), added at ``feedback.passage`` x top score x window / best window."""
-    depth = min(feedback.passage_depth, feedback.depth)
+    depth = feedback.passage_top
     head, tail, windows = hits[:depth], hits[depth:], windows[:depth]
     best = max(windows, default=0.0)
     if not feedback.passages or depth < 2 or len(head) < 2 or best <= 0:

@@ -152,7 +152,7 @@ class Library:
         found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
         hits = found.hits
         if fb.passages and len(hits) > 1:
-            head = [h.id for h in hits[: min(fb.passage_depth, fb.depth)]]
+            head = [h.id for h in hits[: fb.passage_top]]
             hits = with_passages(hits, self.engine.passages(head, sorted(found.terms.get("transcript", ())), fb.window), fb)
         if not fb.votes:
             found.hits = hits[start:end]
