@@ -91,3 +91,19 @@ def test_a_guests_first_name_is_shown_as_the_guest_and_variants_of_a_word_once()
     assert len(wide) < 8 and "Katie Hockman" in wide, wide
     assert len({"fuzz", "fuzzing", "fuzzer"} & set(wide)) == 1, wide
     assert len({"fermentation", "fermenting"} & set(wide)) == 1, wide
+
+
+def test_a_name_word_is_read_accents_folded_and_an_absent_persons_word_as_the_name_writes_it():
+    """A transcript's "rene" beside a guest René Pickhardt is his name (the model folds accents in words and person
+    tokens alike); "dmitry", a word of the name of someone who is no person of either episode, is shown "Dmitry",
+    not lower case (a site corpus pair showed "dmitry")."""
+    fields = _fields()
+    fields.people[0], fields.people[1] = "rené_pickhardt", ""
+    fields.people[6] = fields.people[7] = "rené_pickhardt dmitry_petukhov"  # both names are in the vocabulary
+    fields.person_names.update({"rené_pickhardt": "René Pickhardt", "dmitry_petukhov": "Dmitry Petukhov"})
+    for i in (0, 1):
+        fields.transcripts[i] += " rene pathfinding dmitry " * 6
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 8)
+    assert "René Pickhardt" in wide and "rene" not in wide, wide
+    assert "Dmitry" in wide and "dmitry" not in wide and "Dmitry Petukhov" not in wide, wide

@@ -62,9 +62,16 @@ class Explainer:
         parts: dict[str, list[int]] = {}
         for term, (text, kind) in enumerate(zip(self.term_list, self.kind_list)):
             if kind == PERSON and "_" in text:
-                for part in set(text.split("_")):
+                for part in set(text.split("_")):  # tokens are folded: "rene_pickhardt"
                     parts.setdefault(part, []).append(term)
         self.name_parts = {w: sorted(ts, key=lambda t: -self.term_list[t].count("_")) for w, ts in parts.items()}
+        # A name's word shown alone (no person of the pair has it: "dmitry" said of someone absent) as the name
+        # writes it ("Dmitry"), when it is written with a capital.
+        self.part_labels: dict[str, str] = {}
+        for word, people in self.name_parts.items():
+            written = next((w for w in self.names[self.term_list[people[0]]].split() if fold_lower(w) == word), None)
+            if written and written[:1].isupper():
+                self.part_labels[word] = written
 
     def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
         """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
@@ -74,8 +81,10 @@ class Explainer:
         return self.floors
 
     def label(self, term: int) -> str:
-        text = self.term_list[term]
-        return self.names[text] if self.kind_list[term] == PERSON else text.replace("_", " ")
+        text, kind = self.term_list[term], self.kind_list[term]
+        if kind == PERSON:
+            return self.names[text]
+        return self.part_labels.get(text, text) if kind == WORD else text.replace("_", " ")
 
     def reasons(self, matrix: sp.csr_matrix, base: sp.csr_matrix, j: int, n: int = 5,
                 base_floor: float | None = None) -> list[str]:
