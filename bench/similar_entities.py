@@ -14,13 +14,10 @@ or on every pair, the weight picked on four folds and the fifth ranked with it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-from pathlib import Path
 
-from bench.similar_blend import DevLabels
-from bench.similar_segments import blend_grid, top_candidates
+from bench.similar_segments import report_signal, signal_setup, top_candidates
 
 CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][A-Za-z0-9]+(?:[ -][A-Z][A-Za-z0-9]+)*)")
 
@@ -38,22 +35,10 @@ def proper_nouns(text: str, common: frozenset[str]) -> list[str]:
 def main() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from podsearch.catalog import Catalog
-    from podsearch.similar import ModelParams, SimilarModel, episode_texts
     from podsearch.similar.reasons import general_words
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--pairs", type=Path, required=True)
-    ap.add_argument("--tags", type=Path, required=True)
-    ap.add_argument("--common", type=int, default=5000, help="English's most frequent words left out")
-    ap.add_argument("--candidates", type=int, default=50)
-    args = ap.parse_args()
-    with Catalog.in_dir(args.data) as catalog:
-        fields = episode_texts(catalog)
-    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
-    labels = DevLabels(model, args.pairs, args.tags)
-    text = labels.text_score()
+    args, fields, labels, text = signal_setup(__doc__, lambda ap: ap.add_argument(
+        "--common", type=int, default=5000, help="English's most frequent words left out"))
     common = general_words(n=args.common)
     docs = [" ".join(proper_nouns(f"{notes}\n{transcript}", common))
             for notes, transcript in zip(fields.notes, fields.transcripts)]
@@ -61,12 +46,9 @@ def main() -> None:
     print(json.dumps({"terms": rows.shape[1], "nonzeros": rows.nnz}))
     signal = (rows[labels.rows] @ rows.T).toarray()
     candidates = top_candidates(labels.ranked(text), args.candidates)
-    for form in ("mix", "lift"):
-        for bounded in (True, False):
-            grid = blend_grid(labels, text, signal, form, candidates if bounded else None)
-            cv = [r["cross_validated"] for r in labels.cross_validate(grid, 5, 3)]
-            print(json.dumps({"form": form, "pairs": f"top{args.candidates}" if bounded else "all",
-                              "in_sample": labels.in_sample(grid), "cross_validated": cv}))
+    for bounded in (True, False):
+        report_signal(labels, text, signal, candidates if bounded else None,
+                      pairs=f"top{args.candidates}" if bounded else "all")
 
 
 if __name__ == "__main__":

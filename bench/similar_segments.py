@@ -60,6 +60,38 @@ def blend_grid(labels: DevLabels, text: np.ndarray, signal: np.ndarray, form: st
     return grid
 
 
+
+def signal_setup(doc: str, extra: Any = None) -> tuple[argparse.Namespace, Any, DevLabels, np.ndarray]:
+    """What a one-signal bench (``similar_entities``, ``similar_embeddings``) starts from: its arguments (``--data``,
+    ``--pairs``, ``--tags``, ``--candidates``, and what ``extra(parser)`` adds), the catalog's fields, the dev labels
+    on round four's model (the rerank off) and that model's text score."""
+    from podsearch.catalog import Catalog
+    from podsearch.similar import ModelParams, SimilarModel, episode_texts
+
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--pairs", type=Path, required=True)
+    ap.add_argument("--tags", type=Path, required=True)
+    ap.add_argument("--candidates", type=int, default=50)
+    if extra is not None:
+        extra(ap)
+    args = ap.parse_args()
+    with Catalog.in_dir(args.data) as catalog:
+        fields = episode_texts(catalog)
+    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
+    labels = DevLabels(model, args.pairs, args.tags)
+    return args, fields, labels, labels.text_score()
+
+
+def report_signal(labels: DevLabels, text: np.ndarray, signal: np.ndarray, candidates: np.ndarray | None,
+                  **tags: Any) -> None:
+    """Print, as JSON lines, the signal blended both ways (``mix``, ``lift``) at every weight in-sample and
+    cross-validated (5 folds x 3 cuts), bounded to ``candidates`` when given."""
+    for form in ("mix", "lift"):
+        grid = blend_grid(labels, text, signal, form, candidates)
+        cv = [r["cross_validated"] for r in labels.cross_validate(grid, 5, 3)]
+        print(json.dumps({**tags, "form": form, "in_sample": labels.in_sample(grid), "cross_validated": cv}))
+
 def stretches(transcripts: list[str], words: int) -> tuple[list[str], np.ndarray]:
     """Every transcript cut in stretches of ``words`` words (a short last one joins the one before); the
     stretches' texts and their episodes' positions."""
