@@ -428,6 +428,12 @@ def test_srt_labels_and_merge_limits() -> None:
         ("lowercase once: Hi", "", "lowercase once: Hi"),
         ("Note: Hi", "", "Note: Hi"),
         ("https://example.com/x: Hi", "", "https://example.com/x: Hi"),
+        # a site corpus talk's notes: these named "Transcripts" and "Tweet" as speakers, shown as people in reasons
+        ("Transcripts: <https://diyhpl.us/wiki/transcripts/x/>", "", "Transcripts: <https://diyhpl.us/wiki/transcripts/x/>"),
+        ("Tweet: Transcript: \"Opening remarks\" https://x.y/", "", "Tweet: Transcript: \"Opening remarks\" https://x.y/"),
+        ("Slides: Hi", "", "Slides: Hi"),
+        ("Adam Back: https://adam.example is mine", "", "Adam Back: https://adam.example is mine"),
+        ("Wes: Hi", "Wes", "Hi"),
     ],
 )
 def test_plain_label_rule(line: str, speaker: str, text: str) -> None:

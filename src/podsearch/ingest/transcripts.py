@@ -106,13 +106,14 @@ _LABEL_RE = re.compile(
 _NAME_WORD_RE = re.compile(r"^[(\"'“]?(?:[A-Z\u00c0-\u00de]|\d)[\w.'’()\-,]*$")
 _PARTICLES = frozenset("de da di del della der den van von la le du bin al st. y and &".split())
 _HANDLE_RE = re.compile(r"^[A-Za-z0-9_.\-]{2,30}$")
+_LINK_START_RE = re.compile(r"[<(\[]?(?:https?://|www\.)", re.IGNORECASE)  # "Video: <https://...>" names no speaker
 _NOT_SPEAKERS = frozenset(
     """
     note notes nb n.b. update edit edited warning caution tip hint example examples source sources link links
     transcript transcription transcribed summary abstract date time tags topic topics title subject location
     venue video audio slides paper website podcast http https mailto yes no so well ok okay and but or also now
     then here there this that these those the a an it its what why how when where who which speakers tl;dr ps
-    p.s. i we you my our step part chapter episode season info
+    p.s. i we you my our step part chapter episode season info tweet
     """.split()
 )
 
@@ -318,6 +319,8 @@ def _is_name_label(label: str) -> bool:
     first = words[0].lower().strip("(\"'“")
     if first in _NOT_SPEAKERS or label.lower() in _NOT_SPEAKERS:
         return False
+    if len(first) > 4 and first.endswith("s") and first[:-1] in _NOT_SPEAKERS:  # "Transcripts:", "Slides:"
+        return False
     if not _NAME_WORD_RE.match(words[0]):
         return False
     return all(_NAME_WORD_RE.match(w) or w.lower() in _PARTICLES for w in words[1:])
@@ -338,7 +341,7 @@ def _split_label(line: str, handles: frozenset[str] = frozenset()) -> tuple[str 
     match = _LABEL_RE.match(line)
     if match:
         label = match.group(1).strip()
-        if _is_name_label(label) or label in handles:
+        if (_is_name_label(label) or label in handles) and not _LINK_START_RE.match(match.group(2)):
             return label, match.group(2)
     return None, line
 
