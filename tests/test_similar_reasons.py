@@ -27,7 +27,7 @@ def _fields() -> EpisodeFields:
     titles = [f"{topics[i % 6].split()[1].title()} notes {i}" for i in range(n)]
     titles[0], titles[1] = "Lightning Network watchtowers", "The Lightning Network after watchtowers"
     notes = [f"{topics[i % 6]} " * 2 for i in range(n)]
-    shared = "watchtowers " * 2 + "seven east versus dropped bowl " * 2
+    shared = "watchtowers " * 2 + "seven east versus dropped bowl " * 2 + "we’ve channel's new-platform-roots-cloud " * 2
     notes[0] += shared
     notes[1] += shared
     people = [""] * n
@@ -45,6 +45,10 @@ def test_reasons_are_the_guest_by_name_then_phrases_then_topic_words_never_gener
     assert "watchtowers" in reasons and len(reasons) <= 5
     assert {"seven", "east", "versus"} <= set(model.vectorizer.vocabulary_)  # shared by the two, and rare here
     assert not {"seven", "east", "versus", "dropped", "bowl"} & set(reasons)
+    # nor a form of another word or a link's slug (the site corpus showed "we’ve", "channel's", "planting-new-...")
+    assert {"we’ve", "channel's", "new-platform-roots-cloud"} <= set(model.vectorizer.vocabulary_)
+    wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 20)
+    assert "watchtowers" in wide and not {"we’ve", "channel's", "new-platform-roots-cloud"} & set(wide), wide
     assert not {"lightning", "network"} & set(reasons)  # the phrase says them
     assert not [r for r in reasons if "_" in r]
 

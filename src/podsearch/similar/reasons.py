@@ -9,6 +9,7 @@ weights). What is shown:
 - never a single word among the language's most common (:data:`GENERAL_WORDS` of ``wordfreq``'s list:
   "versus", "seven", "east"): such a word says nothing about why two episodes belong together, though it
   may be part of a phrase ("east africa");
+- never a form of another word ("we’ve", "channel's") or a link's slug on its own;
 - no word already said by a phrase shown ("network" beside "lightning network"), and no person twice: a label
   whose words are all in a fuller name shown ("Rene" beside "René Pickhardt") is left out.
 """
@@ -51,9 +52,11 @@ class Explainer:
         common = general_words()
         self.kinds = np.array([PERSON if t in person_names else PHRASE if "_" in t else WORD for t in terms.tolist()],
                               dtype=np.int8)
-        # A person's token is a name only when it reads as one: not a common word ("Proposal", "Bitcoin") and not
-        # initials ("SP"): transcripts label some speakers so.
-        self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3)
+        # Never shown alone: a common word; a person's token that does not read as a name, a common word
+        # ("Proposal", "Bitcoin") or initials ("SP") as transcripts label some speakers; a word that is not one
+        # topic (_readable: "we’ve", a link's slug).
+        self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3
+                                                  or k == WORD and not _readable(t))
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
@@ -131,6 +134,12 @@ class Explainer:
     def _people(self, *rows: np.ndarray) -> set[int]:
         """The person terms among these rows' term ids."""
         return {t for row in rows for t in row[self.kinds[row] == PERSON].tolist()}
+
+
+def _readable(word: str) -> bool:
+    """A word a person reads as one topic: not a form of another word ("we’ve", "channel's") and not a link's
+    slug ("planting-new-platform-roots-cloud-native-fir"; "go-fuzz", "c-lightning" and "lock-in" are words)."""
+    return "'" not in word and "’" not in word and word.count("-") < 3
 
 
 def _name_words(token: str) -> frozenset[str]:
