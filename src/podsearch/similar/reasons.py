@@ -9,7 +9,7 @@ weights). What is shown:
 - never a single word among the language's most common (:data:`GENERAL_WORDS` of ``wordfreq``'s list:
   "versus", "seven", "east"): such a word says nothing about why two episodes belong together, though it
   may be part of a phrase ("east africa");
-- never a form of another word ("we’ve", "channel's") or a link's slug on its own;
+- never a form of another word ("don’t", "channel's") or a link's slug on its own;
 - no word already said by a phrase shown ("network" beside "lightning network"), and no person twice: a label
   whose words are all in a fuller name shown ("Rene" beside "René Pickhardt") is left out.
 """
@@ -17,6 +17,7 @@ weights). What is shown:
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import scipy.sparse as sp
@@ -136,10 +137,18 @@ class Explainer:
         return {t for row in rows for t in row[self.kinds[row] == PERSON].tolist()}
 
 
+# A contraction or possessive ending: "don’t", "we’ve", "channel's", "spec'ed" (not "O'Reilly").
+_FORM_ENDING = re.compile(r"['’](?:s|es|t|ts|re|ve|ll|m|d|ed|alls?)$")
+
+
 def _readable(word: str) -> bool:
-    """A word a person reads as one topic: not a form of another word ("we’ve", "channel's") and not a link's
-    slug ("planting-new-platform-roots-cloud-native-fir"; "go-fuzz", "c-lightning" and "lock-in" are words)."""
-    return "'" not in word and "’" not in word and word.count("-") < 3
+    """A word a person reads as one topic: not a form of another word ("don’t", "channel's") and not a link's slug
+    ("planting-new-platform-roots-cloud-native-fir": five parts or more) or spelled out letters ("a-g-n-t-c-y");
+    "go-fuzz", "man-in-the-middle" and "child-pays-for-parent" are words."""
+    if _FORM_ENDING.search(word):
+        return False
+    parts = word.split("-")
+    return len(parts) < 5 and not (len(parts) > 2 and all(len(p) == 1 for p in parts))
 
 
 def _name_words(token: str) -> frozenset[str]:
