@@ -117,3 +117,20 @@ def test_a_name_word_is_read_accents_folded_and_an_absent_persons_word_as_the_na
     wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 8)
     assert "René Pickhardt" in wide and "rene" not in wide, wide
     assert "Dmitry" in wide and "dmitry" not in wide and "Dmitry Petukhov" not in wide, wide
+
+
+def test_plural_variants_are_one_reason():
+    """The demo showed "bees, honeybee, waggle, bee, honeybees": a plural in -es and a short plural are variants too."""
+    from podsearch.similar.reasons import _variant
+
+    for a, b in [("bees", "bee"), ("honeybees", "honeybee"), ("boxes", "box"), ("matches", "match"),
+                 ("fuzzing", "fuzz"), ("fermenting", "fermentation"), ("encodes", "encoding"), ("xpubs", "xpub")]:
+        assert _variant(a) == _variant(b), (a, b)
+    for a, b in [("running", "run"), ("bee", "be"), ("class", "clas")]:
+        assert _variant(a) != _variant(b), (a, b)
+    fields = _fields()
+    for i in (0, 1):
+        fields.transcripts[i] += " honeybee honeybees bee bees waggle " * 6
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 8)
+    assert len({"honeybee", "honeybees"} & set(wide)) == 1 and len({"bee", "bees"} & set(wide)) == 1, wide

@@ -156,18 +156,20 @@ def _name_words(token: str) -> frozenset[str]:
     return frozenset(fold_lower(token).split("_"))
 
 
-VARIANT_ENDINGS = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
+VARIANT_ENDINGS = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "s")
 
 
 def _variant(word: str) -> str:
     """What a word's plain English variants have in common, enough to tell "xpubs", "fuzzing" and "fuzzer" repeat
-    "xpub" and "fuzz", and "fermenting" repeats "fermentation" (not a stemmer: "running" and "run" stay apart): one
-    ending off when four letters are left, then a final "e" ("encoding", "encode": "encod")."""
+    "xpub" and "fuzz", "honeybees" and "boxes" repeat "honeybee" and "box", and "fermenting" repeats "fermentation"
+    (not a stemmer: "running" and "run" stay apart): one ending off when four letters are left (three for a plural
+    "s": "bees", "bee"), then a final "e" ("encoding", "encode": "encod"; "boxes", "boxe": "box")."""
     for ending in VARIANT_ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 4 and not word.endswith("ss"):
+        if (word.endswith(ending) and len(word) - len(ending) >= (3 if ending == "s" else 4)
+                and not word.endswith("ss")):
             word = word[: -len(ending)]
             break
-    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def topic_floor(weights: np.ndarray, k: int = TOPIC_TERMS) -> float:
