@@ -28,6 +28,7 @@ import argparse
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,8 @@ def blend_grid(labels: DevLabels, text: np.ndarray, signal: np.ndarray, form: st
     return grid
 
 
-
-def signal_setup(doc: str, extra: Any = None) -> tuple[argparse.Namespace, Any, DevLabels, np.ndarray]:
+def signal_setup(doc: str, extra: Callable[[argparse.ArgumentParser], Any] | None = None
+                 ) -> tuple[argparse.Namespace, Any, DevLabels, np.ndarray]:
     """What a one-signal bench (``similar_entities``, ``similar_embeddings``) starts from: its arguments (``--data``,
     ``--pairs``, ``--tags``, ``--candidates``, and what ``extra(parser)`` adds), the catalog's fields, the dev labels
     on round four's model (the rerank off) and that model's text score."""
@@ -91,6 +92,7 @@ def report_signal(labels: DevLabels, text: np.ndarray, signal: np.ndarray, candi
         grid = blend_grid(labels, text, signal, form, candidates)
         cv = [r["cross_validated"] for r in labels.cross_validate(grid, 5, 3)]
         print(json.dumps({**tags, "form": form, "in_sample": labels.in_sample(grid), "cross_validated": cv}))
+
 
 def stretches(transcripts: list[str], words: int) -> tuple[list[str], np.ndarray]:
     """Every transcript cut in stretches of ``words`` words (a short last one joins the one before); the
