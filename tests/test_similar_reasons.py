@@ -6,7 +6,7 @@ from pathlib import Path
 
 from podsearch.generations import Generations
 from podsearch.similar import EpisodeFields, ModelParams, SimilarModel
-from podsearch.similar.reasons import GENERAL_WORDS, general_words, is_general
+from podsearch.similar.reasons import BATCH, GENERAL_WORDS, Row, general_words, is_general
 
 
 def test_general_words_are_the_languages_most_common_from_wordfreq():
@@ -73,6 +73,24 @@ def test_no_reason_on_the_sample_is_a_general_word(sample_data: Path):
         nearest_with_reasons += bool(picked[0].reasons)
     # A neighbour with no shared topic (near through its title or the LSA part) shows none rather than noise.
     assert nearest_with_reasons >= 0.9 * len(model.ids) and with_reasons >= 0.75 * neighbours
+
+
+def test_a_lists_reasons_found_together_are_each_pairs_reasons_alone(sample_data: Path):
+    """A list's rows are read a batch at a time (Explainer.about); each answer is what the pair alone gives, in
+    whatever order the rows are asked and whether or not they are in the list."""
+    model = SimilarModel.load(Generations(sample_data / "model"))
+    asked = with_reasons = 0
+    for i in range(len(model.ids)):
+        base = Row.of(model.matrix, i)
+        rows = [j for j in model.neigh_idx[i].tolist() if j >= 0 and j != i]
+        alone = {j: model.reasons(base, j, 5) for j in rows}
+        explain = model.explainer.about(model.matrix, base, rows)
+        assert {j: explain(j, 5) for j in reversed(rows)} == alone  # the last batch first
+        explain = model.explainer.about(model.matrix, base, rows[: BATCH // 2])
+        assert {j: explain(j, 5) for j in rows} == alone  # half of them outside the list given
+        asked += len(rows)
+        with_reasons += sum(bool(r) for r in alone.values())
+    assert asked > 2 * BATCH * len(model.ids) and with_reasons > asked // 4, (asked, with_reasons)
 
 
 def test_a_person_is_shown_once_by_the_fullest_name():

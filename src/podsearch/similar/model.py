@@ -26,7 +26,7 @@ from .features import PooledCounter, TermCounter, fold_lower, weigh_fields, weig
 from .fields import EpisodeFields, episode_chunks, hashes_digest
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
-from .reasons import Explainer, mention_reason, topic_floor
+from .reasons import Explainer, Row, mention_reason
 from .rerank import cue_windows, rerank, reranking
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
@@ -371,8 +371,8 @@ class SimilarModel:
         picked: list[Neighbour] = []
         duplicates: list[Neighbour] = []
         origin_show = self.shows[origin] if origin is not None else None
-        base = query_vec if query_vec is not None else (self.matrix[origin] if origin is not None else None)
-        base_floor = topic_floor(base.data) if base is not None else None  # once, for all the neighbours' reasons
+        base = query_vec if query_vec is not None else (Row.of(self.matrix, origin) if origin is not None else None)
+        explain = self.explainer.about(self.matrix, base, idx.tolist()) if base is not None else None
         for j, score in zip(idx.tolist(), scores.tolist()):
             if j < 0 or j == origin or score <= 0:
                 continue
@@ -383,7 +383,7 @@ class SimilarModel:
                 continue
             if exclude_shows and show in exclude_shows:
                 continue
-            reasons = self.reasons(base, j, n_reasons, base_floor) if base is not None else []
+            reasons = explain(j, n_reasons) if explain is not None else []
             mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
             if mention:
                 reasons = [mention, *reasons][:n_reasons]
@@ -407,11 +407,16 @@ class SimilarModel:
         p = self.params
         return p.duplicate_threshold * (1 - p.prf_weight if reranking(p) else 1)
 
-    def reasons(self, base: sp.csr_matrix, j: int, n: int = 5, base_floor: float | None = None) -> list[str]:
-        """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
-        if self._explainer is None:  # the terms' kinds, read once per model
+    @property
+    def explainer(self) -> Explainer:
+        """The reasons' reading of the terms (reasons.py), made once per model."""
+        if self._explainer is None:
             self._explainer = Explainer(self.terms, self.person_names)
-        return self._explainer.reasons(self.matrix, base, j, n, base_floor)
+        return self._explainer
+
+    def reasons(self, base: Row, j: int, n: int = 5) -> list[str]:
+        """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
+        return self.explainer.reasons(self.matrix, base, j, n)
 
 
 def _joined(matrix: sp.csr_matrix, titles: TitleModel | None, params: ModelParams) -> sp.csr_matrix:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +28,7 @@ from .features import fold_lower
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
 PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
+BATCH = 16  # a list's rows whose shared terms are found at once (Explainer.about)
 
 
 @functools.lru_cache(maxsize=8)
@@ -61,6 +63,7 @@ class Explainer:
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
+        self.variant_list: list[str] = [_variant(t) if k == WORD else t for t, k in zip(self.term_list, self.kind_list)]
         # Each word of a full name (two words or more) -> those people, fullest names first: a transcript's "katie"
         # is Katie Hockman when she is a person of one of the two episodes.
         parts: dict[str, list[int]] = {}
@@ -90,19 +93,59 @@ class Explainer:
             return self.names[text]
         return self.part_labels.get(text, text) if kind == WORD else text.replace("_", " ")
 
-    def reasons(self, matrix: sp.csr_matrix, base: sp.csr_matrix, j: int, n: int = 5,
-                base_floor: float | None = None) -> list[str]:
-        """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near
-        (``base_floor``: ``topic_floor(base.data)``, when the caller asks for several rows)."""
-        common, base_w, row_w = shared_terms(matrix, base, j)
-        floor = topic_floor(base.data) if base_floor is None else base_floor
-        keep = ~self.general[common] & (base_w >= floor) & (row_w >= self._floors(matrix)[j])
-        common, share = common[keep], (base_w * row_w)[keep]
-        kinds, terms = self.kind_list, self.term_list
+    def reasons(self, matrix: sp.csr_matrix, base: Row, j: int, n: int = 5) -> list[str]:
+        """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near."""
+        return self.about(matrix, base)(j, n)
+
+    def about(self, matrix: sp.csr_matrix, base: Row, rows: Sequence[int] = ()) -> Callable[[int, int], list[str]]:
+        """:meth:`reasons` of ``base`` with any row of ``matrix``: ``base``'s terms are read once, and the terms
+        shared with ``rows`` (the rows a list will ask about, in its order) are found for :data:`BATCH` rows at a
+        time, as one array operation (what costs, row by row, is numpy's work per call, not the terms)."""
+        floor = topic_floor(base.data)
+        at = np.full(matrix.shape[1], -1, dtype=np.int32)  # term -> its place in base (-1: not in it)
+        at[base.indices] = np.arange(len(base.indices), dtype=np.int32)
+        pending = [j for j in rows if j >= 0]
+        where = {j: k for k, j in enumerate(pending)}
+        ranked: dict[int, np.ndarray] = {}
+
+        def explain(j: int, n: int = 5) -> list[str]:
+            if j not in ranked:
+                k = where.get(j)
+                batch = [j] if k is None else [r for r in pending[k:k + BATCH] if r not in ranked]
+                ranked.update(zip(batch, self._ranked(matrix, base, at, floor, batch)))
+            return self._choose(matrix, base, j, ranked[j][: 8 * n].tolist(), n)
+
+        return explain
+
+    def _ranked(self, matrix: sp.csr_matrix, base: Row, at: np.ndarray, floor: float,
+                rows: list[int]) -> list[np.ndarray]:
+        """For each of ``rows``, the topics it shares with ``base`` (a term at or above both episodes' topic floor,
+        not :attr:`general`), by their share of the match, strongest first (ties: lower term id first)."""
+        rows_a = np.asarray(rows, dtype=np.int64)
+        starts, ends = matrix.indptr[rows_a], matrix.indptr[rows_a + 1]
+        lengths = ends - starts
+        owner = np.repeat(np.arange(len(rows)), lengths)
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        pos = np.arange(int(lengths.sum())) - np.repeat(offsets - starts, lengths)
+        cols = matrix.indices[pos]
+        places = at[cols]
+        keep = places >= 0
+        owner, cols, places, pos = owner[keep], cols[keep], places[keep], pos[keep]
+        base_w, row_w = base.data[places], matrix.data[pos]
+        keep = ~self.general[cols] & (base_w >= floor) & (row_w >= self._floors(matrix)[rows_a][owner])
+        owner, cols, share = owner[keep], cols[keep], (base_w * row_w)[keep]
+        order = np.lexsort((cols, -share, owner))
+        owner, cols = owner[order], cols[order]
+        bounds = np.searchsorted(owner, np.arange(len(rows) + 1))
+        return [cols[bounds[r]:bounds[r + 1]] for r in range(len(rows))]
+
+    def _choose(self, matrix: sp.csr_matrix, base: Row, j: int, candidates: list[int], n: int) -> list[str]:
+        """At most ``n`` of the ``candidates`` (term ids, strongest first) as a person reads them."""
+        kinds, terms, variants = self.kind_list, self.term_list, self.variant_list
         people: set[int] | None = None  # the people of the two (read when a word is part of a name)
         chosen: list[int] = []
         said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("fuzz" says "fuzzing")
-        for term in common[np.argsort(-share, kind="stable")[: 8 * n]].tolist():
+        for term in candidates:
             if kinds[term] == WORD and terms[term] in self.name_parts:  # "katie" where Katie Hockman is a guest
                 if people is None:
                     people = self._people(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]])
@@ -113,9 +156,9 @@ class Explainer:
                     term = person
             if kinds[term] == WORD:
                 word = terms[term]
-                if word in said or _variant(word) in said:
+                if word in said or variants[term] in said:
                     continue
-                said |= {word, _variant(word)}
+                said |= {word, variants[term]}
             else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
                 if kinds[term] == PERSON:  # one person once: "Rene" (a transcript's label) beside "René Pickhardt"
                     name = _name_words(terms[term])
@@ -124,7 +167,7 @@ class Explainer:
                     chosen = [c for c in chosen if not (kinds[c] == PERSON and _name_words(terms[c]) < name)]
                 words = {w for word in terms[term].split("_") for w in (word, _variant(word))}
                 said |= words
-                chosen = [c for c in chosen if not (kinds[c] == WORD and _variant(terms[c]) in words)]
+                chosen = [c for c in chosen if not (kinds[c] == WORD and variants[c] in words)]
             chosen.append(term)
             if len(chosen) >= n:
                 break
@@ -177,15 +220,19 @@ def topic_floor(weights: np.ndarray, k: int = TOPIC_TERMS) -> float:
     return float(np.partition(weights, len(weights) - k)[len(weights) - k]) if len(weights) > k else 0.0
 
 
-def shared_terms(matrix: sp.csr_matrix, base: sp.csr_matrix, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The term ids ``base`` shares with row ``j`` of ``matrix``, and their weights in each.
+class Row:
+    """One sparse row as its term ids and weights: a matrix's row without scipy's slicing, or a vectorized text
+    (a 1 x N ``csr_matrix`` has the same two attributes)."""
 
-    Works on the CSR arrays directly: slicing a scipy row costs more than the whole product.
-    """
-    m = matrix
-    cols, vals = m.indices[m.indptr[j]:m.indptr[j + 1]], m.data[m.indptr[j]:m.indptr[j + 1]]
-    common, at_base, at_row = np.intersect1d(base.indices, cols, assume_unique=True, return_indices=True)
-    return common, base.data[at_base], vals[at_row]
+    __slots__ = ("indices", "data")
+
+    def __init__(self, indices: np.ndarray, data: np.ndarray) -> None:
+        self.indices, self.data = indices, data
+
+    @classmethod
+    def of(cls, matrix: sp.csr_matrix, i: int) -> Row:
+        start, end = matrix.indptr[i], matrix.indptr[i + 1]
+        return cls(matrix.indices[start:end], matrix.data[start:end])
 
 
 def mention_reason(mentions: sp.csr_matrix | None, numbers: list[int | None], i: int, j: int) -> str | None:
