@@ -101,9 +101,10 @@ class Explainer:
         """:meth:`reasons` of ``base`` with any row of ``matrix``: ``base``'s terms are read once, and the terms
         shared with ``rows`` (the rows a list will ask about, in its order) are found for :data:`BATCH` rows at a
         time, as one array operation (what costs, row by row, is numpy's work per call, not the terms)."""
-        floor = topic_floor(base.data)
-        at = np.full(matrix.shape[1], -1, dtype=np.int32)  # term -> its place in base (-1: not in it)
-        at[base.indices] = np.arange(len(base.indices), dtype=np.int32)
+        # base's topics (at or above its topic floor, not a general word) -> their place in base; -1: not one
+        topic = (base.data >= topic_floor(base.data)) & ~self.general[base.indices]
+        at = np.full(matrix.shape[1], -1, dtype=np.int32)
+        at[base.indices[topic]] = np.flatnonzero(topic).astype(np.int32)
         pending = [j for j in rows if j >= 0]
         where = {j: k for k, j in enumerate(pending)}
         ranked: dict[int, np.ndarray] = {}
@@ -112,27 +113,26 @@ class Explainer:
             if j not in ranked:
                 k = where.get(j)
                 batch = [j] if k is None else [r for r in pending[k:k + BATCH] if r not in ranked]
-                ranked.update(zip(batch, self._ranked(matrix, base, at, floor, batch)))
+                ranked.update(zip(batch, self._ranked(matrix, base, at, batch)))
             return self._choose(matrix, base, j, ranked[j][: 8 * n].tolist(), n)
 
         return explain
 
-    def _ranked(self, matrix: sp.csr_matrix, base: Row, at: np.ndarray, floor: float,
-                rows: list[int]) -> list[np.ndarray]:
-        """For each of ``rows``, the topics it shares with ``base`` (a term at or above both episodes' topic floor,
-        not :attr:`general`), by their share of the match, strongest first (ties: lower term id first)."""
-        rows_a = np.asarray(rows, dtype=np.int64)
-        starts, ends = matrix.indptr[rows_a], matrix.indptr[rows_a + 1]
-        lengths = ends - starts
-        owner = np.repeat(np.arange(len(rows)), lengths)
-        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        pos = np.arange(int(lengths.sum())) - np.repeat(offsets - starts, lengths)
-        cols = matrix.indices[pos]
+    def _ranked(self, matrix: sp.csr_matrix, base: Row, at: np.ndarray, rows: list[int]) -> list[np.ndarray]:
+        """For each of ``rows``, the topics it shares with ``base`` (``at``: base's topics, see :meth:`about`; the
+        row's weight at or above its own topic floor), by their share of the match, strongest first (ties: lower
+        term id first)."""
+        ptr = matrix.indptr
+        starts = ptr[rows]
+        lengths = ptr[np.asarray(rows) + 1] - starts
+        cols = np.concatenate([matrix.indices[s:s + n] for s, n in zip(starts.tolist(), lengths.tolist())])
         places = at[cols]
-        keep = places >= 0
-        owner, cols, places, pos = owner[keep], cols[keep], places[keep], pos[keep]
-        base_w, row_w = base.data[places], matrix.data[pos]
-        keep = ~self.general[cols] & (base_w >= floor) & (row_w >= self._floors(matrix)[rows_a][owner])
+        found = np.flatnonzero(places >= 0)  # places in cols
+        ends = np.cumsum(lengths)
+        owner = np.searchsorted(ends, found, side="right")  # which of rows
+        row_w = matrix.data[found - (ends - lengths)[owner] + starts[owner]]
+        cols, base_w = cols[found], base.data[places[found]]
+        keep = row_w >= self._floors(matrix)[rows][owner]
         owner, cols, share = owner[keep], cols[keep], (base_w * row_w)[keep]
         order = np.lexsort((cols, -share, owner))
         owner, cols = owner[order], cols[order]
