@@ -152,3 +152,22 @@ def test_plural_variants_are_one_reason():
     model = SimilarModel.fit_fields(fields, ModelParams())
     wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 8)
     assert len({"honeybee", "honeybees"} & set(wide)) == 1 and len({"bee", "bees"} & set(wide)) == 1, wide
+
+
+def test_numbers_in_words_and_adverbs_of_plain_words_are_not_reasons_alone():
+    """The demo showed "eighteen" and "remarkably", "chemically" (and the site corpus "indefinitely", "remotely"):
+    they say how much or how, not what. Names and products ending in -ly ("Plotly", "Fastly") and nouns
+    ("assembly") are words like any other."""
+    from podsearch.similar.reasons import _manner_word
+
+    assert all(_manner_word(w) for w in ("remarkably", "chemically", "happily", "indefinitely", "remotely"))
+    assert not any(_manner_word(w) for w in ("plotly", "fastly", "vitaly", "assembly", "family", "supply", "italy"))
+    fields = _fields()
+    said = " eighteen twenty-five remarkably chemically indefinitely plotly anomaly"
+    for i in (0, 1):
+        fields.transcripts[i] += said * 6
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert set(said.split()) <= set(model.vectorizer.vocabulary_)
+    wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 20)
+    assert {"plotly", "anomaly"} <= set(wide), wide
+    assert not {"eighteen", "twenty-five", "remarkably", "chemically", "indefinitely"} & set(wide), wide

@@ -9,7 +9,8 @@ weights). What is shown:
 - never a single word among the language's most common (:data:`GENERAL_WORDS` of ``wordfreq``'s list:
   "versus", "seven", "east"): such a word says nothing about why two episodes belong together, though it
   may be part of a phrase ("east africa");
-- never a form of another word ("don’t", "channel's") or a link's slug on its own;
+- never a form of another word ("don’t", "channel's") or a link's slug on its own, nor a number said in words
+  ("eighteen") or an adverb of a plain word ("remarkably", "chemically"): they say how, not what;
 - no word already said by a phrase shown ("network" beside "lightning network"), and no person twice: a label
   whose words are all in a fuller name shown ("Rene" beside "René Pickhardt") is left out.
 """
@@ -26,6 +27,7 @@ import scipy.sparse as sp
 from .features import fold_lower
 
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
+ENGLISH_WORDS = 50_000  # the words an adverb and its base must be among (_manner_word)
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
 PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
 BATCH = 16  # a list's rows whose shared terms are found at once (Explainer.about)
@@ -59,7 +61,8 @@ class Explainer:
         # ("Proposal", "Bitcoin") or initials ("SP") as transcripts label some speakers; a word that is not one
         # topic (_readable: "we’ve", a link's slug).
         self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3
-                                                  or k == WORD and not _readable(t))
+                                                  or k == WORD and not (_readable(t) and t not in NUMBER_WORDS
+                                                                        and not _manner_word(t)))
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
@@ -192,6 +195,33 @@ def _readable(word: str) -> bool:
         return False
     parts = word.split("-")
     return len(parts) < 5 and not (len(parts) > 2 and all(len(p) == 1 for p in parts))
+
+
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_NUMBERS = (*_UNITS, *_TENS, "zero", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+            "seventeen", "eighteen", "nineteen", "hundred", "thousand", "million", "billion", "trillion",
+            *(f"{t}-{u}" for t in _TENS for u in _UNITS))
+NUMBER_WORDS = frozenset((*_NUMBERS, *(f"{n}s" for n in _NUMBERS)))  # "eighteen", "twenty-five", "thousands"
+
+
+def _manner_word(word: str) -> bool:
+    """An English adverb made of a plain word ("remarkably", "chemically", "happily"): both among the language's
+    :data:`ENGLISH_WORDS` most frequent, the base of five letters or more, so that names and products ending in
+    -ly ("Plotly", "Fastly", "Vitaly") and nouns ("family", "supply", "assembly") are not read as adverbs."""
+    if not word.endswith("ly") or len(word) < 7:
+        return False
+    english = general_words("en", ENGLISH_WORDS)
+    if word not in english:
+        return False
+    bases = [word[:-2]]  # "remotely", "firstly"
+    if word.endswith("ily"):
+        bases.append(word[:-3] + "y")  # "happily"
+    if word.endswith(("ably", "ibly")):
+        bases.append(word[:-1] + "e")  # "remarkably"
+    if word.endswith("ically"):
+        bases.append(word[:-4])  # "chemically": "chemical"
+    return any(len(b) >= 5 and b in english for b in bases)
 
 
 def _name_words(token: str) -> frozenset[str]:
