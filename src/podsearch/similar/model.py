@@ -414,7 +414,7 @@ class SimilarModel:
             self._explainer = Explainer(self.terms, self.person_names)
         return self._explainer
 
-    def reasons(self, base: Row, j: int, n: int = 5) -> list[str]:
+    def reasons(self, base: Row | sp.csr_matrix, j: int, n: int = 5) -> list[str]:
         """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
         return self.explainer.reasons(self.matrix, base, j, n)
 

@@ -59,7 +59,7 @@ class Explainer:
                               dtype=np.int8)
         # Never shown alone: a common word; a person's token that does not read as a name, a common word
         # ("Proposal", "Bitcoin") or initials ("SP") as transcripts label some speakers; a word that is not one
-        # topic (_readable: "we’ve", a link's slug).
+        # topic (_readable: "we’ve", a link's slug), a number said in words or an adverb (_manner_word: "remarkably").
         self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3
                                                   or k == WORD and not (_readable(t) and t not in NUMBER_WORDS
                                                                         and not _manner_word(t)))
@@ -96,11 +96,12 @@ class Explainer:
             return self.names[text]
         return self.part_labels.get(text, text) if kind == WORD else text.replace("_", " ")
 
-    def reasons(self, matrix: sp.csr_matrix, base: Row, j: int, n: int = 5) -> list[str]:
+    def reasons(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, n: int = 5) -> list[str]:
         """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near."""
         return self.about(matrix, base)(j, n)
 
-    def about(self, matrix: sp.csr_matrix, base: Row, rows: Sequence[int] = ()) -> Callable[[int, int], list[str]]:
+    def about(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix,
+              rows: Sequence[int] = ()) -> Callable[[int, int], list[str]]:
         """:meth:`reasons` of ``base`` with any row of ``matrix``: ``base``'s terms are read once, and the terms
         shared with ``rows`` (the rows a list will ask about, in its order) are found for :data:`BATCH` rows at a
         time, as one array operation (what costs, row by row, is numpy's work per call, not the terms)."""
@@ -121,7 +122,7 @@ class Explainer:
 
         return explain
 
-    def _ranked(self, matrix: sp.csr_matrix, base: Row, at: np.ndarray, rows: list[int]) -> list[np.ndarray]:
+    def _ranked(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, at: np.ndarray, rows: list[int]) -> list[np.ndarray]:
         """For each of ``rows``, the topics it shares with ``base`` (``at``: base's topics, see :meth:`about`; the
         row's weight at or above its own topic floor), by their share of the match, strongest first (ties: lower
         term id first)."""
@@ -142,7 +143,7 @@ class Explainer:
         bounds = np.searchsorted(owner, np.arange(len(rows) + 1))
         return [cols[bounds[r]:bounds[r + 1]] for r in range(len(rows))]
 
-    def _choose(self, matrix: sp.csr_matrix, base: Row, j: int, candidates: list[int], n: int) -> list[str]:
+    def _choose(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, candidates: list[int], n: int) -> list[str]:
         """At most ``n`` of the ``candidates`` (term ids, strongest first) as a person reads them."""
         kinds, terms, variants = self.kind_list, self.term_list, self.variant_list
         people: set[int] | None = None  # the people of the two (read when a word is part of a name)
