@@ -86,12 +86,14 @@ def test_starts_on_an_empty_data_folder_and_says_what_to_do(tmp_path):
         server.stop()
 
 
-def test_warm_loads_the_facet_values_and_the_model(sample_data):
+def test_warm_loads_the_facet_values_and_the_model_with_its_reasons(sample_data):
     from podsearch.service import Library
 
     lib = Library(sample_data)
     lib.warm()
     assert lib.engine._doc_facets is not None and lib._model is not None
+    explainer = lib._model._explainer  # and what the reasons read: the first /similar does not wait for it
+    assert explainer is not None and explainer.floors is not None and len(explainer.floors) == len(lib._model.ids)
     warmed = lib.engine._doc_facets
     assert lib.search(SearchRequest(q="bees")).facets["show"]
     assert lib.engine._doc_facets is warmed  # the search used what warm() loaded

@@ -80,8 +80,9 @@ class Library:
 
     def warm(self) -> None:
         """Load what the first search and the first /similar would otherwise load (the server calls this before
-        it says it is ready): the index's per-generation facet values and the similarity model, where they exist."""
-        for load in (self.engine.warm, self.model):
+        it says it is ready): the index's per-generation facet values and the similarity model with what its reasons
+        read, where they exist."""
+        for load in (self.engine.warm, lambda: self.model().warm()):
             try:
                 load()
             except IndexMissing as exc:

@@ -414,6 +414,10 @@ class SimilarModel:
             self._explainer = Explainer(self.terms, self.person_names)
         return self._explainer
 
+    def warm(self) -> None:
+        """Make what the first answer's reasons would otherwise make (about a second at 10,000 episodes)."""
+        self.explainer.warm(self.matrix)
+
     def reasons(self, base: Row | sp.csr_matrix, j: int, n: int = 5) -> list[str]:
         """What ``base`` (a row or a vectorized text) and episode ``j`` are both about (reasons.py)."""
         return self.explainer.reasons(self.matrix, base, j, n)

@@ -83,6 +83,10 @@ class Explainer:
             if written and written[:1].isupper():
                 self.part_labels[word] = written
 
+    def warm(self, matrix: sp.csr_matrix) -> None:
+        """Work out now what the first answer would: every row's topic floor (the terms are read in __init__)."""
+        self._floors(matrix)
+
     def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
         """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
         if self.floors is None or len(self.floors) != matrix.shape[0]:
