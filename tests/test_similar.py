@@ -88,6 +88,25 @@ def test_episode_mentions_by_number_in_the_show_or_a_named_show():
     assert {(int(i), int(j)) for i, j in zip(*named.nonzero())} == {(0, 1), (0, 3), (1, 0)}
 
 
+def test_another_shows_episode_is_named_by_its_title_after_or_a_few_words_before():
+    """The site corpus: Ship It! #20 says "founders talk - I'll plug episode 80" and #40 "so it's episode 86 on
+    Founders Talk" (both were read as Ship It!'s own 80 and 86), Changelog News #5 "that's episode 236 of Go
+    Time"; a Go Time episode's "Request for Commits we are back for episode #15 of GoTime" is its own show's."""
+    texts = ["We're dogging Founders Talk - I'll plug episode 80, with a co-founder.",  # ship it
+             "So it's episode 86 on Founders Talk. Check it out.",  # ship it
+             "That's episode 236 of Go Time, a good listen.",  # news
+             "Request for Commits we are back for episode #15 of GoTime.",  # go time
+             "I liked Founders Talk. Then in episode 80 we fixed it.",  # ship it: another sentence
+             "Founders Talk, all about leading teams and growing up, was great in episode 86",  # ship it: too far
+             "", "", "", "", "", "", "", ""]
+    shows = ["ship"] * 2 + ["news", "go", "ship", "ship"] + ["ship", "ship", "ft", "ft", "go", "go", "rfc", "rfc"]
+    numbers = [20, 40, 5, 15, 21, 22, 80, 86, 80, 86, 236, 14, 15, 1]
+    named = episode_mentions(texts, shows, numbers, {"ft": "Founders Talk", "go": "Go Time",
+                                                     "rfc": "Request for Commits", "ship": "Ship It!"})
+    links = {(int(i), int(j)) for i, j in zip(*named.nonzero())}
+    assert links == {(0, 8), (1, 9), (2, 10), (4, 6), (5, 7)}, links
+
+
 def test_title_phrases_are_word_pairs_without_stop_words_or_punctuation():
     title = "Schnorr Signatures and the Taproot Upgrade: Lightning, Network"
     assert phrases(title, ENGLISH_STOP_WORDS).split() == ["schnorr_signatures", "taproot_upgrade"]

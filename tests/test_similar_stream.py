@@ -16,7 +16,7 @@ from podsearch.catalog import Catalog
 from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, episode_texts
 from podsearch.similar import fields as fields_module
 from podsearch.similar.features import TermCounter, weighted_fields
-from podsearch.similar.signals import episode_mentions, mentions_in, resolve_mentions
+from podsearch.similar.signals import TITLE_AFTER, TITLE_GAP, episode_mentions, mentions_in, resolve_mentions
 
 
 def _same_model(a: SimilarModel, b: SimilarModel) -> None:
@@ -81,7 +81,8 @@ def test_mentions_read_apart_then_resolved_are_episode_mentions() -> None:
     expected = episode_mentions(texts, fields.shows, fields.numbers, fields.show_titles)
     found = resolve_mentions([mentions_in(t) for t in texts], fields.shows, fields.numbers, fields.show_titles)
     assert expected.nnz > 20 and (expected != found).nnz == 0
-    assert all(len(before) <= 40 for m in map(mentions_in, texts) for _, befores in m for before in befores)
+    assert all(len(before) <= TITLE_GAP and len(after) <= TITLE_AFTER
+               for m in map(mentions_in, texts) for _, places in m for before, after in places)
 
 
 def test_term_counts_in_chunks_are_the_counts_at_once() -> None:

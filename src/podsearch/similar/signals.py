@@ -4,8 +4,11 @@
   per project (``github.com/dvyukov/go-fuzz`` -> ``link_github_com_dvyukov_go-fuzz``). Two episodes pointing at
   the same repository or project page share a topic; plain text extraction drops the addresses.
 - **Episode mentions**: "episode 159", "ep. 42", "show #12", "#145" in an episode's notes or transcript name
-  another episode of the same show by its number ("Go Time #145" or "Go Time episode 145" names one of that
-  show). A round-up ("our favourite unpopular opinions: episode 159, ...") is then near what it recaps.
+  another episode of the same show by its number, or of another show when its title is said with it: just after
+  ("episode 236 of Go Time", "episode 86 on Founders Talk"), just before ("Go Time #145", "Go Time episode
+  145"), or a few words before in the same sentence ("Founders Talk - I'll plug episode 80"); a title is matched
+  with or without the spaces between its words ("GoTime"). A round-up ("our favourite unpopular opinions:
+  episode 159, ...") is then near what it recaps.
 - **Title phrases**: the word pairs of a title ("Schnorr Signatures and Taproot" -> ``schnorr_signatures``), so
   that two titles naming the same thing in two words match on it, not only on each word.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -30,7 +33,9 @@ CODE_HOSTS = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "sr.h
 MENTIONS = tuple(re.compile(p) for p in (r"episodes?\s*(?:number\s+|no\.?\s*)?#?\s?(\d{1,4})\b",
                                          r"show\s*(?:number\s+|no\.?\s*)?#?\s?(\d{1,4})\b",
                                          r"ep\.?\s*#?\s?(\d{1,4})\b", r"#\s?(\d{1,4})\b"))
-TITLE_GAP = 40  # characters before a mention searched for another show's title
+TITLE_GAP = 60  # characters before a mention searched for another show's title
+TITLE_AFTER = 40  # characters after the number searched for "of <show title>"
+WORDS_BETWEEN = 25  # at most this many characters between a show's title and a mention, in one sentence
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"  # the model's terms (scikit-learn's token_pattern)
 WORD = re.compile(TOKEN_PATTERN)
 PHRASE_BREAK = re.compile(r"[.!?;:\n()\[\]\"“”,|–—-]+")  # no phrase across punctuation (nor across a hyphen)
@@ -74,15 +79,15 @@ def episode_mentions(texts: Sequence[str], shows: Sequence[str], numbers: Sequen
     return resolve_mentions([mentions_in(text) for text in texts], shows, numbers, show_titles)
 
 
-Mentions = list[tuple[int, list[str]]]  # each number a text names, with the text just before each place it does
+Mentions = list[tuple[int, list[tuple[str, str]]]]  # each number a text names, with the text around each place
 
 
 def mentions_in(text: str) -> Mentions:
     """What :func:`resolve_mentions` needs of one text (a few short strings): read as the texts stream by, so
     that the texts need not be held until every episode's number is known."""
     low = text.lower()
-    return [(number, [low[max(0, start - TITLE_GAP):start] for start in starts])
-            for starts, number in _numbers_named(low).values()]
+    return [(number, [(low[max(0, start - TITLE_GAP):start], low[end:end + TITLE_AFTER]) for start in starts])
+            for starts, number, end in _numbers_named(low).values()]
 
 
 def resolve_mentions(found: Sequence[Mentions], shows: Sequence[str], numbers: Sequence[int | None],
@@ -96,16 +101,16 @@ def resolve_mentions(found: Sequence[Mentions], shows: Sequence[str], numbers: S
     if not where:
         return sp.csr_matrix((n, n), dtype=np.float32)
     numbered = {show for show, _ in where}
-    titled = [(re.compile(re.escape(title) + r"\W{0,3}$", re.IGNORECASE), show)
-              for show, title in (show_titles or {}).items() if title and show in numbered]
+    titled = _TitleRules([(title, show) for show, title in (show_titles or {}).items()
+                          if title and title.strip() and show in numbered])
     rows: list[int] = []
     cols: list[int] = []
     for i, mentions in enumerate(found):
         if shows[i] not in numbered and not titled:
             continue
         seen: set[int] = set()
-        for number, befores in mentions:
-            named = (_named_show(before, titled) for before in befores)
+        for number, places in mentions:
+            named = (titled.show(before, after) for before, after in places)
             show = next((s for s in named if s), None) or shows[i]
             for j in where.get((show, number), ()):
                 if j != i and j not in seen:
@@ -116,24 +121,38 @@ def resolve_mentions(found: Sequence[Mentions], shows: Sequence[str], numbers: S
     return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n, n))
 
 
-def _numbers_named(low: str) -> dict[int, tuple[list[int], int]]:
-    """{position of the number: (where its mentions start, the number)} of every "episode N" (and the like).
+class _TitleRules:
+    """Which show's title is said with a mention, read from the text around it (see the module doc)."""
+
+    def __init__(self, titles: list[tuple[str, str]]) -> None:
+        spelled = [(r"\s*".join(map(re.escape, title.lower().split())), show) for title, show in titles]
+        self.after = [(re.compile(r"^\W{0,3}(?:of|on|from)\s+(?:the\s+)?" + t + r"(?!\w)"), s) for t, s in spelled]
+        self.before = [(re.compile(t + r"\W{0,3}$"), s) for t, s in spelled]
+        self.between = [(re.compile(t + rf"[^\w.!?\n][^.!?\n]{{0,{WORDS_BETWEEN}}}$"), s) for t, s in spelled]
+
+    def __bool__(self) -> bool:
+        return bool(self.after)
+
+    def show(self, before: str, after: str) -> str | None:
+        """The show named just after, else just before, else a few words before in the same sentence."""
+        for rules, text in ((self.after, after), (self.before, before), (self.between, before)):
+            if text.strip():
+                for pattern, show in rules:
+                    if pattern.search(text):
+                        return show
+        return None
+
+
+def _numbers_named(low: str) -> dict[int, tuple[list[int], int, int]]:
+    """{position of the number: (where its mentions start, the number, where it ends)} of every "episode N" (and
+    the like).
 
     "Go Time show #1" starts at "show" and at "#": a show's title may end just before either.
     """
-    found: dict[int, tuple[list[int], int]] = {}
+    found: dict[int, tuple[list[int], int, int]] = {}
     for pattern in MENTIONS:
         for m in pattern.finditer(low):
             if pattern is not MENTIONS[-1] and m.start() and low[m.start() - 1].isalnum():
                 continue  # "keep 2" is not "ep 2"
-            found.setdefault(m.start(1), ([], int(m.group(1))))[0].append(m.start())
+            found.setdefault(m.start(1), ([], int(m.group(1)), m.end(1)))[0].append(m.start())
     return found
-
-
-def _named_show(before: str, titled: Iterable[tuple[re.Pattern[str], str]]) -> str | None:
-    if not before.strip():
-        return None
-    for pattern, show in titled:
-        if pattern.search(before):
-            return show
-    return None
