@@ -107,6 +107,20 @@ def test_another_shows_episode_is_named_by_its_title_after_or_a_few_words_before
     assert links == {(0, 8), (1, 9), (2, 10), (4, 6), (5, 7)}, links
 
 
+def test_a_link_to_an_episode_page_names_the_show_it_spells_and_only_that():
+    """The site corpus's transcripts link what they recall: "[in that episode](https://changelog.com/gotime/49)",
+    "[founderstalk.fm/93](https://founderstalk.fm/93)". A link ending in a number that spells no show's title (an
+    issue, a pull request) names no episode, not even of the episode's own show."""
+    texts = ["Go support in VS Code, [in that episode](https://changelog.com/gotime/49) - I'm blanking on it.",
+             "Did you know Adam talked to a founder? [founderstalk.fm/93](https://founderstalk.fm/93). Ok.",
+             "See https://github.com/golang/go/issues/49 and https://example.com/page/93, or gotime.fm/93x.",
+             "", ""]
+    shows = ["go", "news", "go", "go", "ft"]
+    named = episode_mentions(texts, shows, [106, 6, 107, 49, 93], {"go": "Go Time", "ft": "Founders Talk",
+                                                                   "news": "Changelog News"})
+    assert {(int(i), int(j)) for i, j in zip(*named.nonzero())} == {(0, 3), (1, 4)}
+
+
 def test_title_phrases_are_word_pairs_without_stop_words_or_punctuation():
     title = "Schnorr Signatures and the Taproot Upgrade: Lightning, Network"
     assert phrases(title, ENGLISH_STOP_WORDS).split() == ["schnorr_signatures", "taproot_upgrade"]

@@ -82,7 +82,7 @@ def test_mentions_read_apart_then_resolved_are_episode_mentions() -> None:
     found = resolve_mentions([mentions_in(t) for t in texts], fields.shows, fields.numbers, fields.show_titles)
     assert expected.nnz > 20 and (expected != found).nnz == 0
     assert all(len(before) <= TITLE_GAP and len(after) <= TITLE_AFTER
-               for m in map(mentions_in, texts) for _, places in m for before, after in places)
+               for m in map(mentions_in, texts) for _, places, _ in m for before, after in places)
 
 
 def test_term_counts_in_chunks_are_the_counts_at_once() -> None:

@@ -11,7 +11,8 @@ from .. import __version__
 
 MODEL_VERSION = 8  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
 #                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py); 8: another
-#                   show's episode named by its title after the number or a few words before it (signals.py)
+#                   show's episode named by its title after the number or a few words before it, and links to
+#                   episode pages (signals.py)
 
 
 @dataclass(frozen=True)

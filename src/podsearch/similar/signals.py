@@ -7,8 +7,9 @@
   another episode of the same show by its number, or of another show when its title is said with it: just after
   ("episode 236 of Go Time", "episode 86 on Founders Talk"), just before ("Go Time #145", "Go Time episode
   145"), or a few words before in the same sentence ("Founders Talk - I'll plug episode 80"); a title is matched
-  with or without the spaces between its words ("GoTime"). A round-up ("our favourite unpopular opinions:
-  episode 159, ...") is then near what it recaps.
+  with or without the spaces between its words ("GoTime"). A link whose last part is a number names an episode of
+  the show it spells ("https://founderstalk.fm/93", "changelog.com/gotime/49"), and nothing when it spells none.
+  A round-up ("our favourite unpopular opinions: episode 159, ...") is then near what it recaps.
 - **Title phrases**: the word pairs of a title ("Schnorr Signatures and Taproot" -> ``schnorr_signatures``), so
   that two titles naming the same thing in two words match on it, not only on each word.
 """
@@ -33,6 +34,9 @@ CODE_HOSTS = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "sr.h
 MENTIONS = tuple(re.compile(p) for p in (r"episodes?\s*(?:number\s+|no\.?\s*)?#?\s?(\d{1,4})\b",
                                          r"show\s*(?:number\s+|no\.?\s*)?#?\s?(\d{1,4})\b",
                                          r"ep\.?\s*#?\s?(\d{1,4})\b", r"#\s?(\d{1,4})\b"))
+# A link whose last part is a number ("gotime.fm/145", "changelog.com/gotime/145"): an episode of the show whose title
+# the link spells (its host or the part before the number), never of the episode's own show by default.
+URL_NUMBER = re.compile(r"\.[a-z]{2,6}/(?:[\w-]+/){0,2}(\d{1,4})(?![\w/-]|\.\w)")
 TITLE_GAP = 60  # characters before a mention searched for another show's title
 TITLE_AFTER = 40  # characters after the number searched for "of <show title>"
 WORDS_BETWEEN = 25  # at most this many characters between a show's title and a mention, in one sentence
@@ -79,15 +83,16 @@ def episode_mentions(texts: Sequence[str], shows: Sequence[str], numbers: Sequen
     return resolve_mentions([mentions_in(text) for text in texts], shows, numbers, show_titles)
 
 
-Mentions = list[tuple[int, list[tuple[str, str]]]]  # each number a text names, with the text around each place
+# Each number a text names, with the text around each place it does, and whether it was only said in links.
+Mentions = list[tuple[int, list[tuple[str, str]], bool]]
 
 
 def mentions_in(text: str) -> Mentions:
     """What :func:`resolve_mentions` needs of one text (a few short strings): read as the texts stream by, so
     that the texts need not be held until every episode's number is known."""
     low = text.lower()
-    return [(number, [(low[max(0, start - TITLE_GAP):start], low[end:end + TITLE_AFTER]) for start in starts])
-            for starts, number, end in _numbers_named(low).values()]
+    return [(number, [(low[max(0, start - TITLE_GAP):start], low[end:end + TITLE_AFTER]) for start in starts], link)
+            for starts, number, end, link in _numbers_named(low).values()]
 
 
 def resolve_mentions(found: Sequence[Mentions], shows: Sequence[str], numbers: Sequence[int | None],
@@ -109,9 +114,9 @@ def resolve_mentions(found: Sequence[Mentions], shows: Sequence[str], numbers: S
         if shows[i] not in numbered and not titled:
             continue
         seen: set[int] = set()
-        for number, places in mentions:
-            named = (titled.show(before, after) for before, after in places)
-            show = next((s for s in named if s), None) or shows[i]
+        for number, places, link in mentions:
+            named = (titled.in_link(before) if link else titled.show(before, after) for before, after in places)
+            show = next((s for s in named if s), None) or (None if link else shows[i])
             for j in where.get((show, number), ()):
                 if j != i and j not in seen:
                     seen.add(j)
@@ -129,9 +134,18 @@ class _TitleRules:
         self.after = [(re.compile(r"^\W{0,3}(?:of|on|from)\s+(?:the\s+)?" + t + r"(?!\w)"), s) for t, s in spelled]
         self.before = [(re.compile(t + r"\W{0,3}$"), s) for t, s in spelled]
         self.between = [(re.compile(t + rf"[^\w.!?\n][^.!?\n]{{0,{WORDS_BETWEEN}}}$"), s) for t, s in spelled]
+        self.host = [(re.compile(t + r"\.[a-z]{2,6}/(?:[\w-]+/){0,2}$"), s) for t, s in spelled]
 
     def __bool__(self) -> bool:
         return bool(self.after)
+
+    def in_link(self, before: str) -> str | None:
+        """The show a link to a number spells: its host ("founderstalk.fm/93") or the part before the number
+        ("changelog.com/gotime/145")."""
+        for pattern, show in (*self.host, *self.before):
+            if pattern.search(before):
+                return show
+        return None
 
     def show(self, before: str, after: str) -> str | None:
         """The show named just after, else just before, else a few words before in the same sentence."""
@@ -143,16 +157,19 @@ class _TitleRules:
         return None
 
 
-def _numbers_named(low: str) -> dict[int, tuple[list[int], int, int]]:
-    """{position of the number: (where its mentions start, the number, where it ends)} of every "episode N" (and
-    the like).
+def _numbers_named(low: str) -> dict[int, tuple[list[int], int, int, bool]]:
+    """{position of the number: (where its mentions start, the number, where it ends, said only in a link)} of every
+    "episode N" (and the like) and every link whose last part is a number (its mention starts at the number, so
+    that the link's host and path are the text before it).
 
     "Go Time show #1" starts at "show" and at "#": a show's title may end just before either.
     """
-    found: dict[int, tuple[list[int], int, int]] = {}
+    found: dict[int, tuple[list[int], int, int, bool]] = {}
     for pattern in MENTIONS:
         for m in pattern.finditer(low):
             if pattern is not MENTIONS[-1] and m.start() and low[m.start() - 1].isalnum():
                 continue  # "keep 2" is not "ep 2"
-            found.setdefault(m.start(1), ([], int(m.group(1)), m.end(1)))[0].append(m.start())
+            found.setdefault(m.start(1), ([], int(m.group(1)), m.end(1), False))[0].append(m.start())
+    for m in URL_NUMBER.finditer(low):
+        found.setdefault(m.start(1), ([m.start(1)], int(m.group(1)), m.end(1), True))
     return found
