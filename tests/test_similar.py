@@ -105,6 +105,10 @@ def test_another_shows_episode_is_named_by_its_title_after_or_a_few_words_before
                                                      "rfc": "Request for Commits", "ship": "Ship It!"})
     links = {(int(i), int(j)) for i, j in zip(*named.nonzero())}
     assert links == {(0, 8), (1, 9), (2, 10), (4, 6), (5, 7)}, links
+    # a one-word title is said after the number or words before it only as a plain word: "on go modules"
+    named = episode_mentions(["Episode 12 on go modules. Let's go back to episode 13.", "", "", "", ""],
+                             ["a", "a", "a", "go", "go"], [11, 12, 13, 12, 13], {"go": "Go"})
+    assert {(int(i), int(j)) for i, j in zip(*named.nonzero())} == {(0, 1), (0, 2)}
 
 
 def test_a_link_to_an_episode_page_names_the_show_it_spells_and_only_that():

@@ -6,7 +6,8 @@
 - **Episode mentions**: "episode 159", "ep. 42", "show #12", "#145" in an episode's notes or transcript name
   another episode of the same show by its number, or of another show when its title is said with it: just after
   ("episode 236 of Go Time", "episode 86 on Founders Talk"), just before ("Go Time #145", "Go Time episode
-  145"), or a few words before in the same sentence ("Founders Talk - I'll plug episode 80"); a title is matched
+  145"), or a few words before in the same sentence ("Founders Talk - I'll plug episode 80"; these two for titles
+  of two words or more); a title is matched
   with or without the spaces between its words ("GoTime"). A link whose last part is a number names an episode of
   the show it spells ("https://founderstalk.fm/93", "changelog.com/gotime/49"), and nothing when it spells none.
   A round-up ("our favourite unpopular opinions: episode 159, ...") is then near what it recaps.
@@ -131,13 +132,16 @@ class _TitleRules:
 
     def __init__(self, titles: list[tuple[str, str]]) -> None:
         spelled = [(r"\s*".join(map(re.escape, title.lower().split())), show) for title, show in titles]
-        self.after = [(re.compile(r"^\W{0,3}(?:of|on|from)\s+(?:the\s+)?" + t + r"(?!\w)"), s) for t, s in spelled]
+        # Said after the number or a few words before it, a one-word title is too often a plain word ("a show
+        # called Go": "episode 12 on go modules", "let's go back to episode 80"): two words or more only.
+        long = [(t, s) for (t, s), (title, _) in zip(spelled, titles) if len(title.split()) >= 2]
+        self.after = [(re.compile(r"^\W{0,3}(?:of|on|from)\s+(?:the\s+)?" + t + r"(?!\w)"), s) for t, s in long]
         self.before = [(re.compile(t + r"\W{0,3}$"), s) for t, s in spelled]
-        self.between = [(re.compile(t + rf"[^\w.!?\n][^.!?\n]{{0,{WORDS_BETWEEN}}}$"), s) for t, s in spelled]
+        self.between = [(re.compile(t + rf"[^\w.!?\n][^.!?\n]{{0,{WORDS_BETWEEN}}}$"), s) for t, s in long]
         self.host = [(re.compile(t + r"\.[a-z]{2,6}/(?:[\w-]+/){0,2}$"), s) for t, s in spelled]
 
     def __bool__(self) -> bool:
-        return bool(self.after)
+        return bool(self.before)
 
     def in_link(self, before: str) -> str | None:
         """The show a link to a number spells: its host ("founderstalk.fm/93") or the part before the number
