@@ -7,10 +7,10 @@
   another episode of the same show by its number, or of another show when its title is said with it: just after
   ("episode 236 of Go Time", "episode 86 on Founders Talk"), just before ("Go Time #145", "Go Time episode
   145"), or a few words before in the same sentence ("Founders Talk - I'll plug episode 80"; these two for titles
-  of two words or more); a title is matched
-  with or without the spaces between its words ("GoTime"). A link whose last part is a number names an episode of
-  the show it spells ("https://founderstalk.fm/93", "changelog.com/gotime/49"), and nothing when it spells none.
-  A round-up ("our favourite unpopular opinions: episode 159, ...") is then near what it recaps.
+  of two words or more); a title is matched with or without the spaces between its words ("GoTime"). A link whose
+  last part is a number names an episode of the show it spells ("https://founderstalk.fm/93",
+  "changelog.com/gotime/49"), and nothing when it spells none. A round-up ("our favourite unpopular opinions:
+  episode 159, ...") is then near what it recaps.
 - **Title phrases**: the word pairs of a title ("Schnorr Signatures and Taproot" -> ``schnorr_signatures``), so
   that two titles naming the same thing in two words match on it, not only on each word.
 """
@@ -146,19 +146,19 @@ class _TitleRules:
     def in_link(self, before: str) -> str | None:
         """The show a link to a number spells: its host ("founderstalk.fm/93") or the part before the number
         ("changelog.com/gotime/145")."""
-        for pattern, show in (*self.host, *self.before):
-            if pattern.search(before):
-                return show
-        return None
+        return _first(self.host, before) or _first(self.before, before)
 
     def show(self, before: str, after: str) -> str | None:
         """The show named just after, else just before, else a few words before in the same sentence."""
         for rules, text in ((self.after, after), (self.before, before), (self.between, before)):
-            if text.strip():
-                for pattern, show in rules:
-                    if pattern.search(text):
-                        return show
+            if text.strip() and (show := _first(rules, text)):
+                return show
         return None
+
+
+def _first(rules: list[tuple[re.Pattern[str], str]], text: str) -> str | None:
+    """The show of the first rule that matches ``text``."""
+    return next((show for pattern, show in rules if pattern.search(text)), None)
 
 
 def _numbers_named(low: str) -> dict[int, tuple[list[int], int, int, bool]]:
