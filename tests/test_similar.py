@@ -190,6 +190,40 @@ def test_an_episode_that_names_another_has_it_near_with_the_reason():
     assert "e3" not in [p.id for p in plain.similar("e20", 10)[0]]
 
 
+def test_an_episode_named_in_another_show_reads_with_that_shows_title(tmp_path: Path):
+    """Across shows the reason names the show ("mentions Founders Talk episode 3"): "episode 3" alone would read as
+    the page's own show's #3. Kept by a saved model, and by fold-in for a show first seen there."""
+    topics = ["bees hive pollen honey waggle dance foraging", "rust borrow checker lifetimes ownership traits",
+              "sourdough starter yeast flour crumb oven", "orbital launch rocket booster payload ascent"]
+    ids, shows, notes, numbers = [], [], [], []
+    for n in range(1, 25):
+        ids.append(f"e{n}")
+        shows.append("ft" if n < 12 else "si")
+        numbers.append(n)
+        notes.append(f"{topics[n % 4]} " * 3 + "welcome to the show thanks to our sponsor")
+    notes[19] = topics[1] + " as we heard in episode 3 of Founders Talk"  # e20 (Ship It!) names e3 (Founders Talk)
+    notes[20] = topics[2] + " as we said in episode 17"  # e21 names e17, its own show's
+    fields = EpisodeFields(ids, shows, [f"Episode {n}" for n in numbers], notes, [""] * 24, ["en"] * 24, [""] * 24,
+                           [""] * 24, numbers, {"ft": "Founders Talk", "si": "Ship It!"})
+    model = SimilarModel.fit_fields(fields, ModelParams())
+
+    def reason(m: SimilarModel, source: str, target: str) -> str:
+        return next(p for p in m.similar(source, 30)[0] if p.id == target).reasons[0]
+
+    assert reason(model, "e20", "e3") == "mentions Founders Talk episode 3"
+    assert reason(model, "e3", "e20") == "mentioned in Ship It! episode 20"
+    assert reason(model, "e21", "e17") == "mentions episode 17"
+    gens = Generations(tmp_path / "model")
+    model.save(gens)
+    loaded = SimilarModel.load(gens)
+    assert reason(loaded, "e20", "e3") == "mentions Founders Talk episode 3"
+    new = EpisodeFields(["n1"], ["cc"], ["Changelog #1"], [topics[3] + " like episode 4 of Founders Talk said"], [""],
+                        ["en"], [""], [""], [1], {"cc": "The Changelog", "ft": "Founders Talk", "si": "Ship It!"})
+    folded = loaded.fold_in(new, "digest")
+    assert reason(folded, "e4", "n1") == "mentioned in The Changelog episode 1"
+    assert reason(folded, "e20", "e3") == "mentions Founders Talk episode 3"
+
+
 def test_lsa_blend_scores_match_precomputed_neighbours(sample_data: Path):
     with Catalog.in_dir(sample_data) as cat:
         model = SimilarModel.fit(cat, ModelParams(lsa_components=3, lsa_weight=0.4))

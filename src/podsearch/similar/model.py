@@ -53,7 +53,8 @@ class SimilarModel:
                  dense: np.ndarray | None = None, mentions: sp.csr_matrix | None = None,
                  numbers: list[int | None] | None = None, weighting: Weighting | None = None,
                  folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
-                 person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None) -> None:
+                 person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None,
+                 show_titles: dict[str, str] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -77,6 +78,7 @@ class SimilarModel:
         self.path = path
         self.titles = titles  # the titles' own model (titles.py), or None when title_cosine_weight is 0
         self.person_names = person_names or {}  # person token of the vocabulary -> the name as written
+        self.show_titles = show_titles or {}  # show id -> title, for "mentions Founders Talk episode 93"
         # The weighed cue windows and their episodes (rerank.py): kept by a fit for saving, read by fold-in only.
         self._cues = cues
         self._explainer: Explainer | None = None
@@ -180,7 +182,8 @@ class SimilarModel:
                  time.perf_counter() - started)
         return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
                    svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
-                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues)
+                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
+                   show_titles=_show_titles(fields, shows))
 
     # -- persistence (persist.py) ---------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -268,7 +271,8 @@ class SimilarModel:
         return SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
                             neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
                             self.folded + m, self.path, titles,
-                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues)
+                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
+                            {**self.show_titles, **_show_titles(fields, new_shows)})
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -355,7 +359,7 @@ class SimilarModel:
         return score
 
     def mention_reason(self, i: int, j: int) -> str | None:
-        return mention_reason(self.mentions, self.numbers, i, j)
+        return mention_reason(self.mentions, self.numbers, i, j, self.shows, self.show_titles)
 
     def vectorize(self, text: str) -> sp.csr_matrix:
         counts = self.vectorizer.transform([text])
@@ -431,6 +435,12 @@ def _names(fields: EpisodeFields, vocabulary: dict[str, int]) -> dict[str, str]:
     """The names of the people of ``fields`` whose tokens are terms of the model."""
     folded = ((fold_lower(t), name) for t, name in (fields.person_names or {}).items())  # as the vocabulary is
     return {t: name for t, name in folded if t in vocabulary}
+
+
+def _show_titles(fields: EpisodeFields, shows: list[str]) -> dict[str, str]:
+    """The titles of the shows of ``shows`` that ``fields`` knows."""
+    titles = fields.show_titles or {}
+    return {show: titles[show] for show in set(shows) if titles.get(show)}
 
 
 def _add_windows(texts: list[str], owners: list[int], offset: int, fields: EpisodeFields, params: ModelParams) -> None:

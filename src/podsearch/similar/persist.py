@@ -47,7 +47,8 @@ def save(model: Any, generations: Generations) -> Path:
         sp.save_npz(path / "show_df.npz", freqs.df, compressed=False)
         (path / "show_df.json").write_text(json.dumps({"shows": freqs.shows, "sizes": freqs.sizes}), encoding="utf-8")
     (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers,
-                                               "person_names": model.person_names}), encoding="utf-8")
+                                               "person_names": model.person_names,
+                                               "show_titles": model.show_titles}), encoding="utf-8")
     (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
                                                   "folded": model.folded}, indent=1))
     return generations.publish(path)
@@ -80,7 +81,7 @@ def load_parts(generations: Generations) -> dict[str, Any]:
                 dense=np.load(path / "dense.npy") if (path / "dense.npy").exists() else None,
                 mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
                 numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
-                titles=titles, person_names=ids.get("person_names"))
+                titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"))
 
 
 def saved_params(generations: Generations) -> dict[str, Any] | None:

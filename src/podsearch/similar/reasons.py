@@ -3,7 +3,8 @@
 A reason is a term the two vectors share, ranked by its share of their match (the product of its two
 weights). What is shown:
 
-- the episode one of them names ("mentions episode 179"), first;
+- the episode one of them names ("mentions episode 179"; another show's with its title: "mentions Founders Talk
+  episode 93"), first;
 - people as their names ("Katie Hockman", not the model's token ``katie_hockman``), then phrases ("lightning
   network"), then single words, each kind by its share of the match;
 - never a single word among the language's most common (:data:`GENERAL_WORDS` of ``wordfreq``'s list:
@@ -270,10 +271,20 @@ class Row:
         return cls(matrix.indices[start:end], matrix.data[start:end])
 
 
-def mention_reason(mentions: sp.csr_matrix | None, numbers: list[int | None], i: int, j: int) -> str | None:
-    """"mentions episode N" when episode ``i`` names ``j`` by its number, "mentioned in episode N" the other way."""
-    if mentions is None:
+def mention_reason(mentions: sp.csr_matrix | None, numbers: list[int | None], i: int, j: int,
+                   shows: list[str] | None = None, show_titles: dict[str, str] | None = None) -> str | None:
+    """"mentions episode N" when episode ``i`` names ``j`` by its number, "mentioned in episode N" the other way;
+    when ``j`` is another show's (``shows``), with that show's title: "mentions Founders Talk episode 93"."""
+    if mentions is None or numbers[j] is None:
         return None
+    episode = f"episode {numbers[j]}"
+    if shows is not None and shows[i] != shows[j] and (show_titles or {}).get(shows[j]):
+        episode = f"{show_titles[shows[j]]} {episode}"  # type: ignore[index]
+    if mentions[i, j]:
+        return f"mentions {episode}"
+    if mentions[j, i]:
+        return f"mentioned in {episode}"
+    return None
     if mentions[i, j] and numbers[j] is not None:
         return f"mentions episode {numbers[j]}"
     if mentions[j, i] and numbers[j] is not None:
