@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from podsearch.engines.base import Document, EngineQuery
-from podsearch.engines.querytext import as_typed
+from podsearch.engines.querytext import as_typed, hyphens_apart
 from podsearch.engines.whoosh import WhooshEngine, fast
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
@@ -77,6 +77,17 @@ def test_a_query_in_capitals_is_read_in_lower_case() -> None:
     assert as_typed("1984") == "1984"
     shouted, written = strategy("VOLCANO AND LAVA", False), strategy("volcano and lava", False)
     assert repr(shouted) == repr(written)
+
+
+def test_a_hyphenated_word_is_read_as_its_parts_with_the_typed_form_preferred() -> None:
+    assert hyphens_apart("fine-tuning language models") == "((fine tuning) ANDMAYBE fine-tuning) language models"
+    assert hyphens_apart("covid-19 day-to-day") == "((covid 19) ANDMAYBE covid-19) ((day to day) ANDMAYBE day-to-day)"
+    # as typed: a quoted phrase, a field's value, a word excluded or required, versions and slashes
+    for typed in ('"open-source community"', "title:real-gas", "coffee -open-source", "+wi-fi", "http/2 3.12", "a - b",
+                  "open-sour*", "wi-fi~", "wi-fi^2", "x--y", "published:[2025-01-01 to 2025-12-31]",
+                  "published:{2024-05 TO x-ray}", "2025-01-01 2-1"):
+        assert hyphens_apart(typed) == typed
+    assert hyphens_apart('"open-source" real-time') == '"open-source" ((real time) ANDMAYBE real-time)'
 
 
 def test_minus_words_keep_the_fallback_written_operators_do_not() -> None:

@@ -172,6 +172,24 @@ def test_hostile_html_is_escaped_in_snippets(config, lib: Library, tmp_path: Pat
         assert "&lt;" in hit.title_html
 
 
+def test_a_hyphenated_word_finds_it_written_apart_the_typed_form_first(config, lib: Library, tmp_path: Path,
+                                                                       engine_name: str) -> None:
+    """Transcripts spell "open source" apart far more often than hyphenated (the site corpus: 1,052 episodes to 77):
+    typed either way, both are found; on Whoosh the form typed ranks first (OpenSearch's analyzer splits the
+    hyphenated word into a graph of both readings and scores them its own way)."""
+    said = {"os-joined": "Our marmoset tools are open-source, and the marmoset team ships weekly.",
+            "os-apart": "Our marmoset tools are open source, and the marmoset team ships weekly."}
+    path = write_jsonl(tmp_path / "hyphens.jsonl", [
+        {"id": eid, "show": "Marmoset Radio", "title": "Marmoset tools", "transcript": text} for eid, text in said.items()])
+    import_jsonl(config, path)
+    # (fewer than 3 episodes hold every word: the any-word fallback lists other episodes after them)
+    for q in ("marmoset open-source", "marmoset open source", "open-source", "open source"):
+        assert set(search(lib, q)[:2]) == {"os-joined", "os-apart"}, q
+    if engine_name == "whoosh":
+        assert search(lib, "marmoset open-source")[:2] == ["os-joined", "os-apart"]
+        assert search(lib, "open-source")[:2] == ["os-joined", "os-apart"]
+
+
 def test_transcript_hit_moment_starts_at_its_corpus_segment(config, lib: Library, corpus: Path,
                                                             tmp_path: Path) -> None:
     source = corpus / "site" / "transcripts" / "gotime" / "go-time-100.json"

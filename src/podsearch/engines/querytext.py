@@ -50,6 +50,35 @@ def lenient(text: str) -> str:
     return text
 
 
+_HYPHENATED = re.compile(r"(?<![\w:+-])(\w+(?:-\w+)+)(?![\w*?~^:-])")
+
+
+def hyphens_apart(text: str) -> str:
+    """A hyphenated word read as its parts too, outside quotes: ``open-source`` as ``open source``, so it finds
+    the episodes that write (or whose transcripts spell) it apart, which in spoken transcripts are most: the site
+    corpus has "open source" in 1,052 episodes, "open-source" in 77; "real time" in 139, "real-time" in 239. The
+    parts of a hyphenated word are indexed with it, so the hyphenated spelling is found too. The typed form is
+    preferred (``ANDMAYBE``): an episode saying "open-source" ranks above one saying "open source" as often.
+    As typed: a word excluded or required (``-open-source``, ``+wi-fi``), a field's value (``title:real-gas``),
+    a pattern or a fuzzy or boosted word (``open-sour*``, ``wi-fi~``), a quoted phrase, a range's bounds, dates."""
+    pieces = text.split('"')
+    for i in range(0, len(pieces), 2 if len(pieces) % 2 else 1):  # unbalanced quotes are dropped later
+        outside = _RANGES.split(pieces[i])  # a range's bounds stay as typed: [2025-01-01 to 2025-12-31]
+        outside[::2] = [_HYPHENATED.sub(_alternatives, part) for part in outside[::2]]
+        pieces[i] = "".join(outside)
+    return '"'.join(pieces)
+
+
+_RANGES = re.compile(r"(\[[^\]]*\]|\{[^}]*\})")
+
+
+def _alternatives(m: re.Match[str]) -> str:
+    word = m.group(1)
+    if not any(c.isalpha() for c in word):  # a date or a number (2025-01-01, 3-2-1), not a compound word
+        return word
+    return f'(({word.replace("-", " ")}) ANDMAYBE {word})'
+
+
 def as_typed(text: str) -> str:
     """The text to read: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
     catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""

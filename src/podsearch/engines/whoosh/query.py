@@ -10,7 +10,7 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import NullQuery, Or, Require, Term
 
 from ...errors import QueryError
-from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, lenient, plain_words, readings
+from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, hyphens_apart, lenient, plain_words, readings
 from .bm25f import as_bm25f
 from .exclusions import exclusions_hold, positive_terms
 from .ranking import RANKING, Ranking
@@ -46,7 +46,7 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
 @lru_cache(maxsize=512)
 def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
-    typed = plain_words(text) if plain else lenient(text)
+    typed = hyphens_apart(plain_words(text) if plain else lenient(text))
     alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
