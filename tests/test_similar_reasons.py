@@ -171,3 +171,22 @@ def test_numbers_in_words_and_adverbs_of_plain_words_are_not_reasons_alone():
     wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 20)
     assert {"plotly", "anomaly"} <= set(wide), wide
     assert not {"eighteen", "twenty-five", "remarkably", "chemically", "indefinitely"} & set(wide), wide
+
+
+def test_a_shows_own_title_is_no_reason_its_host_or_guest_still_is():
+    """Every episode of "Big Tent" says "tent" (and other shows' episodes that promote it): on the site corpus
+    "tent", "spotlight", "talk python", "backstage" were 158 of 46,886 reasons. The words of either episode's show
+    title are not reasons; a person whose name is in a title still is."""
+    fields = _fields()
+    for i in (0, 1):
+        fields.notes[i] += " tent kites" * 4
+    control = SimilarModel.fit_fields(fields, ModelParams())
+    assert {"tent", "kites"} <= set(next(p for p in control.similar("e0", 5)[0] if p.id == "e1").reasons[:5] +
+                                    control.reasons(control.matrix[0], 1, 20))
+    fields = fields._replace(show_titles={"s0": "Big Tent", "s1": "Katie Hockman's Kites", "s2": "Other", "s3": "More"})
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    reasons = next(p for p in model.similar("e0", 5)[0] if p.id == "e1").reasons
+    back = next(p for p in model.similar("e1", 5)[0] if p.id == "e0").reasons
+    for shown in (reasons, back):
+        assert not {"tent", "kites", "big tent"} & set(shown), shown
+        assert shown[:2] == ["Katie Hockman", "lightning network"] and "watchtowers" in shown, shown

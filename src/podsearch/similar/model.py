@@ -376,7 +376,7 @@ class SimilarModel:
         duplicates: list[Neighbour] = []
         origin_show = self.shows[origin] if origin is not None else None
         base = query_vec if query_vec is not None else (Row.of(self.matrix, origin) if origin is not None else None)
-        explain = self.explainer.about(self.matrix, base, idx.tolist()) if base is not None else None
+        explain = self.explainer.about(self.matrix, base, idx.tolist(), origin) if base is not None else None
         for j, score in zip(idx.tolist(), scores.tolist()):
             if j < 0 or j == origin or score <= 0:
                 continue
@@ -415,7 +415,8 @@ class SimilarModel:
     def explainer(self) -> Explainer:
         """The reasons' reading of the terms (reasons.py), made once per model."""
         if self._explainer is None:
-            self._explainer = Explainer(self.terms, self.person_names)
+            self._explainer = Explainer(self.terms, self.person_names, self.shows, self.show_titles,
+                                        self.vectorizer.vocabulary_)
         return self._explainer
 
     def warm(self) -> None:

@@ -9,10 +9,10 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 8  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
+MODEL_VERSION = 9  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
 #                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py); 8: another
 #                   show's episode named by its title after the number or a few words before it, and links to
-#                   episode pages (signals.py)
+#                   episode pages (signals.py); 9: the shows' titles kept, for the reasons (reasons.py)
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,15 @@ def is_general(reason: str, language: str = "en") -> bool:
 class Explainer:
     """The reasons for pairs of rows of one model (its terms and people, read once)."""
 
-    def __init__(self, terms: np.ndarray, person_names: dict[str, str]) -> None:
+    def __init__(self, terms: np.ndarray, person_names: dict[str, str], shows: Sequence[str] = (),
+                 show_titles: dict[str, str] | None = None, vocabulary: dict[str, int] | None = None) -> None:
         self.terms = terms
         self.names = person_names
+        # each row's show, the shows' titles and the terms' ids: a show's own name is no reason (_title_terms)
+        self.shows = shows
+        self.show_titles = show_titles or {}
+        self.vocabulary = vocabulary or {}
+        self._by_title: dict[str, frozenset[int]] = {}
         self.floors: np.ndarray | None = None  # each row's topic floor (_floors)
         common = general_words()
         self.kinds = np.array([PERSON if t in person_names else PHRASE if "_" in t else WORD for t in terms.tolist()],
@@ -87,6 +93,8 @@ class Explainer:
     def warm(self, matrix: sp.csr_matrix) -> None:
         """Work out now what the first answer would: every row's topic floor (the terms are read in __init__)."""
         self._floors(matrix)
+        for row in {show: row for row, show in enumerate(self.shows)}.values():
+            self._title_terms(row)
 
     def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
         """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
@@ -105,11 +113,12 @@ class Explainer:
         """At most ``n`` reasons why ``base`` (a row or a vectorized text) and row ``j`` of ``matrix`` are near."""
         return self.about(matrix, base)(j, n)
 
-    def about(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix,
-              rows: Sequence[int] = ()) -> Callable[[int, int], list[str]]:
-        """:meth:`reasons` of ``base`` with any row of ``matrix``: ``base``'s terms are read once, and the terms
-        shared with ``rows`` (the rows a list will ask about, in its order) are found for :data:`BATCH` rows at a
-        time, as one array operation (what costs, row by row, is numpy's work per call, not the terms)."""
+    def about(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, rows: Sequence[int] = (),
+              origin: int | None = None) -> Callable[[int, int], list[str]]:
+        """:meth:`reasons` of ``base`` (row ``origin``, or a text) with any row of ``matrix``: ``base``'s terms are
+        read once, and the terms shared with ``rows`` (the rows a list will ask about, in its order) are found for
+        :data:`BATCH` rows at a time, as one array operation (what costs, row by row, is numpy's work per call, not
+        the terms). The words of either episode's show title are not reasons (:meth:`_title_terms`)."""
         # base's topics (at or above its topic floor, not a general word) -> their place in base; -1: not one
         topic = (base.data >= topic_floor(base.data)) & ~self.general[base.indices]
         at = np.full(matrix.shape[1], -1, dtype=np.int32)
@@ -117,13 +126,14 @@ class Explainer:
         pending = [j for j in rows if j >= 0]
         where = {j: k for k, j in enumerate(pending)}
         ranked: dict[int, np.ndarray] = {}
+        own = self._title_terms(origin)
 
         def explain(j: int, n: int = 5) -> list[str]:
             if j not in ranked:
                 k = where.get(j)
                 batch = [j] if k is None else [r for r in pending[k:k + BATCH] if r not in ranked]
                 ranked.update(zip(batch, self._ranked(matrix, base, at, batch)))
-            return self._choose(matrix, base, j, ranked[j][: 8 * n].tolist(), n)
+            return self._choose(matrix, base, j, ranked[j][: 8 * n].tolist(), n, own | self._title_terms(j))
 
         return explain
 
@@ -148,13 +158,30 @@ class Explainer:
         bounds = np.searchsorted(owner, np.arange(len(rows) + 1))
         return [cols[bounds[r]:bounds[r + 1]] for r in range(len(rows))]
 
-    def _choose(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, candidates: list[int], n: int) -> list[str]:
-        """At most ``n`` of the ``candidates`` (term ids, strongest first) as a person reads them."""
+    def _title_terms(self, row: int | None) -> frozenset[int]:
+        """The terms that spell the title of ``row``'s show, its words and runs of them ("tent", "big_tent", "talk_python"),
+        people left out: every episode of "Big Tent" says "tent", and another show's episodes that promote it too;
+        a guest who has a show of their own is still a reason."""
+        if row is None or row >= len(self.shows):
+            return frozenset()
+        show = self.shows[row]
+        if show not in self._by_title:
+            words = re.findall(r"\w+", fold_lower(self.show_titles.get(show, "")))
+            spans = ("_".join(words[a:b]) for a in range(len(words)) for b in range(a + 1, len(words) + 1))
+            found = (self.vocabulary.get(span) for span in spans)
+            self._by_title[show] = frozenset(t for t in found if t is not None and self.kind_list[t] != PERSON)
+        return self._by_title[show]
+
+    def _choose(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, candidates: list[int], n: int,
+                avoid: frozenset[int] = frozenset()) -> list[str]:
+        """At most ``n`` of the ``candidates`` (term ids, strongest first) as a person reads them, none of ``avoid``."""
         kinds, terms, variants = self.kind_list, self.term_list, self.variant_list
         people: set[int] | None = None  # the people of the two (read when a word is part of a name)
         chosen: list[int] = []
         said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("fuzz" says "fuzzing")
         for term in candidates:
+            if term in avoid:
+                continue
             if kinds[term] == WORD and terms[term] in self.name_parts:  # "katie" where Katie Hockman is a guest
                 if people is None:
                     people = self._people(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]])
