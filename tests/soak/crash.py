@@ -284,9 +284,12 @@ def run_trial(scenario: Scenario, n: int, rng: random.Random) -> Trial:
     started = time.monotonic()
     target = TARGETS[n % len(TARGETS)]
     # Up to 80% of the phase's measured length: on a busy machine a phase may run faster than it did once.
-    length = 0.004 if target == "model-save" else 0.8 * scenario.durations[target]
     # Every phase is hit both in an incremental run and a --full one (which rebuilds into a new generation).
-    trial = Trial(n=n, full=(n // len(TARGETS)) % 2 == 1, target=target, delay=rng.uniform(0, length))
+    full = (n // len(TARGETS)) % 2 == 1
+    # A save takes a few milliseconds, an incremental one (new episodes folded in) under 2 ms on a fast machine:
+    # within 1 ms of its folder appearing, or the process may have finished.
+    length = (0.004 if full else 0.001) if target == "model-save" else 0.8 * scenario.durations[target]
+    trial = Trial(n=n, full=full, target=target, delay=rng.uniform(0, length))
     data = scenario.copy_base(f"trial-{n}")
     reader = _LogReader(subprocess.Popen(scenario.command(data, trial.full), stderr=subprocess.PIPE,
                                          stdout=subprocess.DEVNULL))
