@@ -93,8 +93,8 @@ class Explainer:
     def warm(self, matrix: sp.csr_matrix) -> None:
         """Work out now what the first answer would: every row's topic floor (the terms are read in __init__)."""
         self._floors(matrix)
-        for row in {show: row for row, show in enumerate(self.shows)}.values():
-            self._title_terms(row)
+        for show in set(self.shows):
+            self._show_terms(show)
 
     def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
         """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
@@ -159,12 +159,13 @@ class Explainer:
         return [cols[bounds[r]:bounds[r + 1]] for r in range(len(rows))]
 
     def _title_terms(self, row: int | None) -> frozenset[int]:
-        """The terms that spell the title of ``row``'s show, its words and runs of them ("tent", "big_tent", "talk_python"),
+        """The terms that spell the title of ``row``'s show (:meth:`_show_terms`); none for a text."""
+        return self._show_terms(self.shows[row]) if row is not None and row < len(self.shows) else frozenset()
+
+    def _show_terms(self, show: str) -> frozenset[int]:
+        """The terms that spell ``show``'s title, its words and runs of them ("tent", "big_tent", "talk_python"),
         people left out: every episode of "Big Tent" says "tent", and another show's episodes that promote it too;
         a guest who has a show of their own is still a reason."""
-        if row is None or row >= len(self.shows):
-            return frozenset()
-        show = self.shows[row]
         if show not in self._by_title:
             words = re.findall(r"\w+", fold_lower(self.show_titles.get(show, "")))
             spans = ("_".join(words[a:b]) for a in range(len(words)) for b in range(a + 1, len(words) + 1))
@@ -304,9 +305,8 @@ def mention_reason(mentions: sp.csr_matrix | None, numbers: list[int | None], i:
     when ``j`` is another show's (``shows``), with that show's title: "mentions Founders Talk episode 93"."""
     if mentions is None or numbers[j] is None:
         return None
-    episode = f"episode {numbers[j]}"
-    if shows is not None and shows[i] != shows[j] and (show_titles or {}).get(shows[j]):
-        episode = f"{show_titles[shows[j]]} {episode}"  # type: ignore[index]
+    title = (show_titles or {}).get(shows[j]) if shows is not None and shows[i] != shows[j] else None
+    episode = f"{title} episode {numbers[j]}" if title else f"episode {numbers[j]}"
     if mentions[i, j]:
         return f"mentions {episode}"
     if mentions[j, i]:

@@ -37,7 +37,8 @@ MENTIONS = tuple(re.compile(p) for p in (r"episodes?\s*(?:number\s+|no\.?\s*)?#?
                                          r"ep\.?\s*#?\s?(\d{1,4})\b", r"#\s?(\d{1,4})\b"))
 # A link whose last part is a number ("gotime.fm/145", "changelog.com/gotime/145"): an episode of the show whose title
 # the link spells (its host or the part before the number), never of the episode's own show by default.
-URL_NUMBER = re.compile(r"\.[a-z]{2,6}/(?:[\w-]+/){0,2}(\d{1,4})(?![\w/-]|\.\w)")
+_LINK_PATH = r"\.[a-z]{2,6}/(?:[\w-]+/){0,2}"  # a host's ending and at most two path parts, up to the number
+URL_NUMBER = re.compile(_LINK_PATH + r"(\d{1,4})(?![\w/-]|\.\w)")
 TITLE_GAP = 60  # characters before a mention searched for another show's title
 TITLE_AFTER = 40  # characters after the number searched for "of <show title>"
 WORDS_BETWEEN = 25  # at most this many characters between a show's title and a mention, in one sentence
@@ -138,7 +139,7 @@ class _TitleRules:
         self.after = [(re.compile(r"^\W{0,3}(?:of|on|from)\s+(?:the\s+)?" + t + r"(?!\w)"), s) for t, s in long]
         self.before = [(re.compile(t + r"\W{0,3}$"), s) for t, s in spelled]
         self.between = [(re.compile(t + rf"[^\w.!?\n][^.!?\n]{{0,{WORDS_BETWEEN}}}$"), s) for t, s in long]
-        self.host = [(re.compile(t + r"\.[a-z]{2,6}/(?:[\w-]+/){0,2}$"), s) for t, s in spelled]
+        self.host = [(re.compile(t + _LINK_PATH + "$"), s) for t, s in spelled]
 
     def __bool__(self) -> bool:
         return bool(self.before)
