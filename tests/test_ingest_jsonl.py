@@ -17,7 +17,7 @@ GOOD = [
      "published": "2024-05-01", "duration": "1:02:03", "audio_url": "https://example.org/1.mp3",
      "link": "https://example.org/1", "transcript": "Ana: Feed the starter daily.\n\nBo: Keep it warm."},
     {"id": "ep-2", "show": "Kitchen Radio", "title": "Knife skills", "published": "2024-05-08T10:00:00+02:00",
-     "duration": 95, "persons": ["Ana", {"name": "Bo", "role": "guest"}],
+     "duration": 95, "number": "12", "persons": ["Ana", {"name": "Bo", "role": "guest"}],
      "segments": [{"start": 0, "end": 4.5, "speaker": "Ana", "text": "Hold the knife like this."},
                   {"start": 4.5, "speaker": "Bo", "text": "Like a pencil?"}, {"start": 9, "text": "  "}]},
 ]
@@ -27,6 +27,7 @@ BAD = [
     json.dumps({"id": "ep-9", "title": "bad date", "published": "last Tuesday"}),
     json.dumps({"id": "ep-10", "title": "bad segment", "segments": [{"start": "soon", "text": "x"}]}),
     json.dumps(["a", "list"]),
+    json.dumps({"id": "ep-11", "title": "bad number", "number": "twelve"}),
 ]
 
 
@@ -36,7 +37,7 @@ def write(path: Path, lines: list[str]) -> Path:
 
 
 def test_good_lines_go_in_and_bad_lines_are_reported(tmp_path):
-    lines = [json.dumps(GOOD[0]), BAD[0], BAD[1], "", BAD[2], BAD[3], BAD[4], json.dumps(GOOD[1])]
+    lines = [json.dumps(GOOD[0]), BAD[0], BAD[1], "", BAD[2], BAD[3], BAD[4], BAD[5], json.dumps(GOOD[1])]
     export = write(tmp_path / "export.jsonl", lines)
     with Catalog.in_dir(tmp_path / "data") as cat:
         report = import_lines(cat, export)
@@ -47,13 +48,14 @@ def test_good_lines_go_in_and_bad_lines_are_reported(tmp_path):
             f"{export}: line 5: published 'last Tuesday' is not an ISO date",
             f"{export}: line 6: segment 1 has a start or end that is not a number",
             f"{export}: line 7: expected a JSON object",
+            f"{export}: line 8: number 'twelve' is not a whole number",
         ]
         one, two = cat.episode("ep-1"), cat.episode("ep-2")
         assert cat.show("kitchen-radio").title == "Kitchen Radio"
         assert (one.show_id, one.published, one.duration) == ("kitchen-radio", "2024-05-01T00:00:00Z", 3723)
         assert one.description_text == "Flour and water" and "<b>and</b>" in one.description_html
         assert [s.text for s in one.segments] == ["Ana: Feed the starter daily.", "Bo: Keep it warm."]
-        assert (two.published, two.duration) == ("2024-05-08T08:00:00Z", 95)
+        assert (two.published, two.duration, two.number, one.number) == ("2024-05-08T08:00:00Z", 95, 12, None)
         assert [(p.name, p.role) for p in two.persons] == [("Ana", ""), ("Bo", "guest")]
         assert [(s.start, s.end, s.speaker) for s in two.segments] == [(0, 4.5, "Ana"), (4.5, None, "Bo")]
 

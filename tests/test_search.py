@@ -325,3 +325,31 @@ def test_newest_and_oldest_first_list_undated_episodes_after_the_dated_ones(samp
     oldest = [h.id for h in lib.search(SearchRequest(q="glacier", sort="oldest")).hits]
     assert newest[:2] == ["dated-new", "dated-old"] and sorted(newest[2:]) == ["undated-0", "undated-1", "undated-2"]
     assert oldest[:2] == ["dated-old", "dated-new"] and sorted(oldest[2:]) == sorted(newest[2:])
+
+
+def test_an_episode_named_by_its_show_and_number_comes_first(config, lib: Library, tmp_path: Path) -> None:
+    """"go time 140" found Go Time #298 (FIPS 140) first on the site corpus, and #140 nowhere in the top 3: a
+    query that names an episode (its numbered title, or its show and number) has it first, the rest ranked as
+    usual; a title of words alone, a query with syntax, or a filter that excludes it name nothing."""
+    said = "Marmoset Radio talks about episode 140 and the number 7 a lot: 140, 140, 140, seven, 7, 7."
+    lines = [{"id": f"mr-{n}", "show": "The Marmoset Radio Podcast", "title": f"Marmoset Radio #{n}: Tree dwellers",
+              "transcript": said if n == 3 else f"Small primates, part {n}."} for n in range(1, 9)]
+    lines += [{"id": "kt-7", "show": "Kite Talk", "title": "Kites", "number": 7, "transcript": "Kites at 140 metres."},
+              {"id": "kt-9", "show": "Kite Talk", "title": "Marmoset Radio 140", "published": "2001-01-01",
+               "transcript": "A title with a number."},
+              {"id": "kt-10", "show": "Kite Talk", "title": "Tree dwellers", "transcript": "Tree dwellers, tree dwellers."}]
+    import_jsonl(config, write_jsonl(tmp_path / "named.jsonl", lines))
+    for q in ("marmoset radio 5", "Marmoset Radio #5", "marmoset radio episode 5", "MARMOSET RADIO #5:",
+              "the marmoset radio podcast 5", "Marmoset Radio #5: Tree dwellers"):
+        assert search(lib, q)[0] == "mr-5", q
+    assert search(lib, "kite talk 7")[0] == "kt-7"  # the feed's number, not in the title
+    assert search(lib, "marmoset radio 140")[0] == "kt-9"  # a whole title with a number
+    assert search(lib, "#7", shows=["kite-talk"])[0] == "kt-7"  # the number alone, within one show
+    assert "mr-5" not in search(lib, "marmoset radio 5 -dwellers")  # syntax: the words decide
+    assert "mr-5" not in search(lib, "marmoset radio 5", shows=["kite-talk"])  # a filter still filters
+    assert search(lib, "tree dwellers")[0] == "kt-10"  # a title of words is a topic, ranked as one
+    page = lib.search(SearchRequest(q="marmoset radio 5", per_page=3))
+    assert page.hits[0].id == "mr-5" and len({h.id for h in page.hits}) == 3
+    assert lib.search(SearchRequest(q="marmoset radio 5", per_page=3, page=2)).hits[0].id != "mr-5"
+    dated = search(lib, "marmoset radio 140", sort="date")
+    assert "kt-9" in dated and dated[0] != "kt-9"  # another order than relevance (the 2001 episode is not newest)

@@ -56,6 +56,9 @@ CREATE TABLE IF NOT EXISTS episodes (
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS episodes_show ON episodes(show_id, published);
+-- What a query that names an episode looks up (names.py): titles by a number they hold, a show's numbers.
+CREATE INDEX IF NOT EXISTS episodes_titles ON episodes(gone, title, show_id, id);
+CREATE INDEX IF NOT EXISTS episodes_number ON episodes(show_id, json_extract(doc, '$.number'));
 CREATE TABLE IF NOT EXISTS segments (
     episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
@@ -435,6 +438,21 @@ class Catalog:
         rows = self.db.execute("SELECT id, title, show_id, published, json_extract(doc, '$.link'), "
                                "json_extract(doc, '$.language') FROM episodes")
         return {r[0]: (r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows}
+
+    def titles_holding(self, digits: str, word: str = "", show_id: str = "") -> list[tuple[str, str, str]]:
+        """(id, title, show id) of the episodes not gone whose title holds ``digits`` (and ``word``, ASCII case
+        aside; of ``show_id``), read from the titles' index, not the episodes: ``names.py`` looks up what a query
+        with a number names."""
+        rows = self.db.execute("SELECT id, title, show_id FROM episodes INDEXED BY episodes_titles "
+                               "WHERE gone = 0 AND instr(title, ?) > 0 AND instr(lower(title), ?) > 0 "
+                               "AND (? = '' OR show_id = ?)", (digits, word.lower(), show_id, show_id))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def numbered(self, show_id: str, number: int) -> list[str]:
+        """The ids of a show's episodes (not gone) with this number (the feed's ``itunes:episode``)."""
+        rows = self.db.execute("SELECT id FROM episodes INDEXED BY episodes_number WHERE show_id = ? "
+                               "AND json_extract(doc, '$.number') = ? AND gone = 0 ORDER BY id", (show_id, number))
+        return [r[0] for r in rows]
 
     def hashes(self) -> dict[str, str]:
         """{episode id: content hash} of every episode: what the index must match."""

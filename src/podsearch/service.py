@@ -17,13 +17,14 @@ from typing import Any
 from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
-from .engines.base import EngineQuery, EngineResult
+from .engines.base import EngineHit, EngineQuery, EngineResult
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
 from .languages import detect_language, primary
 from .load import LoadCounters, read_load
+from .names import Names
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
 
@@ -59,6 +60,8 @@ class Library:
         self._show_names: dict[str, str] = {}
         self.feedback: Feedback = FEEDBACK  # relevance feedback from the model (feedback.py)
         self._feedback_failed = False  # the model could not be loaded for feedback (logged once)
+        self._names: tuple[tuple[str, float], Names] | None = None  # (engine stamp, the episodes' names)
+        self._names_lock = threading.Lock()
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -144,20 +147,55 @@ class Library:
 
     def _ranked(self, query: EngineQuery) -> EngineResult:
         """The engine's answer; ranked by relevance, its top episodes reordered by their best passages and the
-        model's feedback (the engine is asked for that many, and the page asked for is cut from them)."""
+        model's feedback (the engine is asked for that many, and the page asked for is cut from them), an
+        episode the query names (``names.py``) first."""
         fb = self.feedback
         end = query.page * query.per_page
         start = end - query.per_page
-        if not (fb.on and query.sort == "relevance" and query.text.strip() and start < fb.depth):
-            return self.engine.search(query)  # (past the reordered top, the engine's order is the order)
+        named = self._named(query)
+        if not ((fb.on or named) and query.sort == "relevance" and query.text.strip() and start < fb.depth):
+            found = self.engine.search(query)  # (past the reordered top, the engine's order is the order)
+            found.hits = [h for h in found.hits if h.id not in named]  # (shown on the first page)
+            return found
         found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
+        found.hits = self._reordered(found, fb) if fb.on else found.hits
+        if named:
+            top = max((h.score for h in found.hits), default=1.0)
+            place = {h.id: n for n, h in enumerate(found.hits)}
+            if found.total <= len(place):  # (every match is at hand: count a named episode the words missed)
+                found.total += sum(i not in place for i in named)
+            named = sorted(named, key=lambda i: place.get(i, len(place)))  # (two named alike: in the ranking's order)
+            found.hits = [EngineHit(i, top) for i in named] + [h for h in found.hits if h.id not in named]
+            found.suggestion = ""  # (the query is a title: nothing to correct)
+        found.hits = found.hits[start:end]
+        return found
+
+    def _named(self, query: EngineQuery) -> list[str]:
+        """The episodes a relevance search's text names (by title, or show and number) that its filters let
+        through, in the order named; [] for most queries."""
+        if query.sort != "relevance" or not query.text.strip():
+            return []
+        stamp = self.engine.stamp()
+        with self._names_lock:
+            if self._names is None or self._names[0] != stamp:
+                self._names = (stamp, Names((s.id, s.title) for s in self.catalog.shows()))
+            names = self._names[1]
+        ids = names.named(query.text, self.catalog, query.filters.shows)
+        if not ids:
+            return []
+        allowed = self.engine.search(EngineQuery(text="", filters=replace(query.filters, ids=tuple(ids)),
+                                                 per_page=len(ids), facets=False, suggest=False, deadline=query.deadline))
+        passed = {h.id for h in allowed.hits}
+        return [i for i in ids if i in passed]
+
+    def _reordered(self, found: EngineResult, fb: Feedback) -> list[EngineHit]:
+        """The engine's top hits reordered by their best passages and the model's vote."""
         hits = found.hits
         if fb.passages and len(hits) > 1:
             head = [h.id for h in hits[: fb.passage_top]]
             hits = with_passages(hits, self.engine.passages(head, sorted(found.terms.get("transcript", ())), fb.window), fb)
         if not fb.votes:
-            found.hits = hits[start:end]
-            return found
+            return hits
         try:
             model = self.model()
         except IndexMissing:  # no model fitted yet: the engine's order
@@ -167,9 +205,7 @@ class Library:
                 log.exception("relevance feedback is off: the similarity model could not be loaded")
                 self._feedback_failed = True
             model = None
-        hits = rerank(hits, model, fb) if model is not None else hits
-        found.hits = hits[start:end]
-        return found
+        return rerank(hits, model, fb) if model is not None else hits
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
         """Typeahead: shows whose title starts with (a word of) the prefix, then episode titles, persons and

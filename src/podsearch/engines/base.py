@@ -58,10 +58,11 @@ class Filters:
     duration_min: int | None = None  # seconds
     duration_max: int | None = None
     language: str = ""  # primary language subtag
+    ids: tuple[str, ...] = ()  # only these episodes (the library asks whether episodes a query names pass the rest)
 
     def __bool__(self) -> bool:
         return bool(self.shows or self.person or self.published_from or self.published_to
-                    or self.duration_min is not None or self.duration_max is not None or self.language)
+                    or self.duration_min is not None or self.duration_max is not None or self.language or self.ids)
 
 
 @dataclass(frozen=True)

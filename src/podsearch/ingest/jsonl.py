@@ -61,6 +61,15 @@ def _segments(raw: Any, line_no: int) -> list[Segment]:
     return out
 
 
+def _number(value: Any, line_no: int) -> int | None:
+    """The episode's number (an integer, or digits in a string), None when absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())):
+        raise ImportFormatError(f"line {line_no}: number {value!r} is not a whole number")
+    return int(value)
+
+
 def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
     if not isinstance(obj, dict):
         raise ImportFormatError(f"line {line_no}: expected a JSON object")
@@ -88,6 +97,7 @@ def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
         raise ImportFormatError(f"line {line_no}: published {published_raw!r} is not an ISO date")
     duration = parse_duration(obj.get("duration")) if obj.get("duration") is not None else None
     title = _text(obj.get("title"), "title", line_no).strip()
+    number = _number(obj.get("number"), line_no)
     notes = html_to_text(description)
     # The line's language, else detected from its text ("" when the detector is unsure: English analysis).
     language = choose(_text(obj.get("language"), "language", line_no),
@@ -97,7 +107,7 @@ def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
         link=_text(obj.get("link"), "link", line_no), description_html=sanitize_html(description),
         description_text=notes, published=published, duration=duration,
         audio_url=_text(obj.get("audio_url"), "audio_url", line_no), language=language,
-        persons=persons, segments=segments,
+        persons=persons, segments=segments, number=number,
     )
     return ImportedLine(show=Show(id=show_id, title=show_title, source=source), episode=episode)
 

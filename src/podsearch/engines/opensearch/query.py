@@ -96,6 +96,8 @@ def filter_clauses(f: Filters) -> list[dict[str, Any]]:
         clauses.append({"range": {"duration": bounds}})
     if f.language:
         clauses.append({"term": {"language": f.language}})
+    if f.ids:
+        clauses.append({"terms": {"id": list(f.ids)}})
     return clauses
 
 

@@ -438,6 +438,8 @@ def _filter(f: Filters) -> Any:
         parts.append(NumericRange("duration", f.duration_min, f.duration_max))
     if f.language:
         parts.append(Term("language", f.language))
+    if f.ids:
+        parts.append(Or([Term("id", i) for i in f.ids]))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else And(parts)
