@@ -64,3 +64,29 @@ def test_the_write_ahead_log_shrinks_back_after_a_big_import(tmp_path: Path, mon
         importer.upsert_episode(_episode(1000))  # the next write starts the log over, cut to the limit
         assert wal.stat().st_size <= 256 << 10 < grown
         assert server.counts()["episodes"] == 301
+
+
+def test_what_a_query_may_call_an_episode_follows_it(tmp_path: Path):
+    """The names table (names.py): written with the episode, changed with its title, gone with it; a catalog of
+    schema 3 gets its episodes' names when opened."""
+    from dataclasses import replace
+
+    from podsearch.names import episode_names
+
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="Show"))
+        first = replace(_episode(7), number=70)
+        cat.upsert_episode(first)
+        assert episode_names(first.title, "s", 70) == {"episode 7", "#s 7", "#s 70"}
+        assert cat.called(["episode 7"], 5) == cat.called(["#s 70"], 5) == cat.called(["#s 7"], 5) == ["ep/7?x=1"]
+        cat.upsert_episode(replace(first, title="Herons", number=None))  # renamed, unnumbered: no name left
+        assert cat.called(["episode 7", "#s 7", "#s 70"], 5) == []
+        cat.upsert_episode(first)
+        assert cat.mark_gone("s", []) == 1 and cat.called(["episode 7"], 5) == []  # gone: called nothing
+        assert cat.mark_gone("s", [], prune=True) == 1
+        assert cat.db.execute("SELECT COUNT(*) FROM names").fetchone()[0] == 0
+        cat.upsert_episode(first)
+        cat.db.executescript("DROP TABLE names; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
+    with Catalog.in_dir(tmp_path) as cat:
+        assert cat.schema_version() == 4
+        assert cat.called(["episode 7"], 5) == cat.called(["#s 70"], 5) == ["ep/7?x=1"]

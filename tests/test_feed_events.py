@@ -282,7 +282,7 @@ def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
     db.commit()
     db.close()
     with Catalog.in_dir(data) as cat:
-        assert cat.schema_version() == SCHEMA_VERSION == 3
+        assert cat.schema_version() == SCHEMA_VERSION == 4
         assert cat.feeds() == [{"source": "https://example.org/f.xml", "show_id": "f", "etag": None,
                                 "last_modified": None, "last_fetch": None, "last_status": "ok", "last_error": None,
                                 "origin": None, "url": None}]
@@ -291,7 +291,7 @@ def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
         assert cat.pending_deliveries() == []
         assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
     with Catalog.in_dir(data) as cat:  # opened again: nothing to do
-        assert cat.schema_version() == 3
+        assert cat.schema_version() == 4
 
 
 def test_a_catalog_of_a_newer_podsearch_is_refused(tmp_path: Path) -> None:

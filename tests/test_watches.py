@@ -298,7 +298,7 @@ def test_an_older_catalog_is_migrated(tmp_path):
                      "DROP TABLE watches; UPDATE meta SET value = '1' WHERE key = 'schema_version';")
     db.close()
     with Catalog(path) as cat:
-        assert cat.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        assert cat.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
         assert cat.watches() == [] and cat.pending_deliveries() == []
         assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
 

@@ -17,13 +17,15 @@ from typing import Any
 
 from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink
 from .errors import CatalogError
+from .names import episode_names
 
 log = logging.getLogger(__name__)
 
 # Each version, migrated in place on open (see Catalog._migrate):
 # 2: watches, their inbox of new episodes and their pending deliveries (alerts)
 # 3: feeds.origin and feeds.url (feeds that move, the config as the source of truth), the transcripts table
-SCHEMA_VERSION = 3
+# 4: names (what a query may call an episode: its numbered title, its show and number), filled for every episode
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -56,9 +58,13 @@ CREATE TABLE IF NOT EXISTS episodes (
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS episodes_show ON episodes(show_id, published);
--- What a query that names an episode looks up (names.py): titles by a number they hold, a show's numbers.
-CREATE INDEX IF NOT EXISTS episodes_titles ON episodes(gone, title, show_id, id);
-CREATE INDEX IF NOT EXISTS episodes_number ON episodes(show_id, json_extract(doc, '$.number'));
+-- What a query may call an episode (names.py): its numbered title or label, "#<show id> <number>".
+CREATE TABLE IF NOT EXISTS names (
+    name TEXT NOT NULL,
+    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    PRIMARY KEY (name, episode_id)
+);
+CREATE INDEX IF NOT EXISTS names_episode ON names(episode_id);
 CREATE TABLE IF NOT EXISTS segments (
     episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
@@ -198,6 +204,10 @@ class Catalog:
                 for column in ("origin", "url"):
                     if column not in columns:
                         self.db.execute(f"ALTER TABLE feeds ADD COLUMN {column} TEXT")
+            if version < 4:  # the names table is made by SCHEMA; the episodes stored before it get theirs
+                rows = self.db.execute("SELECT id, title, show_id, json_extract(doc, '$.number') FROM episodes")
+                for row in rows.fetchall():
+                    self._name(row[0], row[1], row[2], row[3] if isinstance(row[3], int) else None)
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         if version < SCHEMA_VERSION:
             log.info("catalog %s: schema %d migrated to %d", self.path, version, SCHEMA_VERSION)
@@ -346,7 +356,14 @@ class Catalog:
             'INSERT INTO segments (episode_id, seq, start, "end", speaker, text) VALUES (?, ?, ?, ?, ?, ?)',
             [(ep.id, i, s.start, s.end, s.speaker, s.text) for i, s in enumerate(ep.segments)],
         )
+        self._name(ep.id, ep.title, ep.show_id, ep.number)
         return "updated" if row else "new"
+
+    def _name(self, episode_id: str, title: str, show_id: str, number: int | None) -> None:
+        """What a query may call the episode (``names.episode_names``), in place of what it was called."""
+        self.db.execute("DELETE FROM names WHERE episode_id = ?", (episode_id,))
+        self.db.executemany("INSERT OR IGNORE INTO names (name, episode_id) VALUES (?, ?)",
+                            [(name, episode_id) for name in episode_names(title, show_id, number)])
 
     def mark_gone(self, show_id: str, keep_ids: Iterable[str], prune: bool = False) -> int:
         """Mark (or with prune, delete) the episodes of a show that are no longer in its feed.
@@ -439,20 +456,15 @@ class Catalog:
                                "json_extract(doc, '$.language') FROM episodes")
         return {r[0]: (r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows}
 
-    def titles_holding(self, digits: str, word: str = "", show_id: str = "") -> list[tuple[str, str, str]]:
-        """(id, title, show id) of the episodes not gone whose title holds ``digits`` (and ``word``, ASCII case
-        aside; of ``show_id``), read from the titles' index, not the episodes: ``names.py`` looks up what a query
-        with a number names."""
-        rows = self.db.execute("SELECT id, title, show_id FROM episodes INDEXED BY episodes_titles "
-                               "WHERE gone = 0 AND instr(title, ?) > 0 AND instr(lower(title), ?) > 0 "
-                               "AND (? = '' OR show_id = ?)", (digits, word.lower(), show_id, show_id))
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def numbered(self, show_id: str, number: int) -> list[str]:
-        """The ids of a show's episodes (not gone) with this number (the feed's ``itunes:episode``)."""
-        rows = self.db.execute("SELECT id FROM episodes INDEXED BY episodes_number WHERE show_id = ? "
-                               "AND json_extract(doc, '$.number') = ? AND gone = 0 ORDER BY id", (show_id, number))
-        return [r[0] for r in rows]
+    def called(self, names: list[str], limit: int) -> list[str]:
+        """The ids of the episodes (not gone) that any of ``names`` calls (``names.episode_names``), in the
+        order of the names: an index lookup per name."""
+        found: list[str] = []
+        for name in names:
+            rows = self.db.execute("SELECT n.episode_id FROM names n JOIN episodes e ON e.id = n.episode_id "
+                                   "WHERE n.name = ? AND e.gone = 0 ORDER BY n.episode_id LIMIT ?", (name, limit))
+            found += [r[0] for r in rows if r[0] not in found]
+        return found[:limit]
 
     def hashes(self) -> dict[str, str]:
         """{episode id: content hash} of every episode: what the index must match."""

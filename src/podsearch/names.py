@@ -16,6 +16,9 @@ case, accents and punctuation aside:
 - with the search limited to one show, the number alone (``140``, ``#140``, ``episode 140``).
 
 A query with syntax (quotes, ``-word``, ``field:``, operators, patterns) names nothing: it says what it wants.
+
+What each episode may be called is kept by the catalog (its ``names`` table, written with the episode by
+:func:`episode_names`), so that a lookup is an index read per name, whatever the catalog's size.
 """
 
 from __future__ import annotations
@@ -23,12 +26,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .engines.querytext import has_syntax
-
-if TYPE_CHECKING:
-    from .catalog import Catalog
 
 MAX_NAMED = 5  # episodes a name may put first (several talks can share one title)
 _SEPARATOR = re.compile(r"\s*(?::|\||\s[-–—]\s)\s*")  # "Go Time #140: Generics", "Ep. 12 | Title", "#3 - Title"
@@ -44,9 +44,29 @@ def key(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", folded))
 
 
+def episode_names(title: str, show_id: str, number: int | None) -> set[str]:
+    """What a query may call an episode: its whole title and the label before the title's first separator, when
+    they hold a number (a title of words alone is also a topic, and is ranked as one), and ``#<show id> <n>`` for
+    its number (the feed's) and the numbers its title gives it (after ``#``, "episode" or "ep")."""
+    names = {key(title), key(_SEPARATOR.split(title, maxsplit=1)[0])}
+    names = {name for name in names if any(c.isdigit() for c in name)}
+    numbers = {int(n) for n in _TITLE_NUMBER.findall(title)} | ({number} if number is not None else set())
+    return names | {_numbered(show_id, n) for n in numbers}
+
+
+def _numbered(show_id: str, number: int) -> str:
+    return f"#{show_id} {number}"
+
+
+class Called(Protocol):
+    """Where the episodes' names are kept (the catalog)."""
+
+    def called(self, names: list[str], limit: int) -> list[str]: ...
+
+
 class Names:
-    """What a catalog's shows are called, and the lookups of the episodes a text names (the catalog's indexes
-    find them by a number of their title or their show and number: a query without a digit costs nothing)."""
+    """What a catalog's shows are called, and the lookup of the episodes a text names (built once per index
+    generation: the shows' titles only; the episodes' names are the catalog's)."""
 
     def __init__(self, shows: Iterable[tuple[str, str]]) -> None:
         self._shows: dict[str, set[str]] = {}  # a way of writing a show's title -> show ids
@@ -54,47 +74,19 @@ class Names:
             for name in _show_names(title):
                 self._shows.setdefault(name, set()).add(show_id)
 
-    def named(self, text: str, catalog: Catalog, shows: tuple[str, ...] = ()) -> list[str]:
+    def named(self, text: str, catalog: Called, shows: tuple[str, ...] = ()) -> list[str]:
         """The ids of the episodes ``text`` names (at most :data:`MAX_NAMED`), [] when it names none; ``shows``:
-        the shows the search is limited to."""
-        if not text.strip() or has_syntax(re.sub(r":(?=\s|$)", " ", text)):
+        the shows the search is limited to. A text without a digit names nothing and costs nothing."""
+        if not any(c.isdigit() for c in text) or has_syntax(re.sub(r":(?=\s|$)", " ", text)):
             return []
         typed = key(text)
-        digits = re.findall(r"\d+", typed)
-        if not digits:
-            return []
-        words = [w for w in typed.split() if not w.isdigit()]
-        first = words[0] if words and words[0].isascii() else ""  # (SQLite folds the case of ASCII only)
-        found = ([i for i, title, _ in _holding(catalog, max(digits, key=len), first) if typed in _title_names(title)]
-                 if words else [])  # (a bare number is no title: with a show, below, it is that show's number)
+        wanted = [typed] if re.search(r"[^\W\d_]", typed) else []  # (a bare number is no title)
         m = re.fullmatch(rf"(.*?)\s?{_NUMBER_WORDS}(\d+)", typed)
         if m:
             show, number = m.group(1).strip(), int(m.group(2))
             in_shows = self._shows.get(show, set()) if show else set(shows if len(shows) == 1 else ())
-            if in_shows:
-                for show_id in sorted(in_shows):
-                    found += [i for i, title, _ in _holding(catalog, m.group(2), show_id=show_id)
-                              if number in _title_numbers(title)]
-                    found += catalog.numbered(show_id, number)
-        return list(dict.fromkeys(found))[:MAX_NAMED]
-
-
-def _holding(catalog: Catalog, digits: str, word: str = "", show_id: str = "") -> list[tuple[str, str, str]]:
-    """The catalog's episodes whose title holds this number (not as a part of a longer one)."""
-    alone = re.compile(rf"(?<!\d){digits}(?!\d)")
-    return [row for row in catalog.titles_holding(digits, word, show_id) if alone.search(row[1])]
-
-
-def _title_names(title: str) -> set[str]:
-    """The whole title, and the label before its first separator, that hold a number: a title of words alone is
-    also a topic, and ranked as one."""
-    names = {key(title), key(_SEPARATOR.split(title, maxsplit=1)[0])}
-    return {name for name in names if any(c.isdigit() for c in name)}
-
-
-def _title_numbers(title: str) -> set[int]:
-    """The numbers a title gives its episode: after ``#``, "episode" or "ep"."""
-    return {int(n) for n in _TITLE_NUMBER.findall(title)}
+            wanted += [_numbered(show_id, number) for show_id in sorted(in_shows)]
+        return catalog.called(wanted, MAX_NAMED) if wanted else []
 
 
 def _show_names(show: str) -> set[str]:

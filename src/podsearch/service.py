@@ -159,9 +159,10 @@ class Library:
             return found
         found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
         found.hits = self._reordered(found, fb) if fb.on else found.hits
+        place = {h.id: n for n, h in enumerate(found.hits)}
+        named = self._allowed(named, query) if any(i not in place for i in named) else named
         if named:
             top = max((h.score for h in found.hits), default=1.0)
-            place = {h.id: n for n, h in enumerate(found.hits)}
             if found.total <= len(place):  # (every match is at hand: count a named episode the words missed)
                 found.total += sum(i not in place for i in named)
             named = sorted(named, key=lambda i: place.get(i, len(place)))  # (two named alike: in the ranking's order)
@@ -171,18 +172,19 @@ class Library:
         return found
 
     def _named(self, query: EngineQuery) -> list[str]:
-        """The episodes a relevance search's text names (by title, or show and number) that its filters let
-        through, in the order named; [] for most queries."""
-        if query.sort != "relevance" or not query.text.strip():
+        """The episodes a relevance search's text names (by title, or show and number); [] for most queries."""
+        if query.sort != "relevance" or not any(c.isdigit() for c in query.text):  # (a name holds a number)
             return []
         stamp = self.engine.stamp()
         with self._names_lock:
             if self._names is None or self._names[0] != stamp:
                 self._names = (stamp, Names((s.id, s.title) for s in self.catalog.shows()))
             names = self._names[1]
-        ids = names.named(query.text, self.catalog, query.filters.shows)
-        if not ids:
-            return []
+        return names.named(query.text, self.catalog, query.filters.shows)
+
+    def _allowed(self, ids: list[str], query: EngineQuery) -> list[str]:
+        """The named episodes that are in the index and pass the query's filters (asked when the engine's top did
+        not hold them all)."""
         allowed = self.engine.search(EngineQuery(text="", filters=replace(query.filters, ids=tuple(ids)),
                                                  per_page=len(ids), facets=False, suggest=False, deadline=query.deadline))
         passed = {h.id for h in allowed.hits}
