@@ -225,6 +225,22 @@ def test_typeahead_covers_titles_shows_persons_and_terms(lib: Library) -> None:
     assert any(k == "term" and t.startswith("ferment") for k, t in {(s["kind"], s["text"]) for s in lib.suggest("ferm")})
 
 
+def test_typeahead_titles_hold_the_words_typed_before_the_last(config, lib: Library, tmp_path: Path) -> None:
+    """"go time 14" offered "Ship It! #14" before "Go Time #14", and "practical ai 2" only Bitcoin Core episodes:
+    the words before the last one were ignored. The titles holding them (or whose show does) now come first."""
+    lines = [{"id": f"{show[:2]}-{n}", "show": show, "title": f"{show} #{n}", "transcript": "Words."}
+             for show in ("Wren Radio", "Otter Hour") for n in (14, 140, 141, 2)]
+    import_jsonl(config, write_jsonl(tmp_path / "numbered.jsonl", lines))
+
+    def titles(prefix: str) -> list[str]:
+        return [s["text"] for s in lib.suggest(prefix) if s["kind"] == "episode"]
+
+    for prefix, show in (("otter hour 14", "Otter Hour"), ("wren radio 14", "Wren Radio"), ("wren 14", "Wren Radio")):
+        offered = titles(prefix)
+        assert offered[0] == f"{show} #14" and set(offered[1:3]) == {f"{show} #140", f"{show} #141"}, prefix
+    assert set(titles("14")) >= {"Otter Hour #14", "Wren Radio #14"}  # one word: every title it starts a word of
+
+
 @pytest.mark.parametrize("q", ['year:"2023 2024"', '"unbalanced', "published:[2024 to", "((", "x" * 600])
 def test_api_never_fails_on_a_malformed_query(client, q: str) -> None:
     resp = client.get("/api/search", query_string={"q": q})

@@ -432,10 +432,16 @@ class OpenSearchEngine:
         last = _WORD.findall(prefix)
         word = last[-1] if last else prefix
         pattern = re.escape(word) + ".*"
-        titles = [{"prefix": {text_field("title", p): word}} for p in self._index_profiles()]
+        profiles = self._index_profiles()
+        titles = {"bool": {"should": [{"prefix": {text_field("title", p): word}} for p in profiles]}}
+        if len(last) > 1:  # the words before the last rank the titles that hold them (or whose show does) first,
+            # and among them those where the last is a whole word ("practical ai 2": #2 before #20-#299)
+            said = [{"multi_match": {"query": " ".join(last[:-1]), "fields": [text_field(f, p) for f in ("title", "show")]}}
+                    for p in profiles] + [{"match": {text_field("title", p): {"query": word, "boost": 0.05}}} for p in profiles]
+            titles = {"bool": {"must": [titles], "should": said}}
         # persons and words over every episode (a global aggregation), not only those whose title matched
         answer = self.client.search(self._target(), {
-            "size": limit, "_source": ["title"], "query": {"bool": {"should": titles}},
+            "size": limit, "_source": ["title"], "query": titles, "sort": ["_score", {"id": "asc"}],
             "aggs": {"all": {"global": {}, "aggs": {
                 "person": {"filter": {"prefix": {"person_key": prefix}},
                            "aggs": {"p": {"terms": {"field": "person_key", "include": re.escape(prefix) + ".*", "size": 3}}}},
