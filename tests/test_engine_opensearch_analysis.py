@@ -21,6 +21,7 @@ pytestmark = pytest.mark.opensearch
 SAMPLES = [
     ("en", "The runners are running; don't stop O'Reilly's node.js talk on HTTP/2 and Python 3.12, 1,000 times!"),
     ("en", "Café naïve résumé — Ümlaut straße foo_bar real-gas wi-fi e-mail. Um, yeah, like, okay so ok"),
+    ("en", "C# and F# beside C++ (C#/.NET); issue#5, ## headings, c## and x#y are not such words"),
     ("de", "Die Häuser und die Gärten für Kinder; Straße, das ist's"),
     ("fr", "l'homme et la femme, l’été"),
     ("tr", "İstanbul'da kitaplar"),

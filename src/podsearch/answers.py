@@ -365,7 +365,7 @@ def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple
     ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)  # past each SEP
     held = np.zeros(len(texts), dtype=np.int64)
     repeats = np.zeros(len(texts), dtype=np.int64)
-    keys = Counter(t[: max(2, len(t) - 1)] for t in terms if t)  # two terms may share a key: it counts twice
+    keys = Counter(_key(t) for t in terms if t)  # two terms may share a key: it counts twice
     for key, times in keys.items():
         pieces = joined.split(key)
         if len(pieces) == 1:
@@ -380,6 +380,15 @@ def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple
         if not low.isascii() and not _only_punctuation(_NON_ASCII.findall(low)):
             out[i] = loose(texts[i])
     return out
+
+
+def _key(term: str) -> str:
+    """What every text that gives ``term`` holds, lower-cased: the term without its last letter, or the word
+    before a spelled-out closing symbol ("csharp" is said "C#": "c")."""
+    for spelled in languages.SYMBOLS_SPELLED.values():
+        if len(term) > len(spelled) and term.endswith(spelled):
+            return term[: -len(spelled)]
+    return term[: max(2, len(term) - 1)]
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")

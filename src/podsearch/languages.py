@@ -176,6 +176,12 @@ def stemmer(lang: str) -> Callable[[str], str] | None:
     return Stemmer.Stemmer(algorithm).stemWord
 
 
+# A word's closing "++" or "#" is part of it ("C++", "C#", "F#" are not "C" and "F"). An engine whose tokenizer
+# drops the symbols has them spelled out before it ("csharp", "cplusplus": engines.opensearch.analysis), so a term
+# may end with a spelling its text does not hold (answers' term bounds).
+SYMBOLS_SPELLED = {"++": "plusplus", "#": "sharp"}
+
+
 def fold(word: str) -> str:
     """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``) stay, and so does
     Japanese and Chinese (``で`` is not ``て``)."""

@@ -33,7 +33,7 @@ from .query import facet_aggregations, facet_counts, filter_clauses, query_terms
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"  # 2: the text fields' BM25 similarity (BM25_K1, BM25_B)
+SCHEMA_VERSION = "3"  # 2: the text fields' BM25 similarity (BM25_K1, BM25_B); 3: "C#", "C++" words of their own
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,

@@ -45,7 +45,11 @@ _CJK = languages.HAS_CJK.pattern[1:-1]  # the character class's inside
 _W = rf"(?:(?![{_CJK}])\w)"
 _JOIN = r"(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)"
 _EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps each emoji as a token
-WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_W}+(?:{_JOIN}{_W}+)*")
+# A word's closing "++" or "#" (not before a word character) is part of it, spelled out by the char filters
+# below ("C#" -> "csharp", "C++" -> "cplusplus": the standard tokenizer drops the symbols, and "c#" was "c")
+_SYMBOL_END = r"(?:\+\+(?![\w+])|#(?![\w#]))"
+WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
+SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
 PARTS = re.compile(r"[^\W_]+")
 
 
@@ -95,14 +99,18 @@ def analysis_settings() -> dict[str, Any]:
             chain.append(f"sp_stem_{key}")
         if key != "en":
             chain.append("sp_fold")
-        analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard", "char_filter": ["sp_apostrophe"],
-                                  "filter": chain}
+        analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard",
+                                  "char_filter": ["sp_apostrophe", "sp_plusplus", "sp_sharp"], "filter": chain}
         # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts
         analyzers[f"sp_{key}_q"] = {**analyzers[f"sp_{key}"], "filter": [f for f in chain if f != "sp_parts"]}
     # (?U): Java's \w is ASCII alone without it ("l’été")
-    return {"char_filter": {"sp_apostrophe": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)['’](?=\w)",
-                                              "replacement": ""}},
-            "filter": filters, "analyzer": analyzers}
+    char_filters: dict[str, Any] = {
+        "sp_apostrophe": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)['’](?=\w)", "replacement": ""},
+        "sp_plusplus": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)\+\+(?![\w+])",
+                        "replacement": SYMBOLS_SPELLED["++"]},
+        "sp_sharp": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)#(?![\w#])", "replacement": SYMBOLS_SPELLED["#"]},
+    }
+    return {"char_filter": char_filters, "filter": filters, "analyzer": analyzers}
 
 
 def fold(word: str) -> str:
@@ -177,6 +185,9 @@ class PythonAnalyzer:
                 cjk = []
             # lower case letter by letter, as Java does: "İ" is "i", not "i" and a combining dot
             word = raw.replace("\x00", "").translate(_WIDTH).replace("İ", "i").lower()
+            for symbol, spelled in SYMBOLS_SPELLED.items():  # as the char filters spell them
+                if word.endswith(symbol):
+                    word = word[: -len(symbol)] + spelled
             if len(word) == len(raw):
                 for term, start, end in self._word(word):
                     yield term, m.start() + start, m.start() + end

@@ -25,8 +25,9 @@ from ...languages import HAS_CJK, cjk_bigrams, fold, split_cjk
 from ...lru import LRU
 
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
-# "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them.
-TOKEN_PATTERN = r"\w+(?:['’./+-]\w+)*\+*"
+# "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them. A word's
+# closing "++" or "#" (not before another word character) is kept: "C++", "C#" and "F#" are not "C" and "F".
+TOKEN_PATTERN = r"\w+(?:['’./+-]\w+)*(?:\++|#(?![\w#]))?"
 
 
 class JoinedPartsFilter(Filter):
