@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 
-from bench.similar_segments import report_signal, signal_setup, top_candidates
+from bench.similar_segments import report_bounded_and_all, signal_setup
 
 CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][A-Za-z0-9]+(?:[ -][A-Z][A-Za-z0-9]+)*)")
 
@@ -45,10 +45,7 @@ def main() -> None:
     rows = TfidfVectorizer(sublinear_tf=True, token_pattern=r"\S+", min_df=2, max_df=0.05).fit_transform(docs).tocsr()
     print(json.dumps({"terms": rows.shape[1], "nonzeros": rows.nnz}))
     signal = (rows[labels.rows] @ rows.T).toarray()
-    candidates = top_candidates(labels.ranked(text), args.candidates)
-    for bounded in (True, False):
-        report_signal(labels, text, signal, candidates if bounded else None,
-                      pairs=f"top{args.candidates}" if bounded else "all")
+    report_bounded_and_all(args, labels, text, signal)
 
 
 if __name__ == "__main__":

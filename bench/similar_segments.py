@@ -79,7 +79,7 @@ def signal_setup(doc: str, extra: Callable[[argparse.ArgumentParser], Any] | Non
     args = ap.parse_args()
     with Catalog.in_dir(args.data) as catalog:
         fields = episode_texts(catalog)
-    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
+    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0, guest_weight=0.0))
     labels = DevLabels(model, args.pairs, args.tags)
     return args, fields, labels, labels.text_score()
 
@@ -92,6 +92,14 @@ def report_signal(labels: DevLabels, text: np.ndarray, signal: np.ndarray, candi
         grid = blend_grid(labels, text, signal, form, candidates)
         cv = [r["cross_validated"] for r in labels.cross_validate(grid, 5, 3)]
         print(json.dumps({**tags, "form": form, "in_sample": labels.in_sample(grid), "cross_validated": cv}))
+
+
+def report_bounded_and_all(args: argparse.Namespace, labels: DevLabels, text: np.ndarray, signal: np.ndarray) -> None:
+    """:func:`report_signal` over each labelled episode's top ``--candidates`` by the text score, then every pair."""
+    candidates = top_candidates(labels.ranked(text), args.candidates)
+    for bounded in (True, False):
+        report_signal(labels, text, signal, candidates if bounded else None,
+                      pairs=f"top{args.candidates}" if bounded else "all")
 
 
 def stretches(transcripts: list[str], words: int) -> tuple[list[str], np.ndarray]:
@@ -273,7 +281,7 @@ def main() -> None:
         if args.out:
             args.out.write_text(json.dumps(report, indent=1, default=str))
         return
-    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0))
+    model = SimilarModel.fit_fields(fields, ModelParams(prf_weight=0.0, cue_weight=0.0, guest_weight=0.0))
     report["fit_seconds"] = round(time.perf_counter() - t0, 1)
     labels = DevLabels(model, args.pairs, args.tags)
     text = labels.text_score()

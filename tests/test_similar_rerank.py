@@ -42,14 +42,15 @@ def _model(site_index: Path) -> SimilarModel:
 def test_a_round_up_reaches_an_episode_it_describes_that_the_whole_episode_vectors_miss(site_index: Path) -> None:
     """Go Time #300 (the hosts' favourite episodes) says of #294 only a sentence or two, around the word
     "episode"; whole-episode vectors rank #294 past the top 10, the cue windows lift it in, and the served list
-    (precomputed) holds it."""
+    (precomputed) holds it. (In the top 20: since the tenth round the episodes whose guests #300 names come first,
+    five of them labelled targets of #300, #294 next.)"""
     model = _model(site_index)
     assert model.params.cue_weight > 0 and model.cues is not None
     i, j = model.position["changelog:gotime:300"], model.position["changelog:gotime:294"]
     text_only = model.scores(i, mentions=False)
     text_only[i] = -1
     assert int((text_only > text_only[j]).sum()) >= 10  # not in the top 10 by the whole episodes
-    served = [n.id for n in model.similar("changelog:gotime:300", 10)[0]]
+    served = [n.id for n in model.similar("changelog:gotime:300", 20)[0]]
     assert "changelog:gotime:294" in served
     windows, owner = model.cues
     import scipy.sparse as sp
@@ -61,12 +62,13 @@ def test_a_round_up_reaches_an_episode_it_describes_that_the_whole_episode_vecto
 
 @pytest.mark.slow
 def test_without_reranking_the_lists_are_the_first_stage_ones(site_index: Path) -> None:
-    """Reranking only reorders each list: the members are those of the text score (prf and cue weights 0)."""
+    """Reranking only reorders each list: the members are those of the text score (prf and cue weights 0). (The
+    guests an episode names, lifted after the rerank, may enter a list: both fits leave them out.)"""
     from podsearch.catalog import Catalog
 
-    model = _model(site_index)
     with Catalog.in_dir(site_index) as catalog:
-        plain = SimilarModel.fit(catalog, ModelParams(prf_weight=0, cue_weight=0))
+        model = SimilarModel.fit(catalog, ModelParams(guest_weight=0))
+        plain = SimilarModel.fit(catalog, ModelParams(prf_weight=0, cue_weight=0, guest_weight=0))
     assert plain.cues is None
     same = [set(a[a >= 0]) == set(b[b >= 0]) for a, b in zip(model.neigh_idx, plain.neigh_idx)]
     assert np.mean(same) == 1.0

@@ -24,6 +24,7 @@ from ..generations import Generations
 from . import persist
 from .features import PooledCounter, TermCounter, fold_lower, weigh_fields, weighted_fields
 from .fields import EpisodeFields, episode_chunks, hashes_digest
+from .guests import Guests, names_near_cues
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
 from .reasons import Explainer, Row, mention_reason
@@ -54,7 +55,7 @@ class SimilarModel:
                  numbers: list[int | None] | None = None, weighting: Weighting | None = None,
                  folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
                  person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None,
-                 show_titles: dict[str, str] | None = None) -> None:
+                 show_titles: dict[str, str] | None = None, guests: Guests | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -81,6 +82,7 @@ class SimilarModel:
         self.show_titles = show_titles or {}  # show id -> title, for "mentions Founders Talk episode 93"
         # The weighed cue windows and their episodes (rerank.py): kept by a fit for saving, read by fold-in only.
         self._cues = cues
+        self.guests = guests  # who names another episode's guest near "episode" (guests.py), or None
         self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
@@ -126,6 +128,7 @@ class SimilarModel:
         started = time.perf_counter()
         fields = EpisodeFields([], [], [], [], [], [], [], [], [], {}, {})  # what is kept: no long texts
         found: list[Mentions] = []
+        near: list[set[str]] = []  # the names each episode's cue windows say (guests.py)
         windows: list[str] = []
         owners: list[int] = []
         numbered = languages = True
@@ -147,6 +150,8 @@ class SimilarModel:
             if params.mention_weight > 0 and chunk.numbers is not None:
                 found.extend(mentions_in(f"{a} {b}") for a, b in zip(chunk.notes, chunk.transcripts))
             _add_windows(windows, owners, len(fields.ids) - len(chunk.ids), chunk, params)
+            near.extend(_near_names(chunk, params))
+            fields.people.extend(chunk.people if params.guest_weight > 0 else [])
         ids, shows = list(fields.ids), list(fields.shows)
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
@@ -178,12 +183,19 @@ class SimilarModel:
             cues = (_window_rows(vectorizer, weighting, windows, owner, shows, list(fields.languages), params), owner)
             del windows
             neigh_idx, neigh_score = rerank(neigh_idx, text_rows, dense, params, matrix, *cues, links)
+        guests = None
+        if params.guest_weight > 0:
+            guests = Guests(params.guest_share)
+            guests.add(0, shows, [p.split() for p in fields.people], near, fields.person_names or {},
+                       fields.numbers if numbered else [None] * len(ids))
+        model = cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
+                    svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
+                    titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
+                    show_titles=_show_titles(fields, shows), guests=guests)
+        model._lift_guests(range(len(ids)))
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
-        return cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
-                   svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
-                   titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
-                   show_titles=_show_titles(fields, shows))
+        return model
 
     # -- persistence (persist.py) ---------------------------------------------------------------
     def save(self, generations: Generations) -> Path:
@@ -256,6 +268,7 @@ class SimilarModel:
         neigh_idx, neigh_score = fold_neighbours(text_rows, old, self.neigh_idx, self.neigh_score, params.block_rows,
                                                  dense, params.lsa_weight, links, params.mention_weight)
         cues = None
+        lift: Iterable[int] = range(old, n)  # the lists a guest may lift: the new ones, and those reranked
         if reranking(params):
             texts: list[str] = []
             owners: list[int] = []
@@ -268,11 +281,18 @@ class SimilarModel:
             changed = np.r_[np.flatnonzero((neigh_idx[:old] != self.neigh_idx).any(axis=1)), np.arange(old, n)]
             reranked_idx, reranked_score = rerank(neigh_idx, text_rows, dense, params, matrix, *cues, links, changed)
             neigh_idx[changed], neigh_score[changed] = reranked_idx[changed], reranked_score[changed]
-        return SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
-                            neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
-                            self.folded + m, self.path, titles,
-                            {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
-                            {**self.show_titles, **_show_titles(fields, new_shows)})
+            lift = changed.tolist()
+        guests = self.guests.copy() if self.guests is not None else None
+        if guests is not None:
+            guests.add(old, new_shows, [p.split() for p in fields.people], _near_names(fields, params),
+                       fields.person_names or {}, numbers[old:])
+        model = SimilarModel(params, ids, shows, self.vectorizer, self.transformer, matrix, self.noise, neigh_idx,
+                             neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
+                             self.folded + m, self.path, titles,
+                             {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
+                             {**self.show_titles, **_show_titles(fields, new_shows)}, guests)
+        model._lift_guests(lift)
+        return model
 
     @staticmethod
     def saved_params(generations: Generations) -> dict[str, Any] | None:
@@ -322,15 +342,60 @@ class SimilarModel:
             w = self.params.lsa_weight
             sims = (1 - w) * sims + w * (self.dense @ lsa)
         if mentions and i is not None:
-            if reranking(self.params):
-                sims *= 1 - self.params.prf_weight
-            if self.mentions is not None:
-                linked = np.union1d(self.mentions[i].indices, self._named_by[i].indices)
-                sims[linked] += self.params.mention_weight * (1 - sims[linked])
-            if reranking(self.params):
-                members = self.neigh_idx[i] >= 0
-                sims[self.neigh_idx[i][members]] = self.neigh_score[i][members]
+            sims = self._as_listed(i, sims)
         return sims
+
+    def _as_listed(self, i: int, sims: np.ndarray, cols: np.ndarray | None = None, guests: bool = True) -> np.ndarray:
+        """Episode ``i``'s blended text scores of every episode (or of ``cols``) as its list ranks them: with the
+        lists reranked, times ``1 - prf_weight``; the episodes it names by number or that name it lifted by the
+        mention weight, those whose guests it names (``guests``) by the guest weight; its list's members at their
+        list scores."""
+        p = self.params
+        if reranking(p):
+            sims *= 1 - p.prf_weight
+        if self.mentions is not None:
+            at = _positions(np.union1d(self.mentions[i].indices, self._named_by[i].indices), cols)
+            sims[at] += p.mention_weight * (1 - sims[at])
+        if guests and self.guests is not None and p.guest_weight > 0:
+            at = _positions(self.guests.named(i), cols)
+            sims[at] += p.guest_weight * (1 - sims[at])
+        if reranking(p):
+            members = self.neigh_idx[i] >= 0
+            listed, scores = self.neigh_idx[i][members], self.neigh_score[i][members]
+            if cols is None:
+                sims[listed] = scores
+            else:
+                where = {int(j): k for k, j in enumerate(listed)}
+                for k, j in enumerate(cols.tolist()):
+                    if j in where:
+                        sims[k] = scores[where[j]]
+        return sims
+
+    def _lift_guests(self, rows: Iterable[int]) -> None:
+        """Lift, in the lists of ``rows``, the episodes whose guests each names (guests.py): each scored as its
+        list ranks it otherwise (:meth:`_as_listed`: a member at its list score), then ``s + guest_weight *
+        (1 - s)``; a lifted episode that beats a list's last takes its place."""
+        if self.guests is None or self.params.guest_weight <= 0:
+            return
+        w, k = self.params.guest_weight, self.neigh_idx.shape[1]
+        for i in rows:
+            named = self.guests.named(i)
+            if len(named) == 0:
+                continue
+            sims = self._text_sims(i, named)
+            if self.dense is not None:
+                lw = self.params.lsa_weight
+                sims = (1 - lw) * sims + lw * (self.dense[named] @ self.dense[i])
+            lifted = self._as_listed(i, sims.astype(np.float32), named, guests=False)
+            lifted += w * (1 - lifted)
+            members = self.neigh_idx[i] >= 0
+            keep = members & ~np.isin(self.neigh_idx[i], named)
+            idx = np.r_[self.neigh_idx[i][keep], named].astype(np.int32)
+            score = np.r_[self.neigh_score[i][keep], lifted].astype(np.float32)
+            order = np.argsort(-score, kind="stable")[:k]
+            self.neigh_idx[i] = -1
+            self.neigh_score[i] = 0
+            self.neigh_idx[i, :len(order)], self.neigh_score[i, :len(order)] = idx[order], np.maximum(score[order], 0)
 
     @property
     def _named_by(self) -> sp.csr_matrix:
@@ -389,8 +454,10 @@ class SimilarModel:
                 continue
             reasons = explain(j, n_reasons) if explain is not None else []
             mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
-            if mention:
-                reasons = [mention, *reasons][:n_reasons]
+            guest = self.guests.name(origin, j) if self.guests is not None and origin is not None else None
+            if mention or guest:
+                first = [r for r in (mention, guest) if r]
+                reasons = [*first, *(r for r in reasons if r not in first)][:n_reasons]
             item = Neighbour(self.ids[j], round(float(score), 4), reasons)
             if (flag_duplicates and score >= self._duplicate_floor
                     and self.text_score(origin, j) >= self.params.duplicate_threshold):
@@ -442,6 +509,19 @@ def _show_titles(fields: EpisodeFields, shows: list[str]) -> dict[str, str]:
     """The titles of the shows of ``shows`` that ``fields`` knows."""
     titles = fields.show_titles or {}
     return {show: titles[show] for show in set(shows) if titles.get(show)}
+
+
+def _near_names(fields: EpisodeFields, params: ModelParams) -> list[set[str]]:
+    """What the cue windows of each episode of ``fields`` name (guests.py); [] when guests are off."""
+    if params.guest_weight <= 0:
+        return []
+    return [names_near_cues(f"{notes}\n{transcript}", params.guest_window)
+            for notes, transcript in zip(fields.notes, fields.transcripts)]
+
+
+def _positions(wanted: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
+    """Where the episodes ``wanted`` are in a score array of every episode (``cols`` None) or of ``cols``."""
+    return wanted if cols is None else np.flatnonzero(np.isin(cols, wanted))
 
 
 def _add_windows(texts: list[str], owners: list[int], offset: int, fields: EpisodeFields, params: ModelParams) -> None:

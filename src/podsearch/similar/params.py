@@ -9,10 +9,11 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 9  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
+MODEL_VERSION = 10  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
 #                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py); 8: another
 #                   show's episode named by its title after the number or a few words before it, and links to
-#                   episode pages (signals.py); 9: the shows' titles kept, for the reasons (reasons.py)
+#                   episode pages (signals.py); 9: the shows' titles kept, for the reasons (reasons.py); 10: another
+#                   episode's guest named near "episode" (guests.py)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class ModelParams:
     prf_alpha: float = 0.5  # feedback), at this weight; 0 weight: off
     cue_weight: float = 0.3  # ... and lifted by this times max(0, cue - score), cue: the best cosine of the
     cue_width: int = 30  # words either side of an "episode" in one episode's text with the other; 0: off
+    guest_weight: float = 0.1  # i names a guest of an earlier j within guest_window words of an "episode": j
+    guest_window: int = 15  # lifted in i's list to s + w * (1 - s) (guests.py; 0: off); a guest is in at
+    guest_share: float = 0.2  # most this share of the show's episodes
     neighbours: int = 50
     duplicate_threshold: float = 0.9
     block_rows: int = 512

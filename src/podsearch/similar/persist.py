@@ -14,6 +14,7 @@ import sklearn
 
 from ..errors import IndexMissing
 from ..generations import Generations
+from .guests import Guests
 from .params import MODEL_VERSION, ModelParams
 from .titles import TitleModel
 from .weighting import ShowFreqs, Weighting
@@ -29,6 +30,8 @@ def save(model: Any, generations: Generations) -> Path:
         np.save(path / "dense.npy", model.dense)
     if model.mentions is not None:
         sp.save_npz(path / "mentions.npz", model.mentions, compressed=False)
+    if model.guests is not None:
+        (path / "guests.json").write_text(json.dumps(model.guests.to_json()), encoding="utf-8")
     cues = model.cues
     if cues is not None:  # for fold-in only (rerank.py)
         sp.save_npz(path / "cues.npz", cues[0], compressed=False)
@@ -81,7 +84,9 @@ def load_parts(generations: Generations) -> dict[str, Any]:
                 dense=np.load(path / "dense.npy") if (path / "dense.npy").exists() else None,
                 mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
                 numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
-                titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"))
+                titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"),
+                guests=Guests.from_json(json.loads((path / "guests.json").read_text(encoding="utf-8")))
+                if (path / "guests.json").exists() else None)
 
 
 def saved_params(generations: Generations) -> dict[str, Any] | None:
