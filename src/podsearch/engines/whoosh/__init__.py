@@ -354,7 +354,7 @@ class WhooshEngine:
             titles: Any = ConstantScoreQuery(Or([Term("title", t) for t in started])) if started else NullQuery()
             if len(last) > 1:  # the words before the last rank the titles that hold them (or whose show does) first,
                 # and among them those where the last is a whole word ("practical ai 2": #2 before #20-#299)
-                said = {t for key in self.profiles(s) for t in _Analyzer(key).texts(" ".join(last[:-1]))}
+                said = {t for key in self.profiles(s) for t in self._profile_analyzer(key).texts(" ".join(last[:-1]))}
                 ranks = [Term(f, t) for t in sorted(said) for f in ("title", "show")] + [Term("title", word, boost=0.05)]
                 titles = AndMaybe(titles, Or(ranks))
             # (Whoosh's default collector "replaces" the matcher as its top fills, which drops the optional part)
@@ -387,7 +387,10 @@ class WhooshEngine:
             return segment_counts(s, ids, terms)
 
     def analyzer(self, language: str) -> TextAnalyzer:
-        key = languages.profile(language)
+        return self._profile_analyzer(languages.profile(language))
+
+    def _profile_analyzer(self, key: str) -> _Analyzer:
+        """One analysis profile's analyzer, made once per engine (typeahead asks for the index's profiles)."""
         found = self._analyzers.get(key)
         if found is None:
             found = self._analyzers[key] = _Analyzer(key)
