@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from podsearch.engines.base import Document, EngineQuery
-from podsearch.engines.querytext import as_typed, hyphens_apart
+from podsearch.engines.compounds import splits
+from podsearch.engines.querytext import as_typed, bare_words, hyphens_apart, words_apart
 from podsearch.engines.whoosh import WhooshEngine, fast
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
@@ -77,6 +78,18 @@ def test_a_query_in_capitals_is_read_in_lower_case() -> None:
     assert as_typed("1984") == "1984"
     shouted, written = strategy("VOLCANO AND LAVA", False), strategy("volcano and lava", False)
     assert repr(shouted) == repr(written)
+
+
+def test_a_joined_word_is_split_in_two_words_and_read_both_ways_where_it_is_a_plain_word() -> None:
+    assert splits("python3") == [("py", "thon3"), ("pyt", "hon3"), ("pyth", "on3"), ("pytho", "n3"), ("python", "3")]
+    assert splits("web3") == [("web", "3")]  # (shorter than five: only where letters meet digits)
+    assert splits("open") == [] and splits("go1") == [("go", "1")]
+    typed = 'opensource -opensource "opensource" title:opensource opensource* open-source OPENSOURCE python3 ANDMAYBE'
+    assert bare_words(typed) == ["opensource", "OPENSOURCE", "python3"]
+    assert words_apart(typed, (("opensource", "open source"),)) == (
+        '(opensource OR "open source") -opensource "opensource" title:opensource opensource* open-source '
+        '(OPENSOURCE OR "open source") python3 ANDMAYBE')
+    assert words_apart(typed, ()) == typed
 
 
 def test_a_hyphenated_word_is_read_as_its_parts_with_the_typed_form_preferred() -> None:

@@ -6,6 +6,7 @@ excluded by both, in the any-word fallback too."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 # Query-time field weights: title > persons, show > notes > transcript (Whoosh's BM25F multiplies a word's
@@ -61,12 +62,7 @@ def hyphens_apart(text: str) -> str:
     preferred (``ANDMAYBE``): an episode saying "open-source" ranks above one saying "open source" as often.
     As typed: a word excluded or required (``-open-source``, ``+wi-fi``), a field's value (``title:real-gas``),
     a pattern or a fuzzy or boosted word (``open-sour*``, ``wi-fi~``), a quoted phrase, a range's bounds, dates."""
-    pieces = text.split('"')
-    for i in range(0, len(pieces), 2 if len(pieces) % 2 else 1):  # unbalanced quotes are dropped later
-        outside = _RANGES.split(pieces[i])  # a range's bounds stay as typed: [2025-01-01 to 2025-12-31]
-        outside[::2] = [_HYPHENATED.sub(_alternatives, part) for part in outside[::2]]
-        pieces[i] = "".join(outside)
-    return '"'.join(pieces)
+    return _outside_quotes_and_ranges(text, lambda part: _HYPHENATED.sub(_alternatives, part))
 
 
 _RANGES = re.compile(r"(\[[^\]]*\]|\{[^}]*\})")
@@ -77,6 +73,47 @@ def _alternatives(m: re.Match[str]) -> str:
     if not any(c.isalpha() for c in word):  # a date or a number (2025-01-01, 3-2-1), not a compound word
         return word
     return f'(({word.replace("-", " ")}) ANDMAYBE {word})'
+
+
+# A plain word: not quoted (callers skip quotes), not a field's name or value, not excluded or required, not a
+# pattern, a fuzzy or boosted word, not part of a hyphenated, dotted or symbol-ended word, not an operator.
+_BARE = re.compile(r"(?<![\w:+\-.'’#\\/])([^\W_]+)(?![\w*?~^:\-.'’#+/])")
+
+
+def _outside_quotes_and_ranges(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` applied to its parts outside quotes and range brackets."""
+    pieces = text.split('"')
+    for i in range(0, len(pieces), 2 if len(pieces) % 2 else 1):  # unbalanced quotes are dropped later
+        outside = _RANGES.split(pieces[i])  # a range's bounds stay as typed: [2025-01-01 to 2025-12-31]
+        outside[::2] = [change(part) for part in outside[::2]]
+        pieces[i] = "".join(outside)
+    return '"'.join(pieces)
+
+
+def bare_words(text: str) -> list[str]:
+    """The plain words of ``text`` (``_BARE``), as typed, outside quotes and ranges."""
+    found: list[str] = []
+
+    def collect(part: str) -> str:
+        found.extend(m.group(1) for m in _BARE.finditer(part) if not OPERATORS.fullmatch(m.group(1)))
+        return part
+
+    _outside_quotes_and_ranges(text, collect)
+    return found
+
+
+def words_apart(text: str, apart: tuple[tuple[str, str], ...]) -> str:
+    """Each plain word of ``apart`` (``engines/compounds.py``) also read as its two words said together:
+    ``opensource`` as ``(opensource OR "open source")``."""
+    if not apart:
+        return text
+    spaced = dict(apart)
+
+    def one(m: re.Match[str]) -> str:
+        two = spaced.get(m.group(1).lower())
+        return f'({m.group(1)} OR "{two}")' if two and not OPERATORS.fullmatch(m.group(1)) else m.group(0)
+
+    return _outside_quotes_and_ranges(text, lambda part: _BARE.sub(one, part))
 
 
 def as_typed(text: str) -> str:
@@ -91,21 +128,24 @@ class Reading(NamedTuple):
     text: str
     any_word: bool
     plain: bool
+    apart: tuple[tuple[str, str], ...] = ()  # joined words also read apart (``words_apart``)
 
 
-def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS) -> list[Reading]:
+def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
+             apart: tuple[tuple[str, str], ...] = ()) -> list[Reading]:
     """The readings of ``text`` to try in turn: the second is the fallback when the first finds fewer than
     ``RELAX_BELOW`` (the engine's ``relax_below``).
 
     A query typed all in capitals is read in lower case (:func:`as_typed`). Short plain queries want every word
     (the fallback is any word); long ones (sentences, pasted questions) are ranked on any word straight away.
     ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT written out mean there is none.
+    ``apart``: the joined words each reading also reads apart (``engines/compounds.py``).
     """
     text = as_typed(text)
     if plain or not has_syntax(text):
         if len(re.findall(r"\w+", text)) > long_query_words:
-            return [Reading(text, True, True)]
-        return [Reading(text, False, plain), Reading(text, True, plain)]
+            return [Reading(text, True, True, apart)]
+        return [Reading(text, False, plain, apart), Reading(text, True, plain, apart)]
     if OPERATORS.search(text):
-        return [Reading(text, False, False)]
-    return [Reading(text, False, False), Reading(text, True, False)]
+        return [Reading(text, False, False, apart)]
+    return [Reading(text, False, False, apart), Reading(text, True, False, apart)]

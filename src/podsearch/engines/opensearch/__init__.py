@@ -24,7 +24,8 @@ from typing import Any
 
 from ... import languages
 from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryError
-from .. import spelling
+from ...lru import LRU
+from .. import compounds, spelling
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
 from ..querytext import RELAX_BELOW, SEARCH_FIELDS, readings
 from .analysis import analysis_settings, profiles, python_analyzer
@@ -45,6 +46,7 @@ BULK_SENDERS = 2  # bulk requests OpenSearch indexes at once (a shard indexes on
 BULK_IN_FLIGHT = 2  # requests built ahead of those being indexed: the back-pressure bound
 BULK_RETRIES = 6  # sends of items refused for overload (429), with a doubling pause from 0.5 s
 SCAN_PAGE = 5000
+APART_CACHE = 4096  # joined words whose reading apart (compounds.spaced) is kept for the served index
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
 HEALTH_WAIT = "60s"  # a rebuilt index waits this long for its replicas before it is swapped in
 _WORD = re.compile(r"\w+")
@@ -119,6 +121,7 @@ class OpenSearchEngine:
         self._lock = threading.Lock()
         self._stamp: tuple[float, tuple[str, float], str] | None = None  # (read at, stamp, concrete index)
         self._profiles: tuple[str, list[str]] | None = None
+        self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
 
     @classmethod
     def from_config(cls, config: Any) -> OpenSearchEngine:
@@ -386,7 +389,7 @@ class OpenSearchEngine:
             answer = self._run({**base, "query": {"bool": {"filter": filters}} if filters else {"match_all": {}}})
             return self._result(answer, {}, "", False)
         profiles = self._index_profiles(q.filters.language)
-        tries = readings(text, plain=False)
+        tries = readings(text, plain=False, apart=self._apart(text, profiles, q.deadline))
         answer, used, relaxed, all_words = None, tries[0], False, 0
         for i, reading in enumerate(tries):
             found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles)],
@@ -409,6 +412,11 @@ class OpenSearchEngine:
             suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count, all_words)
         return self._result(answer, query_terms(used, profiles), suggestion, relaxed)
 
+    def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:
+        """The joined words of ``text`` to read apart too (``compounds.apart``), each decision kept for the
+        served index (a decision cut short by the deadline is not kept)."""
+        return compounds.apart(text, _Counts(self, profiles, deadline), self._apart_cache, (self.stamp(), tuple(profiles)))
+
     @staticmethod
     def _result(answer: dict[str, Any], terms: dict[str, set[str]], suggestion: str, relaxed: bool) -> EngineResult:
         hits = [EngineHit(id=h["_id"], score=float(h.get("_score") or 0.0)) for h in answer["hits"]["hits"]]
@@ -419,7 +427,7 @@ class OpenSearchEngine:
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         profiles = self._index_profiles()
         hits: list[Any] = []
-        for reading in readings(text, plain):
+        for reading in readings(text, plain, apart=self._apart(text, profiles)):
             hits = self._run({"size": limit, "_source": False, "sort": ["_score", {"id": "asc"}],
                               "query": text_query(reading, profiles)})["hits"]["hits"]
             if len(hits) >= RELAX_BELOW:
@@ -480,6 +488,35 @@ class OpenSearchEngine:
 
 
 
+class _Counts:
+    """:class:`compounds.Counts` over the engine's index: a word's episodes from the ``words`` field (every word
+    of an episode once), a phrase's from a count of the quoted words."""
+
+    def __init__(self, engine: OpenSearchEngine, profiles: list[str], deadline: float | None = None) -> None:
+        self.engine, self.profiles, self.deadline = engine, profiles, deadline
+        self.timed_out = False
+
+    def stop_word(self, word: str) -> bool:
+        return not any(python_analyzer(key).texts(word) for key in self.profiles)
+
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        if not words:
+            return {}
+        answer = self.engine.client.search(self.engine._target(), {"size": 0, "aggs": {"held": {"filters": {
+            "filters": {str(i): {"term": {"words": w}} for i, w in enumerate(words)}}}}})
+        buckets = answer["aggregations"]["held"]["buckets"]
+        return {w: int(buckets[str(i)]["doc_count"]) for i, w in enumerate(words)}
+
+    def phrase(self, first: str, second: str) -> int:
+        body: dict[str, Any] = {"size": 0, "track_total_hits": True,
+                                "query": text_query(readings(f'"{first} {second}"', plain=False)[0], self.profiles)}
+        if self.deadline is not None:
+            body["timeout"] = f"{max(1, round((self.deadline - time.monotonic()) * 1000))}ms"
+        answer = self.engine.client.search(self.engine._target(), body)
+        self.timed_out = self.timed_out or bool(answer.get("timed_out"))
+        return 0 if answer.get("timed_out") else int(answer["hits"]["total"]["value"])
+
+
 class OpenSearchVocabulary:
     """:class:`spelling.Vocabulary` over the engine's index (the ``words`` field holds every word of an episode
     once), for the query's languages (analysis profiles)."""
@@ -488,12 +525,8 @@ class OpenSearchVocabulary:
         self.engine, self.profiles = engine, profiles
 
     def known(self, words: list[str]) -> set[str]:
-        if not words:
-            return set()
-        answer = self.engine.client.search(self.engine._target(), {"size": 0, "aggs": {"known": {"filters": {
-            "filters": {str(i): {"term": {"words": w}} for i, w in enumerate(words)}}}}})
-        buckets = answer["aggregations"]["known"]["buckets"]
-        return {w for i, w in enumerate(words) if buckets[str(i)]["doc_count"] > 0}
+        held = _Counts(self.engine, self.profiles).frequencies(words)
+        return {w for w in words if held[w] > 0}
 
     def candidates(self, word: str) -> list[str]:
         answer = self.engine.client.search(self.engine._target(), {"size": 0, "suggest": {"w": {"text": word, "term": {

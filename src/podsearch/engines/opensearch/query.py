@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..base import Filters
-from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, SEARCH_FIELDS, Reading, lenient, plain_words
+from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, SEARCH_FIELDS, Reading, lenient, plain_words, words_apart
 from .analysis import python_analyzer
 
 FACET_FIELDS = {"show": "show_id", "year": "year", "person": "person_key", "language": "language"}
@@ -28,13 +28,15 @@ def text_field(field: str, profile: str) -> str:
     return f"{field}__{profile}"
 
 
-def query_string(text: str, profile: str, any_word: bool, plain: bool) -> dict[str, Any]:
+def query_string(text: str, profile: str, any_word: bool, plain: bool,
+                 apart: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
     """``text`` as a query over one profile's fields: all words (or any word), podsearch's syntax (or none).
 
     Each word is read across the fields (``cross_fields``: one document frequency per word, blended over the
     fields, and the word's best weighted field counts), the nearest OpenSearch has to Whoosh's BM25F (it has no
     ``combined_fields``); summing each field's score (``most_fields``) let a word in the title and the text count
-    twice, and ranked known items lower (MRR@10 0.887 against 0.972 on the site's dev set)."""
+    twice, and ranked known items lower (MRR@10 0.887 against 0.972 on the site's dev set). The joined words of
+    ``apart`` are read apart too (``querytext.words_apart``, after the text is escaped)."""
     if plain:
         typed = _ALL_SYNTAX.sub(r"\\\1", plain_words(text))
     else:
@@ -43,6 +45,7 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool) -> dict[s
         typed = re.sub(r"\bANDMAYBE\b", "OR", typed)
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
         typed = _RANGE.sub(_range, typed)
+    typed = words_apart(typed, apart)
     return {"query_string": {
         "query": typed, "fields": [f"{text_field(f, profile)}^{boost}" for f, boost in FIELD_BOOSTS.items()],
         "type": "cross_fields", "default_operator": "OR" if any_word else "AND", "allow_leading_wildcard": False,
@@ -69,7 +72,7 @@ def _field_prefix(name: str, profile: str) -> str:
 def text_query(reading: Reading, profiles: list[str]) -> dict[str, Any]:
     """The text read for each profile, each reading matching only the episodes analysed alike, so that an
     episode is scored once, on the reading of its own language."""
-    parts = [{"bool": {"must": [query_string(reading.text, p, reading.any_word, reading.plain)],
+    parts = [{"bool": {"must": [query_string(reading.text, p, reading.any_word, reading.plain, reading.apart)],
                        "filter": [{"term": {"analysis": p}}]}} for p in profiles]
     return parts[0] if len(parts) == 1 else {"bool": {"should": parts, "minimum_should_match": 1}}
 
@@ -127,7 +130,7 @@ _QUERY_PART = re.compile(r'(?:(?<=\s)|^)(?P<neg>[-!]|NOT\s+)?(?:(?P<field>\w+):)
 def query_terms(reading: Reading, profiles: list[str]) -> dict[str, set[str]]:
     """The analysed terms of the query, by field (the words excluded with -word or NOT left out)."""
     words: dict[str, list[str]] = {field: [] for field in SEARCH_FIELDS}
-    source = plain_words(reading.text) if reading.plain else lenient(reading.text)
+    source = words_apart(plain_words(reading.text) if reading.plain else lenient(reading.text), reading.apart)
     for m in _QUERY_PART.finditer(source):
         word = m.group("word")
         if m.group("neg") or word in {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}:

@@ -33,6 +33,7 @@ from ...errors import IndexMissing, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ...procs import bind_children_to_me
+from .. import compounds
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
 from . import fast, spelling
 from .analysis import spoken_analyzer
@@ -55,6 +56,7 @@ BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal
 MANY_WORDS = 256
 TITLE_WORDS = 64  # title words a typeahead prefix is looked up with
 TERMS_CACHE = 2048  # more than every one- and two-letter prefix (and the few longer ones) with that many words
+APART_CACHE = 4096  # joined words whose reading apart (compounds.spaced) is kept per index generation
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 50  # episodes handed to a worker process at a time
@@ -77,6 +79,7 @@ class WhooshEngine:
         self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
         self._bound_cache: LRU[tuple[Any, ...], Any] = LRU(BOUND_CACHE)
         self._terms_cache: LRU[tuple[Any, ...], list[str]] = LRU(TERMS_CACHE)
+        self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
         self._analyzers: dict[str, Any] = {}
         self._local = threading.local()  # this thread's (index, reader)
 
@@ -219,7 +222,8 @@ class WhooshEngine:
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(episode id, score) best first, with the search box's query logic; for evaluation."""
         with self._searcher(weighting(self.ranking)) as s:
-            first, fallback = strategy(text, plain, self.profiles(s), self.ranking)
+            profiles = self.profiles(s)
+            first, fallback = strategy(text, plain, profiles, self.ranking, self._apart(s, text, profiles, None))
             hits = run(s.search, first, limit=limit)
             if fallback is not None and len(hits) < self.ranking.relax_below:
                 hits = run(s.search, fallback, limit=limit)
@@ -255,7 +259,8 @@ class WhooshEngine:
         check_text(text)
         with self._searcher(weighting(self.ranking)) as s:
             profiles = self.profiles(s, q.filters.language)
-            query, fallback = strategy(text, False, profiles, self.ranking) if text else (None, None)
+            apart = self._apart(s, text, profiles, q.deadline) if text else ()
+            query, fallback = strategy(text, False, profiles, self.ranking, apart) if text else (None, None)
             notes: list[str] = []
             if query is not None:
                 try:
@@ -312,6 +317,14 @@ class WhooshEngine:
             docnums = [numbers.get(e) for e in ids]
             return fast.best_windows(s, "transcript", docnums, sorted(set(terms)), width,
                                      self.ranking.fields).tolist()
+
+    def _apart(self, searcher: Any, text: str, profiles: list[str], deadline: float | None) -> tuple[tuple[str, str], ...]:
+        """The joined words of ``text`` to read apart too (``compounds.apart``), each decision kept per index
+        generation (a decision cut short by the deadline is not kept)."""
+        reader = searcher.reader()
+        generation = (self.stamp()[0], reader.generation(), reader.doc_count_all(), tuple(profiles))
+        counts = _Counts(searcher, [self._profile_analyzer(k) for k in profiles], profiles, self.ranking, deadline)
+        return compounds.apart(text, counts, self._apart_cache, generation)
 
     def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:
         """The query with its expansions bounded (``bounds.bound``), kept per index generation: the same
@@ -425,6 +438,28 @@ class _Analyzer:
 
     def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
         return self._ana.term_spans(text, terms)
+
+
+class _Counts:
+    """:class:`compounds.Counts` over one searcher: a word's episodes from the ``words`` field (every word of an
+    episode once), a phrase's from a search of the quoted words."""
+
+    def __init__(self, searcher: Any, analyzers: list[_Analyzer], profiles: list[str], ranking: Ranking,
+                 deadline: float | None) -> None:
+        self.searcher, self.analyzers, self.profiles, self.ranking = searcher, analyzers, profiles, ranking
+        self.deadline, self.timed_out = deadline, False
+
+    def stop_word(self, word: str) -> bool:
+        return not any(a.texts(word) for a in self.analyzers)
+
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        return {w: int(self.searcher.doc_frequency("words", w)) for w in words}
+
+    def phrase(self, first: str, second: str) -> int:
+        query = parse(f'"{first} {second}"', profiles=self.profiles, ranking=self.ranking)
+        found, timed_out = run(_page, query, self.searcher, 1, 1, None, None, self.deadline)
+        self.timed_out = self.timed_out or timed_out
+        return 0 if timed_out else int(found.total)
 
 
 def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,

@@ -10,7 +10,7 @@ from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import NullQuery, Or, Require, Term
 
 from ...errors import QueryError
-from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, hyphens_apart, lenient, plain_words, readings
+from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, hyphens_apart, lenient, plain_words, readings, words_apart
 from .bm25f import as_bm25f
 from .exclusions import exclusions_hold, positive_terms
 from .ranking import RANKING, Ranking
@@ -31,8 +31,9 @@ def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
 
 
 def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None,
-          ranking: Ranking = RANKING) -> Any:
-    """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax.
+          ranking: Ranking = RANKING, apart: tuple[tuple[str, str], ...] = ()) -> Any:
+    """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax;
+    the joined words of ``apart`` are also read apart (``querytext.words_apart``).
 
     With several analysis ``profiles`` (languages), the text is analysed for each, and each reading
     only matches the episodes of its profile: ``Or(Require(q_de, analysis:de), Require(q_en, analysis:en))``,
@@ -40,13 +41,14 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
     """
     if len(text) > MAX_QUERY_LENGTH:
         raise QueryError(f"The query is {len(text)} characters long; the limit is {MAX_QUERY_LENGTH}.")
-    return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]), ranking)
+    return _parse_cached(text, relaxed, plain, tuple(profiles or ["en"]), ranking, apart)
 
 
 @lru_cache(maxsize=512)
-def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking) -> Any:
+def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking,
+                  apart: tuple[tuple[str, str], ...]) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
-    typed = hyphens_apart(plain_words(text) if plain else lenient(text))
+    typed = words_apart(hyphens_apart(plain_words(text) if plain else lenient(text)), apart)
     alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
@@ -70,12 +72,13 @@ def _rewrite(q: Any, ranking: Ranking) -> Any:
     return as_bm25f(q, ranking.field_b(), ranking.k1) if ranking.bm25f else q
 
 
-def strategy(text: str, plain: bool, profiles: list[str] | None = None,
-             ranking: Ranking = RANKING) -> tuple[Any, Any]:
+def strategy(text: str, plain: bool, profiles: list[str] | None = None, ranking: Ranking = RANKING,
+             apart: tuple[tuple[str, str], ...] = ()) -> tuple[Any, Any]:
     """(first query, fallback query or None) for the text typed, read as ``querytext.readings`` says (a query
-    in capitals read in lower case; short plain queries all words, then any word; long ones any word)."""
-    queries = [parse(r.text, relaxed=r.any_word, plain=r.plain, profiles=profiles, ranking=ranking)
-               for r in readings(text, plain, ranking.long_query_words)]
+    in capitals read in lower case; short plain queries all words, then any word; long ones any word), the
+    joined words of ``apart`` read apart too."""
+    queries = [parse(r.text, relaxed=r.any_word, plain=r.plain, profiles=profiles, ranking=ranking, apart=r.apart)
+               for r in readings(text, plain, ranking.long_query_words, apart)]
     return queries[0], (queries[1] if len(queries) > 1 else None)
 
 
