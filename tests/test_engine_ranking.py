@@ -85,11 +85,16 @@ def test_a_joined_word_is_split_in_two_words_and_read_both_ways_where_it_is_a_pl
     assert splits("web3") == [("web", "3")]  # (shorter than five: only where letters meet digits)
     assert splits("open") == [] and splits("go1") == [("go", "1")]
     typed = 'opensource -opensource "opensource" title:opensource opensource* open-source OPENSOURCE python3 ANDMAYBE'
-    assert bare_words(typed) == ["opensource", "OPENSOURCE", "python3"]
+    assert bare_words(typed) == [["opensource"], ["OPENSOURCE", "python3"]]  # (in runs of neighbours)
     assert words_apart(typed, (("opensource", "open source"),)) == (
         '(opensource OR "open source") -opensource "opensource" title:opensource opensource* open-source '
         '(OPENSOURCE OR "open source") python3 ANDMAYBE')
     assert words_apart(typed, ()) == typed
+    # two neighbours read as one word too; not across an operator, a quote or an excluded word
+    assert bare_words('Type script AND web site "x y" java -z script') == [["Type", "script"], ["web", "site"],
+                                                                          ["java"], ["script"]]
+    assert words_apart("learn Type script fast, type -x script", (("type script", "typescript"),)) == (
+        "learn ((Type script) OR typescript) fast, type -x script")
 
 
 def test_a_hyphenated_word_is_read_as_its_parts_with_the_typed_form_preferred() -> None:

@@ -193,7 +193,8 @@ def test_a_hyphenated_word_finds_it_written_apart_the_typed_form_first(config, l
 def test_a_joined_word_finds_it_said_apart_when_the_episodes_say_it_apart(config, lib: Library, tmp_path: Path) -> None:
     """"opensource" found the 9 site episodes that write it so and none of the 1,087 that say "open source". A plain
     word the index holds far less often than its two parts said together is read as both; a word mostly written
-    joined ("javascript": "java script" is said once) is read as typed; a quoted word is always as typed."""
+    joined ("javascript": "java script" is said once) is read as typed, and its two words typed apart find it
+    too; a quoted word is always as typed."""
     # (a joined word is only looked at when held by fewer than a tenth of the episodes holding its rarer part)
     said = {f"os-apart-{i}": f"Marmoset tools are open source, release {i}, and the team ships weekly." for i in range(12)}
     said |= {"os-joined": "Our opensource marmoset tools ship weekly.",
@@ -213,6 +214,9 @@ def test_a_joined_word_finds_it_said_apart_when_the_episodes_say_it_apart(config
     assert python_3 >= {f"py-apart-{i}" for i in range(12)}
     assert set(search(lib, "python3")) == python_3 | {"py-joined"}
     assert set(search(lib, "javascript")) == {f"js-{i}" for i in range(4)}
+    # and two words written as one by most ("java script": the four that write "JavaScript", and the one that
+    # says both words)
+    assert set(search(lib, "java script")) == {"js-apart", *(f"js-{i}" for i in range(4))}
     hit = next(h for h in lib.search(SearchRequest(q="opensource")).hits if h.id == "os-apart-0")
     assert any("<mark>open</mark> <mark>source</mark>" in m.text for m in hit.moments), hit.moments
 

@@ -90,12 +90,26 @@ def _outside_quotes_and_ranges(text: str, change: Callable[[str], str]) -> str:
     return '"'.join(pieces)
 
 
-def bare_words(text: str) -> list[str]:
-    """The plain words of ``text`` (``_BARE``), as typed, outside quotes and ranges."""
-    found: list[str] = []
+def _runs(part: str) -> list[list[re.Match[str]]]:
+    """The plain words of ``part`` in runs of words with only spaces between them (operators end a run)."""
+    runs: list[list[re.Match[str]]] = [[]]
+    for m in _BARE.finditer(part):
+        if OPERATORS.fullmatch(m.group(1)):
+            runs.append([])
+            continue
+        if runs[-1] and part[runs[-1][-1].end():m.start()].strip():
+            runs.append([])
+        runs[-1].append(m)
+    return [run for run in runs if run]
+
+
+def bare_words(text: str) -> list[list[str]]:
+    """The plain words of ``text`` (``_BARE``: outside quotes and ranges, not operators), as typed, in runs of
+    neighbours (words with only spaces between them)."""
+    found: list[list[str]] = []
 
     def collect(part: str) -> str:
-        found.extend(m.group(1) for m in _BARE.finditer(part) if not OPERATORS.fullmatch(m.group(1)))
+        found.extend([m.group(1) for m in run] for run in _runs(part))
         return part
 
     _outside_quotes_and_ranges(text, collect)
@@ -103,17 +117,32 @@ def bare_words(text: str) -> list[str]:
 
 
 def words_apart(text: str, apart: tuple[tuple[str, str], ...]) -> str:
-    """Each plain word of ``apart`` (``engines/compounds.py``) also read as its two words said together:
-    ``opensource`` as ``(opensource OR "open source")``."""
+    """The plain words of ``apart`` (``engines/compounds.py``: (as typed, in lower case; the other spelling)) read
+    both ways: a joined word also as its two words said together, ``opensource`` as ``(opensource OR "open
+    source")``; two neighbours also as one word, ``type script`` as ``((type script) OR typescript)``."""
     if not apart:
         return text
-    spaced = dict(apart)
+    other = dict(apart)
 
-    def one(m: re.Match[str]) -> str:
-        two = spaced.get(m.group(1).lower())
-        return f'({m.group(1)} OR "{two}")' if two and not OPERATORS.fullmatch(m.group(1)) else m.group(0)
+    def change(part: str) -> str:
+        out, last = [], 0
+        for run in _runs(part):
+            i = 0
+            while i < len(run):
+                m = run[i]
+                pair = run[i + 1] if i + 1 < len(run) else None
+                both = f"{m.group(1)} {pair.group(1)}" if pair is not None else ""
+                if both and both.lower() in other:
+                    out.append(f"{part[last:m.start()]}(({both}) OR {other[both.lower()]})")
+                    last, i = pair.end(), i + 2
+                    continue
+                if m.group(1).lower() in other:
+                    out.append(f'{part[last:m.start()]}({m.group(1)} OR "{other[m.group(1).lower()]}")')
+                    last = m.end()
+                i += 1
+        return "".join(out) + part[last:]
 
-    return _outside_quotes_and_ranges(text, lambda part: _BARE.sub(one, part))
+    return _outside_quotes_and_ranges(text, change)
 
 
 def as_typed(text: str) -> str:

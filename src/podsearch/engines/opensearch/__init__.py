@@ -507,8 +507,8 @@ class _Counts:
         buckets = answer["aggregations"]["held"]["buckets"]
         return {w: int(buckets[str(i)]["doc_count"]) for i, w in enumerate(words)}
 
-    def phrase(self, first: str, second: str) -> int:
-        body: dict[str, Any] = {"size": 0, "track_total_hits": True,
+    def phrase(self, first: str, second: str, enough: int) -> int:
+        body: dict[str, Any] = {"size": 0, "track_total_hits": True, "terminate_after": enough,
                                 "query": text_query(readings(f'"{first} {second}"', plain=False)[0], self.profiles)}
         if self.deadline is not None:
             body["timeout"] = f"{max(1, round((self.deadline - time.monotonic()) * 1000))}ms"

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from itertools import islice
@@ -455,11 +456,16 @@ class _Counts:
     def frequencies(self, words: list[str]) -> dict[str, int]:
         return {w: int(self.searcher.doc_frequency("words", w)) for w in words}
 
-    def phrase(self, first: str, second: str) -> int:
+    def phrase(self, first: str, second: str, enough: int) -> int:
         query = parse(f'"{first} {second}"', profiles=self.profiles, ranking=self.ranking)
-        found, timed_out = run(_page, query, self.searcher, 1, 1, None, None, self.deadline)
-        self.timed_out = self.timed_out or timed_out
-        return 0 if timed_out else int(found.total)
+        found = 0
+        for found, _ in enumerate(self.searcher.docs_for_query(query), 1):  # (lazily: matched as counted)
+            if found >= enough:
+                break
+            if found % 64 == 0 and self.deadline is not None and time.monotonic() > self.deadline:
+                self.timed_out = True
+                return 0
+        return found
 
 
 def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
