@@ -57,6 +57,18 @@ def test_search_prints_hits_for_people(runner, sample_data: Path):
     assert "id: " in result.output
 
 
+def test_search_answers_a_misspelled_query_for_its_suggestion_unless_no_correct(runner, sample_data: Path):
+    result = runner.invoke(main, ["--data", str(sample_data), "search", "waggle dnace", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["corrected"] == "waggle dance" and data["hits"][0]["id"] == "tag:example.org,2024:field-notes/ep-01"
+    printed = runner.invoke(main, ["--data", str(sample_data), "search", "waggle dnace"]).output
+    assert "for 'waggle dance' (--no-correct: as typed)" in printed
+    typed = json.loads(runner.invoke(main, ["--data", str(sample_data), "search", "waggle dnace", "--no-correct",
+                                            "--json"]).output)
+    assert typed["corrected"] is None and typed["suggestion"] == "waggle dance"
+
+
 def test_similar_json_ranks_by_topic_and_never_returns_itself(runner, sample_data: Path):
     bees = "tag:example.org,2024:field-notes/ep-01"
     result = runner.invoke(main, ["--data", str(sample_data), "similar", bees, "-k", "3", "--json"])

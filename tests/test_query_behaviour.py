@@ -120,31 +120,53 @@ def test_capitals_inside_a_query_keep_operators(client) -> None:
     ("<script>alert(1)</script>", "scrape"),
 ])
 def test_did_you_mean_keeps_syntax_and_language(client, q: str, wrong: str) -> None:
-    suggestion = api(client, q)["suggestion"] or ""
-    assert wrong not in suggestion
+    answer = api(client, q, correct="false")
+    suggestion = answer["suggestion"] or ""
+    assert wrong not in suggestion and answer["corrected"] is None
     if q.startswith("title:"):
         assert not suggestion or suggestion.startswith("title:")
+    assert wrong not in (api(client, q)["corrected"] or "")
 
 
 @BOTH
 @pytest.mark.parametrize("q", ["volcano", "sourdough starter", "waggle dance", "coffee -espresso"])
 def test_a_query_that_matched_well_gets_no_suggestion(client, q: str) -> None:
-    assert api(client, q)["suggestion"] is None
+    answer = api(client, q)
+    assert answer["suggestion"] is None and answer["corrected"] is None
 
 
 @BOTH
 def test_a_suggestion_finds_clearly_more(client) -> None:
-    """When one is offered, the suggested query finds more episodes holding every word than the typed one."""
+    """When one is offered (the words as typed: correct=false), the suggested query finds more episodes holding
+    every word than the typed one."""
     for q in ("voclano", "kimchee", "sourdough startr", "tax returns", '"waggle dnace"', "Voclano eruptions"):
-        answer = api(client, q)
+        answer = api(client, q, correct="false")
         if answer["suggestion"]:
             better = api(client, answer["suggestion"])
             assert (answer["relaxed"] and not better["relaxed"]) or better["total"] > answer["total"], q
-    assert api(client, "voclano")["suggestion"] == "volcano"
-    assert api(client, "kimchee")["suggestion"] == "kimchi"  # the longer common start, not "kitchen"
-    assert api(client, '"waggle dnace"')["suggestion"] == '"waggle dance"'  # a swap is one edit, quotes kept
-    assert api(client, "SOURDOUGH STARTR")["suggestion"] == "SOURDOUGH START"  # in the case typed
-    assert api(client, "title:volcanoe")["suggestion"] is None  # "volcanoes" is found already: nothing more
+    assert api(client, "voclano", correct="false")["suggestion"] == "volcano"
+    assert api(client, "kimchee", correct="false")["suggestion"] == "kimchi"  # the longer common start, not "kitchen"
+    assert api(client, '"waggle dnace"', correct="false")["suggestion"] == '"waggle dance"'  # a swap is one edit
+    assert api(client, "SOURDOUGH STARTR", correct="false")["suggestion"] == "SOURDOUGH START"  # in the case typed
+    assert api(client, "title:volcanoe", correct="false")["suggestion"] is None  # "volcanoes" is found already
+
+
+@BOTH
+def test_unknown_words_with_a_suggestion_are_answered_for_it_unless_asked_as_typed(client) -> None:
+    """An unknown word matches nothing, so the words as typed were ranked without it (the any-word fallback); the
+    answer is the suggestion's, and says so. ``correct=false`` searches the words as typed and offers it."""
+    answer = api(client, "voclano eruption")
+    assert answer["corrected"] == "volcano eruption" and answer["suggestion"] is None
+    assert [h["id"] for h in answer["hits"]] == [h["id"] for h in api(client, "volcano eruption")["hits"]]
+    assert not answer["relaxed"] and answer["total"] == api(client, "volcano eruption")["total"]
+    typed = api(client, "voclano eruption", correct="false")
+    assert typed["corrected"] is None and typed["suggestion"] == "volcano eruption" and typed["relaxed"]
+    assert {h["id"] for h in typed["hits"]} != {h["id"] for h in answer["hits"]}
+    # known words are never corrected, and a suggestion that finds nothing with every word is not taken
+    assert api(client, "volcano")["corrected"] is None
+    assert api(client, "zqxjv")["corrected"] is None
+    page = client.get("/search", query_string={"q": "voclano eruption"}).get_data(as_text=True)
+    assert "Showing results for <strong>volcano eruption</strong>" in page and "correct=false" in page
 
 
 @pytest.mark.parametrize("q", ["bakers starter", "blake starter", "baking starter", "baking keep"])

@@ -261,8 +261,11 @@ def test_transcript_hit_moment_starts_at_its_corpus_segment(config, lib: Library
 
 
 def test_a_typo_gets_a_suggestion(lib: Library) -> None:
-    result = lib.search(SearchRequest(q="fermentaton"))
-    assert result.suggestion == "fermentation"
+    result = lib.search(SearchRequest(q="fermentaton", correct=False))
+    assert result.suggestion == "fermentation" and not result.corrected
+    corrected = lib.search(SearchRequest(q="fermentaton"))
+    assert corrected.corrected == "fermentation" and not corrected.suggestion
+    assert [h.id for h in corrected.hits] == [h.id for h in lib.search(SearchRequest(q="fermentation")).hits]
     assert lib.search(SearchRequest(q="volcano")).suggestion == ""
 
 

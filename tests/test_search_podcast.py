@@ -97,9 +97,10 @@ def test_a_query_in_capitals_finds_what_it_finds_in_lower_case(site_lib: Library
 
 
 def test_did_you_mean_on_the_site(site_lib: Library) -> None:
-    assert site_lib.search(SearchRequest(q="kubernetis")).suggestion == "kubernetes"
+    assert site_lib.search(SearchRequest(q="kubernetis", correct=False)).suggestion == "kubernetes"
+    assert site_lib.search(SearchRequest(q="kubernetis")).corrected == "kubernetes"
     for q in ("tax returns", "title:volcano", "<script>alert(1)</script>", "schnorr signatures", "go generics"):
-        suggestion = site_lib.search(SearchRequest(q=q)).suggestion
+        suggestion = site_lib.search(SearchRequest(q=q, correct=False)).suggestion
         assert suggestion in ("", None) or (" to " not in f" {suggestion} " and "scrape" not in suggestion
                                             and not suggestion.startswith("time ")), (q, suggestion)
     assert not site_lib.search(SearchRequest(q="schnorr signatures")).suggestion

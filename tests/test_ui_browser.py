@@ -341,9 +341,12 @@ def test_facets_sort_and_empty_states(site, tab):
     page.wait_for_url(re.compile(r"/search\?q=lava$"))
     assert page.locator("li.hit").count() >= 1
     tab.goto(site.url("/search?q=glacers"))
-    did_you_mean = page.locator(".suggestion a")
-    if did_you_mean.count():  # the spelling suggestion comes from the index's own words
-        assert "glacier" in did_you_mean.inner_text()
+    # answered for the spelling suggestion (the index's own word), with the way back to the words as typed
+    assert "Showing results for glacier" in page.locator(".suggestion").inner_text()
+    assert page.locator("li.hit").count() >= 1
+    page.get_by_role("link", name="Search instead for glacers").click()
+    page.wait_for_url(re.compile(r"correct=false"))
+    assert "glacier" in page.locator(".suggestion a").inner_text()  # "Did you mean", the words as typed
     assert tab.errors == []
 
 

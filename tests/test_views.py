@@ -102,9 +102,12 @@ def test_pagination_and_sort(client):
 
 
 def test_did_you_mean_and_no_results_help(client):
-    html = page(client, "/search?q=vulcano")
-    assert "Did you mean" in html and 'href="/search?q=volcano"' in html
+    html = page(client, "/search?q=vulcano&correct=false")
+    assert "Did you mean" in html and 'href="/search?q=volcano&amp;correct=false"' in html
     assert "No episodes match" in html
+    html = page(client, "/search?q=vulcano")  # (answered for the suggestion, with the way back)
+    assert "Showing results for <strong>volcano</strong>" in html and "No episodes match" not in html
+    assert 'href="/search?q=vulcano&amp;correct=false">Search instead for vulcano</a>' in html
     html = page(client, "/search?q=volcano&person=nobody+at+all")
     assert "No episodes match" in html and 'href="/search?q=volcano">Search all episodes</a>' in html
 

@@ -365,6 +365,8 @@ def _strip_marks(text: str) -> str:
 @click.option("--sort", type=click.Choice(["relevance", "date", "oldest"]), default="relevance", show_default=True)
 @click.option("--page", type=int, default=1, show_default=True)
 @click.option("--per-page", type=int, default=10, show_default=True)
+@click.option("--correct/--no-correct", default=True, show_default=True,
+              help="Answer a query with unknown words for its spelling suggestion (--no-correct: as typed).")
 @json_option("the result (the /api/search shape)")
 @pass_ctx
 def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
@@ -387,7 +389,8 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
-    click.echo(f"{result.total} episodes" + (f" (did you mean: {result.suggestion})" if result.suggestion else ""))
+    click.echo(f"{result.total} episodes" + (f" (did you mean: {result.suggestion})" if result.suggestion else "")
+               + (f" for {result.corrected!r} (--no-correct: as typed)" if result.corrected else ""))
     if result.past_end:
         click.echo(f"page {result.page} is past the last page ({result.pages})")
     for n, hit in enumerate(result.hits, (result.page - 1) * result.per_page + 1):

@@ -72,6 +72,9 @@ class SearchParams(PageParams):
         "Only episodes in this language (en, de, pt-BR: the region is ignored); the query is analysed for that "
         "language alone. Without it, the query is analysed for every language in the index. Also `lang`."))
     sort: Sort = Field("relevance", description="relevance (best match first), date (newest first) or oldest.")
+    correct: bool = Field(True, description=(
+        "false: search the words as typed. By default a query whose unknown words have a spelling suggestion that "
+        "finds episodes with every word is answered for the suggestion (`corrected` says so)."))
 
 
 class SimilarParams(Params):
@@ -194,6 +197,7 @@ class SearchRequest:
     duration_max: int | None = None
     language: str = ""
     sort: str = "relevance"
+    correct: bool = True  # a query with unknown words answered for its spelling suggestion (service.Library)
 
     @property
     def expensive(self) -> bool:
@@ -232,7 +236,7 @@ def search_request(args: Mapping[str, Any]) -> SearchRequest:
         published_from=p.from_, published_to=p.to,
         duration_min=p.duration_min * 60 if p.duration_min is not None else None,
         duration_max=p.duration_max * 60 if p.duration_max is not None else None,
-        language=_language(p.language), sort=p.sort)
+        language=_language(p.language), sort=p.sort, correct=p.correct)
 
 
 def _language(raw: str) -> str:

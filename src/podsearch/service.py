@@ -132,6 +132,8 @@ class Library:
         try:
             query = req.engine_query(deadline)
             found = self._ranked(query)
+            if req.correct and found.suggestion and (found.relaxed or not found.total) and not found.timed_out:
+                found = self._corrected(query, found)
         except QueryError:
             self.load.add("refused")
             raise
@@ -144,6 +146,16 @@ class Library:
                 raise TimedOut(f"The search found nothing within its {self.search_deadline:g} s; try fewer or more "
                                  "precise words, or again in a moment.")
         return query, found
+
+    def _corrected(self, query: EngineQuery, found: EngineResult) -> EngineResult:
+        """The answer for the query's spelling suggestion, when the query's words were not all found (an unknown
+        word matches nothing: the any-word fallback ranked the others without it) and the suggestion was offered
+        (it finds at least twice as many episodes holding every word, and one); else ``found``."""
+        better = self._ranked(replace(query, text=found.suggestion, suggest=False))
+        if better.timed_out or not better.total:
+            return found
+        better.corrected = found.suggestion
+        return better
 
     def _ranked(self, query: EngineQuery) -> EngineResult:
         """The engine's answer; ranked by relevance, its top episodes reordered by their best passages and the

@@ -57,6 +57,9 @@ SCHEMAS: dict[str, Any] = {
     "SearchResult": _obj(["query", "total", "page", "per_page", "pages", "hits"],
                          query=STR, total=INT, page=INT, per_page=INT, pages=INT, took_ms=NUM, relaxed=BOOL,
                          suggestion=NULLABLE_STR, hits=_array(_ref("schemas", "Hit")),
+                         corrected={"type": ["string", "null"], "description": "The words searched instead of the "
+                                    "query: its spelling suggestion, when its unknown words had one (correct=false "
+                                    "searches them as typed)."},
                          total_relation={"type": "string", "enum": ["eq", "gte"], "description": "eq: total is "
                                          "exact; gte: a lower bound (the deadline cut the search short)."},
                          timed_out={"type": "boolean", "description": "The search's deadline passed: the hits are the "

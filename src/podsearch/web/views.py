@@ -17,7 +17,8 @@ bp = Blueprint("views", __name__)
 
 # The query-string names of the search page that describe what is asked (``page`` is not among them:
 # changing anything else starts again at page 1).
-SEARCH_ARGS = ("q", "show", "person", "from", "to", "duration_min", "duration_max", "language", "lang", "sort", "per_page")
+SEARCH_ARGS = ("q", "show", "person", "from", "to", "duration_min", "duration_max", "language", "lang", "sort", "per_page",
+               "correct")
 SORT_LABELS = {"relevance": "Best match", "date": "Newest first", "oldest": "Oldest first"}
 NEARBY_K = 8
 
