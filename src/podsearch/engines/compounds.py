@@ -13,8 +13,8 @@ fewer than a tenth of the episodes holding its rarer part (``javascript``, ``web
 looked at), two words whose joined form is held by at least a tenth of them (``rusty russell``: "rustyrussell"
 is held by 6 site episodes, "russell" by 53: the phrase is counted, 18, and the name is read as typed). At most
 ``MAX_WORDS`` words (one split each, the one whose rarer part is the most frequent) and ``MAX_PAIRS`` pairs of a
-query are looked at, and ``MAX_PHRASES`` phrases counted. Each engine answers the questions (:class:`Counts`); the decisions are
-kept per index generation.
+query are looked at, and ``MAX_PHRASES`` phrases counted. Each engine answers the questions (:class:`Counts`);
+the decisions are kept per index generation.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def joined(first: str, second: str, counts: Counts) -> str:
     held = freq.get(word, 0)
     if held < MIN_PHRASE or held * RARER < rarer or counts.stop_word(first) or counts.stop_word(second):
         return ""
-    # (no episode says the two together more often than it holds the rarer one)
+    # (no more episodes say the two together than hold the rarer one: held > rarer needs no count)
     return word if held > rarer or held > counts.phrase(first, second, held) else ""
 
 

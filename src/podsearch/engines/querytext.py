@@ -157,7 +157,7 @@ class Reading(NamedTuple):
     text: str
     any_word: bool
     plain: bool
-    apart: tuple[tuple[str, str], ...] = ()  # joined words also read apart (``words_apart``)
+    apart: tuple[tuple[str, str], ...] = ()  # words read both ways, one word or two (``words_apart``)
 
 
 def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
@@ -168,7 +168,7 @@ def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
     A query typed all in capitals is read in lower case (:func:`as_typed`). Short plain queries want every word
     (the fallback is any word); long ones (sentences, pasted questions) are ranked on any word straight away.
     ``-word`` and ``+word`` keep their meaning in the fallback; AND, OR and NOT written out mean there is none.
-    ``apart``: the joined words each reading also reads apart (``engines/compounds.py``).
+    ``apart``: the words each reading reads both ways, one word or two (``engines/compounds.py``).
     """
     text = as_typed(text)
     if plain or not has_syntax(text):

@@ -46,7 +46,7 @@ BULK_SENDERS = 2  # bulk requests OpenSearch indexes at once (a shard indexes on
 BULK_IN_FLIGHT = 2  # requests built ahead of those being indexed: the back-pressure bound
 BULK_RETRIES = 6  # sends of items refused for overload (429), with a doubling pause from 0.5 s
 SCAN_PAGE = 5000
-APART_CACHE = 4096  # joined words whose reading apart (compounds.spaced) is kept for the served index
+APART_CACHE = 4096  # words and pairs whose other spelling (compounds.apart) is kept for the served index
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
 HEALTH_WAIT = "60s"  # a rebuilt index waits this long for its replicas before it is swapped in
 _WORD = re.compile(r"\w+")
@@ -413,7 +413,7 @@ class OpenSearchEngine:
         return self._result(answer, query_terms(used, profiles), suggestion, relaxed)
 
     def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:
-        """The joined words of ``text`` to read apart too (``compounds.apart``), each decision kept for the
+        """The words of ``text`` to read both ways, one word or two (``compounds.apart``), each decision kept for the
         served index (a decision cut short by the deadline is not kept)."""
         return compounds.apart(text, _Counts(self, profiles, deadline), self._apart_cache, (self.stamp(), tuple(profiles)))
 

@@ -36,7 +36,7 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
     fields, and the word's best weighted field counts), the nearest OpenSearch has to Whoosh's BM25F (it has no
     ``combined_fields``); summing each field's score (``most_fields``) let a word in the title and the text count
     twice, and ranked known items lower (MRR@10 0.887 against 0.972 on the site's dev set). The joined words of
-    ``apart`` are read apart too (``querytext.words_apart``, after the text is escaped)."""
+    ``apart`` are read both ways, one word or two (``querytext.words_apart``, after the text is escaped)."""
     if plain:
         typed = _ALL_SYNTAX.sub(r"\\\1", plain_words(text))
     else:

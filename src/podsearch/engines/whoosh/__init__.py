@@ -57,7 +57,7 @@ BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal
 MANY_WORDS = 256
 TITLE_WORDS = 64  # title words a typeahead prefix is looked up with
 TERMS_CACHE = 2048  # more than every one- and two-letter prefix (and the few longer ones) with that many words
-APART_CACHE = 4096  # joined words whose reading apart (compounds.spaced) is kept per index generation
+APART_CACHE = 4096  # words and pairs whose other spelling (compounds.apart) is kept per index generation
 PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several processes
 BUILD_PROCS = 2
 BUILD_BATCH = 50  # episodes handed to a worker process at a time
@@ -320,7 +320,7 @@ class WhooshEngine:
                                      self.ranking.fields).tolist()
 
     def _apart(self, searcher: Any, text: str, profiles: list[str], deadline: float | None) -> tuple[tuple[str, str], ...]:
-        """The joined words of ``text`` to read apart too (``compounds.apart``), each decision kept per index
+        """The words of ``text`` to read both ways, one word or two (``compounds.apart``), each decision kept per index
         generation (a decision cut short by the deadline is not kept)."""
         reader = searcher.reader()
         generation = (self.stamp()[0], reader.generation(), reader.doc_count_all(), tuple(profiles))

@@ -33,7 +33,7 @@ def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
 def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None,
           ranking: Ranking = RANKING, apart: tuple[tuple[str, str], ...] = ()) -> Any:
     """The query for ``text``: all words (or any word with ``relaxed``); ``plain`` ignores query syntax;
-    the joined words of ``apart`` are also read apart (``querytext.words_apart``).
+    the words of ``apart`` are read both ways, one word or two (``querytext.words_apart``).
 
     With several analysis ``profiles`` (languages), the text is analysed for each, and each reading
     only matches the episodes of its profile: ``Or(Require(q_de, analysis:de), Require(q_en, analysis:en))``,
@@ -76,7 +76,7 @@ def strategy(text: str, plain: bool, profiles: list[str] | None = None, ranking:
              apart: tuple[tuple[str, str], ...] = ()) -> tuple[Any, Any]:
     """(first query, fallback query or None) for the text typed, read as ``querytext.readings`` says (a query
     in capitals read in lower case; short plain queries all words, then any word; long ones any word), the
-    joined words of ``apart`` read apart too."""
+    words of ``apart`` read both ways (one word or two)."""
     queries = [parse(r.text, relaxed=r.any_word, plain=r.plain, profiles=profiles, ranking=ranking, apart=r.apart)
                for r in readings(text, plain, ranking.long_query_words, apart)]
     return queries[0], (queries[1] if len(queries) > 1 else None)
