@@ -106,6 +106,14 @@ def test_never_the_any_word_fallback(client):
     assert explicit.entries == []
 
 
+def test_never_the_spelling_suggestion(client):
+    """The search box answers a misspelled query for its suggestion; a feed follows the words as written."""
+    assert client.get("/api/v1/search?q=voclano").get_json()["corrected"] == "volcano"
+    assert feed(client, "q=volcano")[1].entries
+    _, parsed = feed(client, "q=voclano")
+    assert parsed.entries == []
+
+
 def test_bad_parameters_are_a_400_with_a_message(client):
     for query, message in (("q=bees&from=yesterday", "must be a date like"), ("q=bees&per_page=500", "per_page"),
                            ("q=bees&lang=!!", "lang must be a language code"), ("q=" + "x" * 600, "the limit is 500")):

@@ -6,6 +6,8 @@ The search box does that when fewer than three episodes have every word, so that
 empty page; a feed or a watch would then list (or announce) episodes that lack a word of the query, and the
 fallback would switch off by itself as soon as the third match arrived. When the search answers with the
 fallback, the standing search asks again with the words joined by ``AND``, which the search takes as written.
+For the same reason its words are never replaced by their spelling suggestion (``correct=False``): the search box
+answers "voclano" for "volcano", but a feed of "voclano" would change subject the day an episode said "voclano".
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def every_word(q: str) -> str:
 
 def standing_search(lib: Library, req: SearchRequest) -> SearchResult:
     """``req`` newest first, without the search's any-word fallback (see the module doc)."""
-    req = replace(req, sort="date")
+    req = replace(req, sort="date", correct=False)
     result = lib.search(req)
     if result.relaxed:
         strict = lib.search(replace(req, q=every_word(req.q)))
