@@ -7,7 +7,8 @@ empty page; a feed or a watch would then list (or announce) episodes that lack a
 fallback would switch off by itself as soon as the third match arrived. When the search answers with the
 fallback, the standing search asks again with the words joined by ``AND``, which the search takes as written.
 For the same reason its words are never replaced by their spelling suggestion (``correct=False``): the search box
-answers "voclano" for "volcano", but a feed of "voclano" would change subject the day an episode said "voclano".
+answers a search for "voclano" with the episodes of "volcano", but a feed of "voclano" would then change subject
+the day an episode said "voclano".
 """
 
 from __future__ import annotations
