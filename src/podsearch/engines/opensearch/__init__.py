@@ -384,7 +384,7 @@ class OpenSearchEngine:
         if q.facets:
             base["aggs"] = facet_aggregations()
         if q.deadline is not None:  # each shard answers with what it found by then ("timed_out": true)
-            base["timeout"] = f"{max(1, round((q.deadline - time.monotonic()) * 1000))}ms"
+            base["timeout"] = _timeout(q.deadline)
         if not text:
             answer = self._run({**base, "query": {"bool": {"filter": filters}} if filters else {"match_all": {}}})
             return self._result(answer, {}, "", False)
@@ -488,6 +488,11 @@ class OpenSearchEngine:
 
 
 
+def _timeout(deadline: float) -> str:
+    """A search body's ``timeout``: the time left until ``deadline`` (at least a millisecond)."""
+    return f"{max(1, round((deadline - time.monotonic()) * 1000))}ms"
+
+
 class _Counts:
     """:class:`compounds.Counts` over the engine's index: a word's episodes from the ``words`` field (every word
     of an episode once), a phrase's from a count of the quoted words."""
@@ -511,7 +516,7 @@ class _Counts:
         body: dict[str, Any] = {"size": 0, "track_total_hits": True, "terminate_after": enough,
                                 "query": text_query(readings(f'"{first} {second}"', plain=False)[0], self.profiles)}
         if self.deadline is not None:
-            body["timeout"] = f"{max(1, round((self.deadline - time.monotonic()) * 1000))}ms"
+            body["timeout"] = _timeout(self.deadline)
         answer = self.engine.client.search(self.engine._target(), body)
         self.timed_out = self.timed_out or bool(answer.get("timed_out"))
         return 0 if answer.get("timed_out") else int(answer["hits"]["total"]["value"])
