@@ -37,7 +37,7 @@ from ...procs import bind_children_to_me
 from .. import compounds
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
 from . import fast, spelling
-from .analysis import spoken_analyzer
+from .analysis import SpokenAnalyzer, profile_analyzer
 from .bounds import bound, check_text
 from .build import BuildLimits, ParallelWriter, SerialWriter
 from .facets import DocFacets
@@ -81,7 +81,6 @@ class WhooshEngine:
         self._bound_cache: LRU[tuple[Any, ...], Any] = LRU(BOUND_CACHE)
         self._terms_cache: LRU[tuple[Any, ...], list[str]] = LRU(TERMS_CACHE)
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
-        self._analyzers: dict[str, Any] = {}
         self._local = threading.local()  # this thread's (index, reader)
 
     # -- opening --------------------------------------------------------------------------------
@@ -324,7 +323,7 @@ class WhooshEngine:
         generation (a decision cut short by the deadline is not kept)."""
         reader = searcher.reader()
         generation = (self.stamp()[0], reader.generation(), reader.doc_count_all(), tuple(profiles))
-        counts = _Counts(searcher, [self._profile_analyzer(k) for k in profiles], profiles, self.ranking, deadline)
+        counts = _Counts(searcher, [profile_analyzer(k) for k in profiles], profiles, self.ranking, deadline)
         return compounds.apart(text, counts, self._apart_cache, generation)
 
     def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:
@@ -368,7 +367,7 @@ class WhooshEngine:
             titles: Any = ConstantScoreQuery(Or([Term("title", t) for t in started])) if started else NullQuery()
             if len(last) > 1:  # the words before the last rank the titles that hold them (or whose show does) first,
                 # and among them those where the last is a whole word ("practical ai 2": #2 before #20-#299)
-                said = {t for key in self.profiles(s) for t in self._profile_analyzer(key).texts(" ".join(last[:-1]))}
+                said = {t for key in self.profiles(s) for t in profile_analyzer(key).texts(" ".join(last[:-1]))}
                 ranks = [Term(f, t) for t in sorted(said) for f in ("title", "show")] + [Term("title", word, boost=0.05)]
                 titles = AndMaybe(titles, Or(ranks))
             # (Whoosh's default collector "replaces" the matcher as its top fills, which drops the optional part)
@@ -401,14 +400,7 @@ class WhooshEngine:
             return segment_counts(s, ids, terms)
 
     def analyzer(self, language: str) -> TextAnalyzer:
-        return self._profile_analyzer(languages.profile(language))
-
-    def _profile_analyzer(self, key: str) -> _Analyzer:
-        """One analysis profile's analyzer, made once per engine (typeahead asks for the index's profiles)."""
-        found = self._analyzers.get(key)
-        if found is None:
-            found = self._analyzers[key] = _Analyzer(key)
-        return found
+        return profile_analyzer(languages.profile(language))
 
     # -- similar baseline ---------------------------------------------------------------------
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
@@ -424,28 +416,11 @@ class WhooshEngine:
             return [(h["id"], float(h.score)) for h in hits]
 
 
-class _Analyzer:
-    """One analysis profile's tokens, as the answer builder asks for them."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self._ana = spoken_analyzer(key)
-
-    def texts(self, text: str) -> list[str]:
-        return self._ana.texts(text)
-
-    def spans(self, text: str) -> Any:
-        return self._ana.spans(text)
-
-    def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
-        return self._ana.term_spans(text, terms)
-
-
 class _Counts:
     """:class:`compounds.Counts` over one searcher: a word's episodes from the ``words`` field (every word of an
     episode once), a phrase's from a search of the quoted words."""
 
-    def __init__(self, searcher: Any, analyzers: list[_Analyzer], profiles: list[str], ranking: Ranking,
+    def __init__(self, searcher: Any, analyzers: list[SpokenAnalyzer], profiles: list[str], ranking: Ranking,
                  deadline: float | None) -> None:
         self.searcher, self.analyzers, self.profiles, self.ranking = searcher, analyzers, profiles, ranking
         self.deadline, self.timed_out = deadline, False

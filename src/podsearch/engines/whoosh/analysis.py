@@ -393,6 +393,13 @@ def spoken_analyzer(lang: str = "", stem: bool = True) -> SpokenAnalyzer:
     return SpokenAnalyzer(stem=stem, lang=lang)
 
 
+@lru_cache(maxsize=32)
+def profile_analyzer(key: str) -> SpokenAnalyzer:
+    """One analysis profile's analyzer (the one its fields are indexed with), made once per process: the query's
+    stop-word checks ("did you mean", one word or two) and the answer builder's terms all ask this one."""
+    return spoken_analyzer(key)
+
+
 def spoken_english_analyzer(stem: bool = True) -> SpokenAnalyzer:
     return SpokenAnalyzer(stem=stem, lang="en")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -14,7 +13,7 @@ from whoosh.support.levenshtein import distance
 from ...lru import LRU
 from .. import spelling
 from . import fast
-from .analysis import spoken_analyzer
+from .analysis import profile_analyzer
 
 
 class WhooshVocabulary:
@@ -33,7 +32,7 @@ class WhooshVocabulary:
     def in_language(self, word: str) -> bool:
         reader = self.searcher.reader()
         for key in self.profiles:
-            terms = _analyzer(key).texts(word)
+            terms = profile_analyzer(key).texts(word)
             if not terms:  # a stop word of this language
                 continue
             term = terms[0].encode("utf-8")
@@ -126,8 +125,3 @@ def lexicon(reader: Any) -> Lexicon:
 def suggestion(searcher: Any, text: str, profiles: list[str], count: Callable[[str], int], before: int) -> str:
     """``text`` with its unknown words corrected, or "" (``spelling.suggestion`` over this searcher)."""
     return spelling.suggestion(text, WhooshVocabulary(searcher, profiles), count, before)
-
-
-@lru_cache(maxsize=32)
-def _analyzer(key: str) -> Any:
-    return spoken_analyzer(key)
