@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -219,6 +220,30 @@ def test_a_joined_word_finds_it_said_apart_when_the_episodes_say_it_apart(config
     assert set(search(lib, "java script")) == {"js-apart", *(f"js-{i}" for i in range(4))}
     hit = next(h for h in lib.search(SearchRequest(q="opensource")).hits if h.id == "os-apart-0")
     assert any("<mark>open</mark> <mark>source</mark>" in m.text for m in hit.moments), hit.moments
+
+
+def test_a_phrase_count_cut_short_reads_the_word_as_typed_then_until_the_index_changes(
+        config, lib: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counts of one word or two have their own time (``compounds.COUNT_SECONDS``, here already spent): a
+    word whose count is cut is read as typed; after ``compounds.CUTS`` cuts it stays so until the index changes,
+    so that a pair too common to count in time is not counted again by every query."""
+    from podsearch.engines import compounds
+
+    said = {f"os-apart-{i}": f"Marmoset tools are open source, release {i}." for i in range(12)}
+    rows = [{"id": eid, "show": "Joined Radio", "title": "Tools", "transcript": text} for eid, text in
+            ({**said, "os-joined": "Our opensource marmoset tools ship weekly."}).items()]
+    import_jsonl(config, write_jsonl(tmp_path / "joined.jsonl", rows))
+    both = {"os-joined", *said}
+    monkeypatch.setattr(compounds, "COUNT_SECONDS", -1.0)  # (the counting time is over before a count starts)
+    for _ in range(compounds.CUTS):
+        assert search(lib, "opensource") == ["os-joined"]
+    monkeypatch.setattr(compounds, "COUNT_SECONDS", 0.3)
+    assert search(lib, "opensource") == ["os-joined"]  # (kept as typed: not counted again)
+    import_jsonl(config, write_jsonl(tmp_path / "more.jsonl", [{**rows[0], "id": "os-more"}]))
+    until = time.monotonic() + 3  # (OpenSearch takes the served index as known for a second: STAMP_SECONDS)
+    while not set(search(lib, "opensource")) >= both and time.monotonic() < until:
+        time.sleep(0.2)
+    assert set(search(lib, "opensource")) >= both | {"os-more"}  # a new index: counted again
 
 
 def test_c_sharp_f_sharp_and_c_plus_plus_are_words_of_their_own(config, lib: Library, tmp_path: Path) -> None:

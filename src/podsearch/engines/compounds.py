@@ -19,6 +19,8 @@ the decisions are kept per index generation.
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any, Protocol
 
 from ..lru import LRU
@@ -31,12 +33,15 @@ MAX_PAIRS = 3  # pairs of neighbouring words of one query looked at
 MAX_PHRASES = 3  # phrases counted for one query (the decisions that need more wait for a later query)
 RARER = 10  # the joined word is held by fewer than 1/RARER of the episodes holding its rarer part
 MIN_PHRASE = 3  # episodes saying the parts together, at least
+COUNT_SECONDS = 0.3  # one query's phrase counts stop by then (or at the request's deadline, when sooner)
+CUTS = 2  # a decision whose count is cut short this many times is read as typed until the index changes
 
 
 class Counts(Protocol):
     """What the rule asks of an engine's index (words in lower case)."""
 
-    timed_out: bool  # whether a count was cut short by the request's deadline
+    timed_out: bool  # whether a count was cut short by ``deadline``
+    deadline: float | None  # when the counts stop (``time.monotonic()``; :func:`count_deadline`)
 
     def frequencies(self, words: list[str]) -> dict[str, int]:
         """How many episodes hold each word (in any field; 0 for a word no episode holds)."""
@@ -46,6 +51,12 @@ class Counts(Protocol):
 
     def stop_word(self, word: str) -> bool:
         """Whether ``word`` is a stop word of every language the query is read in."""
+
+
+def count_deadline(deadline: float | None) -> float:
+    """When one query's phrase counts stop: ``COUNT_SECONDS`` from now, or the request's ``deadline`` when sooner
+    (the search itself keeps the rest of its time)."""
+    return min(time.monotonic() + COUNT_SECONDS, math.inf if deadline is None else deadline)
 
 
 def splits(word: str) -> list[tuple[str, str]]:
@@ -108,8 +119,11 @@ def apart(text: str, counts: Counts, kept: LRU[tuple[Any, ...], str],
     """(as typed, the other spelling) for the plain words of ``text`` read both ways: a joined word said apart
     (:func:`spaced`; at most ``MAX_WORDS`` words, the longest first) and two neighbours written as one word
     (:func:`joined`; at most ``MAX_PAIRS``, the first). Each decision is kept in ``kept`` under the index
-    ``generation`` and the words, unless the deadline cut its count short; at most ``MAX_PHRASES`` phrases are
-    counted for one query (the pairs first), a word that needs another is read as typed until a later query."""
+    ``generation`` and the words; at most ``MAX_PHRASES`` phrases are counted for one query (the pairs first), a word
+    that needs another is read as typed until a later query. A count cut short by ``counts.deadline`` reads its
+    words as typed, and the query's later decisions too; the next query tries again, and after ``CUTS`` cuts the
+    words are read as typed until the index changes (a pair too common to count in time would be counted, and cut,
+    by every query)."""
     runs = [[w.lower() for w in run] for run in bare_words(text)]
     words = sorted({w for run in runs for w in run if len(w) >= 4 and any(c.isalpha() for c in w)},
                    key=lambda w: (-len(w), w))[:MAX_WORDS]
@@ -120,12 +134,20 @@ def apart(text: str, counts: Counts, kept: LRU[tuple[Any, ...], str],
         key = (*generation, typed)
         other = kept.get(key)
         if other is None:
+            if budget.timed_out:  # (the time for counting is spent: a later query decides)
+                continue
             try:
                 other = joined(*typed.split(" "), budget) if " " in typed else spaced(typed, budget)
             except _Spent:  # (not kept: the next query with the words decides)
                 continue
-            if not counts.timed_out:
-                kept.put(key, other)
+            if budget.timed_out:  # this decision's count was cut short
+                cut = (*generation, typed, "cut")
+                cuts = int(kept.get(cut) or 0) + 1
+                kept.put(cut, str(cuts))
+                if cuts < CUTS:
+                    continue
+                other = ""
+            kept.put(key, other)
         if other:
             found.append((typed, other))
     return tuple(found)
@@ -139,11 +161,11 @@ class _Budget:
     """:class:`Counts` that counts at most ``left`` phrases, then raises :class:`_Spent`."""
 
     def __init__(self, counts: Counts, left: int) -> None:
-        self.counts, self.left = counts, left
+        self.counts, self.left, self.cut = counts, left, False
 
     @property
     def timed_out(self) -> bool:
-        return self.counts.timed_out
+        return self.cut or self.counts.timed_out
 
     def frequencies(self, words: list[str]) -> dict[str, int]:
         return self.counts.frequencies(words)
@@ -154,5 +176,9 @@ class _Budget:
     def phrase(self, first: str, second: str, enough: int) -> int:
         if self.left <= 0:
             raise _Spent
+        deadline = self.counts.deadline
+        if deadline is not None and time.monotonic() > deadline:  # (no count is started once the time is spent)
+            self.cut = True
+            return 0
         self.left -= 1
         return self.counts.phrase(first, second, enough)

@@ -414,8 +414,9 @@ class OpenSearchEngine:
 
     def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:
         """The words of ``text`` to read both ways, one word or two (``compounds.apart``), each decision kept for the
-        served index (a decision cut short by the deadline is not kept)."""
-        return compounds.apart(text, _Counts(self, profiles, deadline), self._apart_cache, (self.stamp(), tuple(profiles)))
+        served index; the phrase counts stop at ``compounds.count_deadline`` (what a cut count decides: ``apart``)."""
+        return compounds.apart(text, _Counts(self, profiles, compounds.count_deadline(deadline)), self._apart_cache,
+                               (self.stamp(), tuple(profiles)))
 
     @staticmethod
     def _result(answer: dict[str, Any], terms: dict[str, set[str]], suggestion: str, relaxed: bool) -> EngineResult:

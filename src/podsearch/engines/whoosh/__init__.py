@@ -320,10 +320,11 @@ class WhooshEngine:
 
     def _apart(self, searcher: Any, text: str, profiles: list[str], deadline: float | None) -> tuple[tuple[str, str], ...]:
         """The words of ``text`` to read both ways, one word or two (``compounds.apart``), each decision kept per index
-        generation (a decision cut short by the deadline is not kept)."""
+        generation; the phrase counts stop at ``compounds.count_deadline`` (what a cut count decides: ``apart``)."""
         reader = searcher.reader()
         generation = (self.stamp()[0], reader.generation(), reader.doc_count_all(), tuple(profiles))
-        counts = _Counts(searcher, [profile_analyzer(k) for k in profiles], profiles, self.ranking, deadline)
+        counts = _Counts(searcher, [profile_analyzer(k) for k in profiles], profiles, self.ranking,
+                         compounds.count_deadline(deadline))
         return compounds.apart(text, counts, self._apart_cache, generation)
 
     def _bounded(self, searcher: Any, query: Any, deadline: float | None) -> tuple[Any, list[str]]:
