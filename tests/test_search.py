@@ -233,11 +233,11 @@ def test_a_phrase_count_cut_short_reads_the_word_as_typed_then_until_the_index_c
     rows = [{"id": eid, "show": "Joined Radio", "title": "Tools", "transcript": text} for eid, text in
             ({**said, "os-joined": "Our opensource marmoset tools ship weekly."}).items()]
     import_jsonl(config, write_jsonl(tmp_path / "joined.jsonl", rows))
-    both = {"os-joined", *said}
+    both, seconds = {"os-joined", *said}, compounds.COUNT_SECONDS
     monkeypatch.setattr(compounds, "COUNT_SECONDS", -1.0)  # (the counting time is over before a count starts)
     for _ in range(compounds.CUTS):
         assert search(lib, "opensource") == ["os-joined"]
-    monkeypatch.setattr(compounds, "COUNT_SECONDS", 0.3)
+    monkeypatch.setattr(compounds, "COUNT_SECONDS", seconds)
     assert search(lib, "opensource") == ["os-joined"]  # (kept as typed: not counted again)
     import_jsonl(config, write_jsonl(tmp_path / "more.jsonl", [{**rows[0], "id": "os-more"}]))
     until = time.monotonic() + 3  # (OpenSearch takes the served index as known for a second: STAMP_SECONDS)
