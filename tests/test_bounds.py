@@ -72,6 +72,74 @@ def test_a_part_matching_too_many_words_is_refused(sample_data: Path, monkeypatc
     assert client.get("/api/search", query_string={"q": "honey"}).status_code == 200
 
 
+def test_a_fuzzy_word_runs_on_its_most_frequent_near_words_and_at_most_two_edits(sample_data: Path, monkeypatch) -> None:
+    client = _app(sample_data).test_client()
+
+    def ids(q: str) -> set[str]:
+        return {h["id"] for h in client.get("/api/search", query_string={"q": q, "per_page": 100}).get_json()["hits"]}
+
+    honey = ids("honey")
+    assert honey and honey <= ids("hone~") and not honey <= ids("hny~")  # one edit from honey; two
+    assert honey <= ids("hny~2") and ids("hny~9") == ids("hny~2")  # more than two edits are read as two
+    monkeypatch.setattr(bounds, "MAX_EXPANSIONS", 1)
+    client = _app(sample_data).test_client()
+    cut = client.get("/api/search", query_string={"q": "ba~2"}).get_json()
+    assert cut["total"] > 0 and "the 1 most frequent were searched" in cut["notes"][0]
+
+
+def test_a_fuzzy_word_reads_a_bounded_number_of_the_index_words(sample_data: Path, monkeypatch) -> None:
+    """Its edit distance is computed for the words beginning with its first letter (or the letters kept as typed,
+    ``word~2/3``), at most MAX_SCANNED_WORDS of them."""
+    monkeypatch.setattr(bounds, "MAX_SCANNED_WORDS", 20)
+    client = _app(sample_data).test_client()
+    res = client.get("/api/search", query_string={"q": "sourdugh~"})
+    assert res.status_code == 400
+    message = res.get_json()["error"]["message"]
+    assert "more than 20 words begin with 's'" in message and "sourdugh~1/2" in message
+    assert client.get("/api/search", query_string={"q": "sourdugh~1/4"}).get_json()["total"] > 0
+
+
+def test_the_suggestions_count_is_bounded_as_the_search_is(sample_data: Path, monkeypatch) -> None:
+    """"Did you mean" counts the episodes of the query it would suggest; a pattern in it expands no further than
+    in the search (before, ``sch*? language:ai`` took 1.4-1.7 s on the site corpus: its count expanded ``sch*?``
+    to every word in five fields)."""
+    from podsearch.engines import whoosh as engine
+    bounded: list[str] = []
+
+    def spy(query, reader, deadline=None):
+        bounded.append(repr(query))
+        return bounds.bound(query, reader, deadline)
+
+    monkeypatch.setattr(engine, "bound", spy)
+    answer = _app(sample_data).test_client().get("/api/search", query_string={"q": "ho* voclano", "correct": "false"})
+    assert answer.get_json()["suggestion"] == "ho* volcano"
+    assert any("'volcano'" in q and "Prefix('transcript', 'ho')" in q for q in bounded)
+
+
+def test_a_fields_star_is_every_episode_without_reading_the_fields_words(sample_data: Path, monkeypatch) -> None:
+    """``title:*`` or a ``*`` among words: Whoosh's fielded ``Every`` unions the postings of every word of the field
+    (on the site corpus ``model * and not`` took 5.6 s of CPU, past the 1 s deadline, which it cannot see); it is
+    read as every episode."""
+    from whoosh.query import qcore
+    fielded: list[str] = []
+    matcher = qcore.Every.matcher
+
+    def spy(self, searcher, context=None):
+        if self.fieldname:
+            fielded.append(self.fieldname)
+        return matcher(self, searcher, context)
+
+    monkeypatch.setattr(qcore.Every, "matcher", spy)
+    client = _app(sample_data).test_client()
+
+    def total(q: str) -> int:
+        return client.get("/api/search", query_string={"q": q}).get_json()["total"]
+
+    assert total("title:*") == total("transcript:*") == 36
+    assert total("coffee *") == total("coffee transcript:*") == total("coffee") >= 3  # (3: no any-word fallback)
+    assert fielded == []
+
+
 def test_too_many_clauses_are_refused(sample_data: Path, monkeypatch) -> None:
     monkeypatch.setattr(bounds, "MAX_CLAUSES", 20)
     client = _app(sample_data).test_client()

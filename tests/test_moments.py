@@ -21,7 +21,7 @@ from whoosh.query import And, Or, Term
 from podsearch import answers
 from podsearch.engines.whoosh import WhooshEngine
 from podsearch.engines.whoosh.analysis import _SEPARATOR, mark, spoken_analyzer
-from podsearch.engines.whoosh.spelling import WhooshVocabulary, lexicon
+from podsearch.engines.whoosh.spelling import WhooshVocabulary, _letters, lexicon
 from podsearch.requests import SearchRequest
 from podsearch.service import Library
 
@@ -145,3 +145,10 @@ def test_the_spelling_lexicon_answers_as_whoosh_does(site_index: Path) -> None:
             expected = bool(terms) and s.search(And([Or([Term(f, terms[0]) for f in ("title", "notes", "transcript")]),
                                                      Term("analysis", "en")]), limit=1).scored_length() > 0
             assert vocabulary.in_language(w) == expected, w
+
+
+def test_a_long_words_letter_counts_saturate_rather_than_wrap() -> None:
+    """The lexicon's letter counts are bytes: 300 a's counted as 44 (300 mod 256) would make a 300-letter word
+    look as near as can be to a 44-letter one (a query word of 300 letters overflowed them)."""
+    counts = _letters(["a" * 300, "a" * 44, "ab"])
+    assert counts[0][0] == 255 and counts[1][0] == 44 and list(counts[2][:2]) == [1, 1]

@@ -169,6 +169,49 @@ def test_unknown_words_with_a_suggestion_are_answered_for_it_unless_asked_as_typ
     assert "Showing results for <strong>volcano eruption</strong>" in page and "correct=false" in page
 
 
+@BOTH
+@pytest.mark.parametrize("asked, words", [
+    ("what is a volcano?", "what is a volcano"),
+    ("why does sourdough rise??", "why does sourdough rise"),
+    ('"sourdough starter?"', '"sourdough starter"'),
+    ("(coffee OR tea?) -espresso", "(coffee OR tea) -espresso"),
+])
+def test_a_question_mark_ending_a_word_ends_a_question(client, asked: str, words: str) -> None:
+    """Not the one-character wildcard: ``volcano?`` would ask for "volcano" and one more character, find no
+    episode holding every word, and rank the rest (``what``, ``is``) without it."""
+    question, plain = api(client, asked), api(client, words)
+    assert plain["total"] and [h["id"] for h in question["hits"]] == [h["id"] for h in plain["hits"]]
+    assert (question["total"], question["relaxed"]) == (plain["total"], plain["relaxed"])
+
+
+@BOTH
+def test_a_question_mark_inside_a_word_or_beside_a_star_is_a_pattern(client) -> None:
+    assert api(client, "volc?no")["total"] == api(client, "volcano")["total"] > 0
+    assert api(client, "volcan*?")["total"] > 0  # "volcan" and at least one more character: volcano(es)
+    assert api(client, "volcano?s")["total"] == 0  # no word is volcano, one character, then s
+
+
+@BOTH
+@pytest.mark.parametrize("typo, word", [("voclano~", "volcano"), ("sourdugh~", "sourdough"), ("volcanoe~1/3", "volcano")])
+def test_a_fuzzy_word_finds_the_words_within_its_edits(client, typo: str, word: str) -> None:
+    """``word~`` (one edit), ``word~2``, ``word~2/3`` (edits / first letters kept as typed) match the index's words
+    within that many edits, as documented in docs/search.md; the word is not "corrected" (near spellings are
+    asked for already)."""
+    fuzzy, exact = api(client, typo), api(client, word)
+    assert exact["total"] and {h["id"] for h in exact["hits"]} <= {h["id"] for h in fuzzy["hits"]}
+    assert fuzzy["suggestion"] is None and fuzzy["corrected"] is None
+
+
+@BOTH
+@pytest.mark.parametrize("q", ["volcan* voclano", "voclano volcan?s", "voclano~ eruption"])
+def test_did_you_mean_leaves_patterns_and_fuzzy_words_as_typed(client, q: str) -> None:
+    """Only whole plain words are corrected: ``volcan*`` is not "volcano*" nor ``volcan?s`` "volcano?s"."""
+    suggestion = api(client, q, correct="false")["suggestion"] or ""
+    for part in q.split():
+        if any(c in part for c in "*?~"):
+            assert not suggestion or part in suggestion.split(), (q, suggestion)
+
+
 @pytest.mark.parametrize("q", ["bakers starter", "blake starter", "baking starter", "baking keep"])
 def test_snippet_fragments_do_not_cut_a_name_or_join_adjacent_text(client, sample_data: Path, q: str) -> None:
     """The notes say "With Henrietta Blake, Kenji Watanabe."; a snippet must not read "With Henrietta … Blake"

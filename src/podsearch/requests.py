@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from . import languages
 from .engines.base import SORTS, EngineQuery, Filters
+from .engines.querytext import questions_asked
 from .errors import QueryError
 
 MAX_QUERY_CHARS = 500
@@ -203,7 +204,8 @@ class SearchRequest:
     def expensive(self) -> bool:
         """Whether the query may cost more than an ordinary search: a wildcard, fuzzy or range part, or many
         words. Such searches share fewer workers (``web/admission.py``)."""
-        return bool(_EXPENSIVE.search(self.q)) or len(self.q.split()) > EXPENSIVE_WORDS
+        text = questions_asked(self.q)
+        return bool(_EXPENSIVE.search(text)) or len(text.split()) > EXPENSIVE_WORDS
 
     def engine_query(self, deadline: float | None = None) -> EngineQuery:
         """The engine's question; QueryError when a value is out of bounds (for requests not built by
@@ -223,7 +225,7 @@ class SearchRequest:
                           published_from=parse_date(self.published_from, "from"),
                           published_to=parse_date(self.published_to, "to", end=True),
                           duration_min=self.duration_min, duration_max=self.duration_max, language=lang)
-        text = "" if BROWSE.fullmatch(checked.q) else checked.q  # "*" alone: every episode, newest first
+        text = "" if BROWSE.fullmatch(checked.q) else questions_asked(checked.q)  # "*" alone: every episode
         return EngineQuery(text=text, filters=filters, sort=checked.sort, page=checked.page,
                            per_page=checked.per_page, deadline=deadline)
 

@@ -30,7 +30,8 @@ from conftest import CORPUS, start_server  # noqa: E402
 
 HOSTILE = ["*", "[a TO z]", "a* b* c*", "?????", "a*", "e*", "*a*", "s* OR t* OR p*", "k~5 l~5 m~5",
            "(" * 12 + "kubernetes" + ")" * 12, '"' + " ".join("abcdefghijklmnopqrst") + '"', "{a TO zz}",
-           "ma* ta* pa*", "b?t*", "lig* OR bit* OR min*", "te?t* li* bi*"]
+           "ma* ta* pa*", "b?t*", "lig* OR bit* OR min*", "te?t* li* bi*", "s~2 c~2 p~2", "conversation~2 s~2/1",
+           "s* kubernetis", "sch*? language:ai", "model * and not", "transcript:* go"]
 
 
 def known_item_queries(corpus: Path = CORPUS) -> list[str]:

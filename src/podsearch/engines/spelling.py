@@ -5,8 +5,8 @@ Rules (issue 15; docs/search.md):
 - only words the index does not know are corrected, in place and in the case they were typed in, by the
   closest known word (edit distance, a swap of neighbours counting as one edit, then the longer common
   beginning, then the more frequent): field names (``title:``), operators (AND,
-  OR, NOT, TO written in capitals), markup (``<script>``), numbers and words of one or two letters are
-  left as typed, and so are quotes, ``-`` and ``+``;
+  OR, NOT, TO written in capitals), markup (``<script>``), patterns (``pyth*``), fuzzy words (``kubrnetes~``),
+  ranges, numbers and words of one or two letters are left as typed, and so are quotes, ``-`` and ``+``;
 - a replacement is a word of the query's language: not one of its stop words, and found in at least one
   episode analysed for that language (``tax`` is not "corrected" to ``to``);
 - the suggestion is offered only when it finds clearly more: at least twice as many episodes holding every
@@ -27,8 +27,9 @@ log = logging.getLogger(__name__)
 
 MAX_DISTANCE = 2
 CANDIDATES = 5  # per unknown word, closest first
-# Spans of the query that are never corrected: markup, a field name with its colon, an operator in capitals.
-_KEEP = re.compile(r"<[^<>]*>|\b\w+:|\b(?:AND|OR|NOT|TO|ANDNOT|ANDMAYBE)\b")
+# Spans of the query that are never corrected: markup, a field name with its colon, an operator in capitals, a
+# pattern (``pyth*``, ``te?t``), a fuzzy word (``kubrnetes~``: near spellings are asked for already), a range.
+_KEEP = re.compile(r"<[^<>]*>|\b\w+:|\b(?:AND|OR|NOT|TO|ANDNOT|ANDMAYBE)\b|[\w*?]*[*?][\w*?]*|\w+~|\[[^\]]*\]|\{[^}]*\}")
 _WORD = re.compile(r"\w+")
 
 

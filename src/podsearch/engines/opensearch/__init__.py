@@ -406,8 +406,11 @@ class OpenSearchEngine:
         if q.suggest and not answer.get("timed_out") and (total < RELAX_BELOW or relaxed):
             def count(words: str) -> int:  # episodes holding every word, with the request's filters
                 first = readings(words, plain=False)[0]
-                return int(self._run({"size": 0, "track_total_hits": True, "query": {"bool": {
-                    "must": [text_query(first, profiles)], "filter": filters}}})["hits"]["total"]["value"])
+                body: dict[str, Any] = {"size": 0, "track_total_hits": True, "query": {"bool": {
+                    "must": [text_query(first, profiles)], "filter": filters}}}
+                if q.deadline is not None:
+                    body["timeout"] = _timeout(q.deadline)
+                return int(self._run(body)["hits"]["total"]["value"])
 
             suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count, all_words)
         return self._result(answer, query_terms(used, profiles), suggestion, relaxed)

@@ -40,7 +40,7 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
     if plain:
         typed = _ALL_SYNTAX.sub(r"\\\1", plain_words(text))
     else:
-        typed = _ESCAPE.sub(r"\\\1", lenient(text))
+        typed = _ESCAPE.sub(r"\\\1", _FUZZY_KEPT.sub(r"\1", lenient(text)))
         typed = re.sub(r"\bANDNOT\b", "AND NOT", typed)
         typed = re.sub(r"\bANDMAYBE\b", "OR", typed)
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
@@ -49,7 +49,14 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
     return {"query_string": {
         "query": typed, "fields": [f"{text_field(f, profile)}^{boost}" for f, boost in FIELD_BOOSTS.items()],
         "type": "cross_fields", "default_operator": "OR" if any_word else "AND", "allow_leading_wildcard": False,
-        "analyze_wildcard": False, "auto_generate_synonyms_phrase_query": False, "lenient": True}}
+        "analyze_wildcard": False, "auto_generate_synonyms_phrase_query": False, "lenient": True,
+        # a fuzzy word (word~, word~2) as Whoosh reads it (engines/whoosh/bounds.py): its first letter as typed,
+        # its 64 most frequent matches
+        "fuzzy_prefix_length": 1, "fuzzy_max_expansions": 64}}
+
+
+# Whoosh's "word~2/3" (three letters kept as typed): the query string has no per-word form, so "word~2"
+_FUZZY_KEPT = re.compile(r"(?<=\S)(~\d?)/\d+")
 
 
 # Whoosh's ranges as people write them: "[2025-01-01 to 2025-12-31]", "[2025 to]", "{to 2024}"

@@ -296,8 +296,11 @@ class WhooshEngine:
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
             if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed):
-                def count(words: str) -> int:  # episodes holding every word, with the request's filters
-                    first = strategy(words, False, profiles, self.ranking)[0]
+                def count(words: str) -> int:  # episodes holding every word, with the request's filters, bounded
+                    try:  # as the search is (a pattern the suggestion keeps expands no further than the search's)
+                        first = self._bounded(s, strategy(words, False, profiles, self.ranking)[0], q.deadline)[0]
+                    except (Expired, QueryError):
+                        return 0
                     return int(run(_page, first, s, 1, 1, filt, None, q.deadline)[0].total)
 
                 suggestion = spelling.suggestion(s, text, profiles, count, all_words)
@@ -473,8 +476,10 @@ def _missing_date() -> Any:
 
 
 def _expands(query: Any) -> bool:
-    """Whether a query has a part that expands to the words it matches (wildcard, prefix, fuzzy, range)."""
-    return isinstance(query, MultiTerm) or any(_expands(c) for c in query.children())
+    """Whether a query has a part that expands to the words it matches (wildcard, prefix, fuzzy, range, a
+    field's ``*``)."""
+    return (isinstance(query, MultiTerm) or (isinstance(query, Every) and bool(query.fieldname))
+            or any(_expands(c) for c in query.children()))
 
 
 def _filter(f: Filters) -> Any:

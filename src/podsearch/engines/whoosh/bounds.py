@@ -1,6 +1,9 @@
 """What one query may cost, as Lucene and Elasticsearch bound it: no part expands to more than a few words, no
 query has more than so many clauses, parentheses nest only so deep, and a word may not start with a wildcard.
 
+A field's ``*`` (``title:*``, or a ``*`` among other words) is every episode, read as such (Whoosh's own reading
+unions the postings of every word of the field: 7-16 s for one query on the site corpus).
+
 A wildcard, prefix, fuzzy or range part is searched with its :data:`MAX_EXPANSIONS` most frequent words (and
 the answer says so when it had more); a part that matches more than :data:`MAX_MATCHING_WORDS` words, or
 whose words cannot be listed without reading :data:`MAX_SCANNED_WORDS` of the index's, is refused with a
@@ -15,7 +18,8 @@ import time
 from itertools import islice
 from typing import Any
 
-from whoosh.query import ConstantScoreQuery, FuzzyTerm, MultiTerm, NullQuery, Or, Prefix, Term, TermRange, Wildcard
+from whoosh.query import ConstantScoreQuery, Every, FuzzyTerm, MultiTerm, NullQuery, Or, Prefix, Term, TermRange, Wildcard
+from whoosh.support.levenshtein import distance
 
 from ...errors import QueryError
 from .scoring import Expired
@@ -55,6 +59,8 @@ def bound(query: Any, reader: Any, deadline: float | None = None) -> tuple[Any, 
     seen: dict[tuple[str, str], tuple[Any, int]] = {}
 
     def expand(q: Any) -> Any:
+        if isinstance(q, Every) and q.fieldname:  # "title:*", or a "*" among words: every episode (Whoosh's
+            return Every(boost=q.boost)  # fielded form reads the postings of every word of the field)
         if not isinstance(q, MultiTerm):
             return q
         if deadline is not None and time.monotonic() > deadline:
@@ -96,10 +102,9 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple
     field = q.fieldname
     if field not in reader.schema:
         return [], 0
-    if isinstance(q, FuzzyTerm) and q.maxdist > MAX_FUZZY_EDITS:
-        q = FuzzyTerm(field, q.text, boost=q.boost, maxdist=MAX_FUZZY_EDITS, prefixlength=q.prefixlength,
-                      constantscore=q.constantscore)
-    if isinstance(q, Wildcard | Prefix):
+    if isinstance(q, FuzzyTerm):
+        matched = _near(q, reader, shown, deadline)
+    elif isinstance(q, Wildcard | Prefix):
         prefix = q.text if isinstance(q, Prefix) else Wildcard._find_prefix(q, q.text)
         if len(prefix) < MIN_PREFIX:
             raise QueryError(_leading(shown))
@@ -124,6 +129,24 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple
     top = heapq.nlargest(MAX_EXPANSIONS, matched, key=lambda b: (reader.doc_frequency(field, b), b))
     to_text = reader.schema[field].from_bytes
     return [Term(field, to_text(b)) for b in sorted(top)], len(matched)
+
+
+def _near(q: FuzzyTerm, reader: Any, shown: str, deadline: float | None) -> list[bytes]:
+    """The words of the index within ``q.maxdist`` edits (at most :data:`MAX_FUZZY_EDITS`) of a fuzzy part that
+    begin with its first ``q.prefixlength`` letters (:data:`MIN_PREFIX` unless more are typed, ``word~2/3``: a
+    typo in the first letter is rare), read among at most :data:`MAX_SCANNED_WORDS` words that begin so."""
+    maxdist, prefix = min(q.maxdist, MAX_FUZZY_EDITS), q.text[:max(q.prefixlength, MIN_PREFIX)]
+    from_bytes = reader.schema[q.fieldname].from_bytes
+    matched, scanned = [], 0
+    for btext in _timed(islice(reader.expand_prefix(q.fieldname, prefix), MAX_SCANNED_WORDS + 1), deadline):
+        scanned += 1
+        word = from_bytes(btext)
+        if abs(len(word) - len(q.text)) <= maxdist and distance(word, q.text, limit=maxdist) <= maxdist:
+            matched.append(btext)
+    if scanned > MAX_SCANNED_WORDS:
+        raise QueryError(f"'{shown}' is too broad: more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'. "
+                         f"Keep more letters as typed (like '{q.text}~{maxdist}/{len(prefix) + 1}').")
+    return matched
 
 
 def _timed(words: Any, deadline: float | None) -> Any:

@@ -95,12 +95,15 @@ _ALPHABET = 27  # a-z, and every other character counted together
 
 
 def _letters(words: list[str]) -> np.ndarray:
-    """Per word, how many times it holds each letter a-z (and other characters, counted together)."""
+    """Per word, how many times it holds each letter a-z (and other characters, counted together), at most 255
+    (a count capped alike in two words still bounds their edit distance from below)."""
     out = np.zeros((len(words), _ALPHABET), dtype=np.uint8)
     for row, word in enumerate(words):
+        counts = [0] * _ALPHABET
         for c in word:
             k = ord(c) - 97
-            out[row, k if 0 <= k < 26 else 26] += 1
+            counts[k if 0 <= k < 26 else 26] += 1
+        out[row] = np.minimum(counts, 255)
     return out
 
 
