@@ -173,6 +173,7 @@ def test_unknown_words_with_a_suggestion_are_answered_for_it_unless_asked_as_typ
 @pytest.mark.parametrize("asked, words", [
     ("what is a volcano?", "what is a volcano"),
     ("why does sourdough rise??", "why does sourdough rise"),
+    ("is c++ a sourdough?", "is c++ a sourdough"),
     ('"sourdough starter?"', '"sourdough starter"'),
     ("(coffee OR tea?) -espresso", "(coffee OR tea) -espresso"),
 ])

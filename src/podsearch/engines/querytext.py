@@ -151,10 +151,10 @@ def as_typed(text: str) -> str:
     return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
 
 
-# A question mark that ends a word ("what is kubernetes?"), in a word with no other pattern character: the end of a
-# question, not Whoosh's one-character wildcard (which would ask for "kubernetes" and one more character and find
-# nothing). Inside a word (``te?t``) or beside ``*`` (``kube*?``) it stays a pattern.
-_ASKED = re.compile(r"(?<![^\s\"'(\[{])([^\s*?\"'()\[\]{}]*[^\W_])\?+(?=[\s\"')\]}]|$)")
+# A question mark that ends a word ("what is kubernetes?", "why c#?"), in a word with no other pattern character:
+# the end of a question, not Whoosh's one-character wildcard (which would ask for "kubernetes" and one more
+# character and find nothing). Inside a word (``te?t``) or beside ``*`` (``kube*?``) it stays a pattern.
+_ASKED = re.compile(r"(?<![^\s\"'(\[{])([^\s*?\"'()\[\]{}]*[^\W_][#+]*)\?+(?=[\s\"')\]}]|$)")
 
 
 def questions_asked(text: str) -> str:
