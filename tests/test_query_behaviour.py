@@ -193,6 +193,40 @@ def test_a_question_mark_inside_a_word_or_beside_a_star_is_a_pattern(client) -> 
 
 
 @BOTH
+@pytest.mark.parametrize("prefix", ['-"', '"', "<<<", "a@b", "x&y~", "c#", "vol(", "vol\\"])
+def test_typeahead_reads_any_prefix(client, prefix: str) -> None:
+    """The typeahead's words and persons are matched by a regular expression on OpenSearch (a terms aggregation's
+    ``include``): the prefix is a literal there, not Lucene syntax (``-"`` was an HTTP 500)."""
+    res = client.get("/api/suggest", query_string={"q": prefix})
+    assert res.status_code == 200, res.get_json()
+    assert client.get("/api/suggest", query_string={"q": "volc"}).get_json()["suggestions"]
+
+
+@BOTH
+@pytest.mark.parametrize("odd, words", [
+    ("volcano AND", "volcano"), ("OR volcano", "volcano"), ("volcano NOT", "volcano"),
+    ("volcano AND OR lava", "volcano AND lava"), ("volcano^-1", "volcano"), ("volcano^nan lava", "volcano lava"),
+    (":volcano", "volcano"), ("{volcano", "volcano"), ("volcano }}", "volcano"),
+])
+def test_what_no_engine_can_read_is_repaired_on_both(client, odd: str, words: str) -> None:
+    """An operator with nothing on one side, a boost that is not a positive number, a colon with no field and
+    unbalanced brackets are dropped (querytext.lenient) rather than refused: Whoosh's parser skipped them, and
+    OpenSearch's query string refused them (400)."""
+    repaired, plain = api(client, odd), api(client, words)
+    assert plain["total"] and [h["id"] for h in repaired["hits"]] == [h["id"] for h in plain["hits"]]
+
+
+@BOTH
+@pytest.mark.parametrize("q", ["[volcano lava}", "volcano~0.5lava", "{volcano lava]coffee"])
+def test_a_refusal_says_what_is_wrong_not_how_the_engine_was_asked(client, q: str) -> None:
+    res = client.get("/api/search", query_string={"q": q})
+    assert res.status_code in (200, 400), q
+    if res.status_code == 400:
+        message = res.get_json()["error"]["message"]
+        assert "POST" not in message and "HTTP" not in message and "_search" not in message, message
+
+
+@BOTH
 @pytest.mark.parametrize("typo, word", [("voclano~", "volcano"), ("sourdugh~", "sourdough"), ("volcanoe~1/3", "volcano")])
 def test_a_fuzzy_word_finds_the_words_within_its_edits(client, typo: str, word: str) -> None:
     """``word~`` (one edit), ``word~2``, ``word~2/3`` (edits / first letters kept as typed) match the index's words

@@ -29,7 +29,7 @@ from .. import compounds, spelling
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
 from ..querytext import RELAX_BELOW, SEARCH_FIELDS, readings
 from .analysis import analysis_settings, profiles, python_analyzer
-from .client import ClientOptions, OpenSearchClient
+from .client import ClientOptions, OpenSearchClient, refusal
 from .query import facet_aggregations, facet_counts, filter_clauses, query_terms, sort_clause, text_field, text_query
 
 log = logging.getLogger(__name__)
@@ -373,7 +373,7 @@ class OpenSearchEngine:
             return self.client.search(self._target(), body)
         except EngineRequestError as exc:
             if exc.status == 400:
-                raise QueryError(f"Cannot read the query: {exc}") from None
+                raise QueryError(f"Cannot read the query: {refusal(exc)}") from None
             raise
 
     def search(self, q: EngineQuery) -> EngineResult:
@@ -443,7 +443,7 @@ class OpenSearchEngine:
         prefix = prefix.strip().lower()
         last = _WORD.findall(prefix)
         word = last[-1] if last else prefix
-        pattern = re.escape(word) + ".*"
+        pattern, person = _regex_literal(word) + ".*", _regex_literal(prefix) + ".*"
         profiles = self._index_profiles()
         titles = {"bool": {"should": [{"prefix": {text_field("title", p): word}} for p in profiles]}}
         if len(last) > 1:  # the words before the last rank the titles that hold them (or whose show does) first,
@@ -452,11 +452,11 @@ class OpenSearchEngine:
                     for p in profiles] + [{"match": {text_field("title", p): {"query": word, "boost": 0.05}}} for p in profiles]
             titles = {"bool": {"must": [titles], "should": said}}
         # persons and words over every episode (a global aggregation), not only those whose title matched
-        answer = self.client.search(self._target(), {
+        answer = self._run({
             "size": limit, "_source": ["title"], "query": titles, "sort": ["_score", {"id": "asc"}],
             "aggs": {"all": {"global": {}, "aggs": {
                 "person": {"filter": {"prefix": {"person_key": prefix}},
-                           "aggs": {"p": {"terms": {"field": "person_key", "include": re.escape(prefix) + ".*", "size": 3}}}},
+                           "aggs": {"p": {"terms": {"field": "person_key", "include": person, "size": 3}}}},
                 "term": {"filter": {"prefix": {"vocab": word}},
                          "aggs": {"t": {"terms": {"field": "vocab", "include": pattern, "size": limit}}}}}}}})
         aggs = answer.get("aggregations", {}).get("all", {})
@@ -490,6 +490,13 @@ class OpenSearchEngine:
             "must_not": [{"ids": {"values": [episode_id]}}]}}})
         return [(h["_id"], float(h["_score"] or 0.0)) for h in answer["hits"]["hits"]]
 
+
+
+def _regex_literal(text: str) -> str:
+    """``text`` as a literal in a Lucene regular expression (a terms aggregation's ``include``): every character but
+    a letter or digit escaped. Python's ``re.escape`` leaves ``"``, ``<``, ``>``, ``@``, ``&``, ``~`` and ``#`` as
+    they are, which Lucene's syntax reads as operators (``-"`` typed in the search box was an HTTP 500)."""
+    return "".join(c if c.isalnum() else "\\" + c for c in text)
 
 
 def _timeout(deadline: float) -> str:

@@ -179,6 +179,16 @@ def _decode(raw: bytes) -> Any:
         return raw.decode("utf-8", "replace")
 
 
+def refusal(exc: EngineRequestError) -> str:
+    """What OpenSearch said was wrong with a request, without the transport's details (the index, the status):
+    its root cause's reason (``Failed to parse query [go AND]``)."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        root = (body["error"].get("root_cause") or [{}])[0]
+        return str(root.get("reason") or body["error"].get("reason") or exc)[:300]
+    return str(exc)[:300]
+
+
 def _reason(body: Any) -> str:
     """The useful part of an OpenSearch error body."""
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
