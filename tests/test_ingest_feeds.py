@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from podsearch.errors import FeedError
+from podsearch.ingest.chapters import parse_chapters
 from podsearch.ingest.feeds import episode_id, parse_feed, resolve_link
 from podsearch.ingest.text import parse_duration
 
@@ -121,9 +122,51 @@ def test_ids_are_stable_and_fall_back_in_order():
     ("1834", 1834), ("30:34", 1834), ("1:02:03", 3723), ("01:02:03.6", 3724), ("PT2M37S", 157), ("PT1H", 3600),
     ("P1DT1S", 86401), ("pt0.5s", 0), ("", None), ("abc", None), ("-5", None), ("1:2:3:4", None), ("P", None),
     (None, None), (95, 95),
+    # not finite, or longer than a year: no duration (1e309 crashed every reindex of a config holding the feed)
+    ("1e309", None), ("inf", None), ("nan", None), ("P99999999999999999999D", None), ("99999999999", None),
+    ("8784:00:00", 31622400),
 ])
 def test_duration_forms(text, seconds):
     assert parse_duration(text) == seconds
+
+
+ODD_NUMBERS = b"""<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Odd</title>
+<item><guid>odd-1</guid><title>Huge</title><itunes:episode>99999999999999999999999</itunes:episode>
+  <itunes:season>-99999999999999999999999</itunes:season></item>
+<item><guid>odd-2</guid><title>Infinite</title><itunes:duration>1e309</itunes:duration><itunes:episode>7</itunes:episode></item>
+</channel></rss>"""
+
+
+def test_numbers_a_catalog_cannot_hold_are_no_numbers():
+    """An episode number past 2**31 (SQLite's integers end at 2**63) or an infinite duration is read as absent,
+    and the item is kept."""
+    feed = parse_feed(ODD_NUMBERS, "https://example.org/odd.xml")
+    assert [(e.id, e.number, e.season, e.duration) for e in feed.episodes] == [
+        ("odd-1", None, None, None), ("odd-2", 7, None, None)]
+
+
+def test_a_feed_whose_reading_fails_unforeseen_is_reported_and_the_others_read(tmp_path, monkeypatch):
+    """Fault injection: reading one feed raises what no rule foresaw; that feed is reported and skipped, the run
+    goes on with the next (before, the exception ended the whole reindex)."""
+    from podsearch.config import load_config
+    from podsearch.ingest import run as ingest_run
+    from podsearch.reindex import reindex
+    good, bad = tmp_path / "good.xml", tmp_path / "bad.xml"
+    good.write_bytes(ODD_NUMBERS)
+    bad.write_bytes(ODD_NUMBERS.replace(b"odd-", b"trap-").replace(b"<title>Odd</title>", b"<title>Trap</title>"))
+    real = ingest_run.parse_feed
+
+    def parse(content, source, **kw):
+        if source.endswith("bad.xml"):
+            raise OverflowError("cannot convert float infinity to integer")
+        return real(content, source, **kw)
+
+    monkeypatch.setattr(ingest_run, "parse_feed", parse)
+    config = load_config({"data": str(tmp_path / "data"), "feeds": [str(bad), str(good)]}, environ={})
+    report = reindex(config)
+    assert report.feeds_failed == 1 and report.new == 2
+    assert any("bad.xml: could not be read (OverflowError" in e for e in report.errors)
 
 
 def test_relative_links_of_a_local_feed(tmp_path):
@@ -260,3 +303,15 @@ def test_podcastparser_cases_agree(corpus):
         if rss.stem not in PP_EXTRA_ITEMS_OK:
             assert len(ours) == len(expected["episodes"]), rss.name
     assert compared == {"title", "guid", "published", "duration", "enclosure", "transcripts", "chapters_url", "chapters"}
+
+
+def test_chapter_times_are_finite_seconds():
+    """A JSON chapter at 1e309 or "NaN" seconds was kept, and the episode's answer then held Infinity or NaN, which
+    no JSON parser reads; such a chapter is left out, an unreadable end is no end, and nesting too deep is an error
+    of the chapters file (reported with the episode's other extras), not a crash."""
+    chapters = parse_chapters(json.dumps({"chapters": [
+        {"startTime": 1e309, "title": "infinite"}, {"startTime": "NaN", "title": "nan"}, {"startTime": -1, "title": "before"},
+        {"startTime": 5, "endTime": float("inf"), "title": "open end"}, {"title": "from the start"}]}).encode())
+    assert [(c.start, c.end, c.title) for c in chapters] == [(0.0, None, "from the start"), (5.0, None, "open end")]
+    with pytest.raises(ValueError, match="nested too deep"):
+        parse_chapters(b"[" * 100000)

@@ -69,6 +69,33 @@ def test_good_lines_go_in_and_bad_lines_are_reported(tmp_path):
         assert cat.episode("ep-2").title == "Knife skills, part one"
 
 
+def test_hostile_values_are_reported_per_line_or_made_storable(tmp_path):
+    """Found by fuzzing the import: each of these ended the whole import with a traceback."""
+    lines = [
+        json.dumps({"id": "h-1", "title": "persons not a list", "persons": 1}),
+        json.dumps({"id": "h-2", "title": "a duration past any clock", "duration": "1e309"}),
+        json.dumps({"id": "h-3", "title": "a number SQLite cannot hold", "number": "9" * 25}),
+        json.dumps({"id": "h-4", "title": "lone \ud800 surrogate", "transcript": "half \udfff a character"}),
+        "[" * 100000 + "]" * 100000,
+        json.dumps(GOOD[0]),
+        '{"id": "h-7", "title": "a moment at infinity", "segments": [{"start": 1e309, "text": "x"}]}',
+        json.dumps({"id": "h-8", "title": "a moment before the start", "segments": [{"start": -5, "text": "x"}]}),
+    ]
+    export = write(tmp_path / "export.jsonl", lines)
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        report = import_lines(cat, export)
+        assert report.errors == [
+            f"{export}: line 1: persons must be a list of names or objects",
+            f"{export}: line 3: number '{'9' * 25}' is out of range (at most 2,147,483,647)",
+            f"{export}: line 5: nested too deep to read",
+            f"{export}: line 7: segment 1 has a start or end that is not a time in seconds (0 or more, finite)",
+            f"{export}: line 8: segment 1 has a start or end that is not a time in seconds (0 or more, finite)",
+        ]
+        assert report.new == 3 and cat.episode("h-2").duration is None
+        assert cat.episode("h-4").title == "lone \ufffd surrogate"
+        assert cat.episode("h-4").segments[0].text == "half \ufffd a character"
+
+
 def test_missing_file_is_an_error(tmp_path):
     with Catalog.in_dir(tmp_path / "data") as cat, pytest.raises(PodsearchError, match="no such file"):
         import_lines(cat, tmp_path / "nope.jsonl")

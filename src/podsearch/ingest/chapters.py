@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..episodes import Chapter
+from .transcripts import parse_time
 
 
 def parse_chapters(data: bytes) -> list[Chapter]:
@@ -13,19 +14,18 @@ def parse_chapters(data: bytes) -> list[Chapter]:
         doc = json.loads(data.decode("utf-8-sig", errors="replace"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"chapters are not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError("chapters are nested too deep to read") from None
     out = []
     for ch in (doc.get("chapters") if isinstance(doc, dict) else None) or []:
         if not isinstance(ch, dict) or ch.get("toc") is False:
             continue
-        try:
-            start = float(ch.get("startTime", 0))
-        except (TypeError, ValueError):
+        # a time in seconds, finite and not negative (1e309 and "NaN" were kept, and answered as Infinity and NaN,
+        # which no JSON parser reads)
+        start = parse_time(ch.get("startTime", 0))
+        if start is None:
             continue
-        end = ch.get("endTime")
-        try:
-            end = float(end) if end is not None else None
-        except (TypeError, ValueError):
-            end = None
+        end = parse_time(ch.get("endTime"))
         out.append(Chapter(start=start, end=end, title=str(ch.get("title") or ""), url=str(ch.get("url") or ""),
                            img=str(ch.get("img") or "")))
     out.sort(key=lambda c: c.start)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,7 @@ from ..episodes import Episode, Person, Segment, Show
 from ..errors import ImportFormatError
 from ..languages import choose
 from .feeds import slugify
-from .text import html_to_text, parse_duration, parse_iso_date, sanitize_html
+from .text import MAX_NUMBER, html_to_text, parse_duration, parse_iso_date, sanitize_html, to_int
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,9 @@ def _segments(raw: Any, line_no: int) -> list[Segment]:
             end = float(seg["end"]) if seg.get("end") is not None else None
         except (TypeError, ValueError):
             raise ImportFormatError(f"line {line_no}: segment {n} has a start or end that is not a number") from None
+        if any(t is not None and not 0 <= t < math.inf for t in (start, end)):  # (JSON's 1e309 is infinite)
+            raise ImportFormatError(f"line {line_no}: segment {n} has a start or end that is not a time in seconds "
+                                    "(0 or more, finite)")
         out.append(Segment(text=text, start=start, end=end, speaker=_text(seg.get("speaker"), "speaker", line_no)))
     return out
 
@@ -67,6 +72,8 @@ def _number(value: Any, line_no: int) -> int | None:
         return None
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())):
         raise ImportFormatError(f"line {line_no}: number {value!r} is not a whole number")
+    if to_int(value) is None:
+        raise ImportFormatError(f"line {line_no}: number {value!r} is out of range (at most {MAX_NUMBER:,})")
     return int(value)
 
 
@@ -80,6 +87,8 @@ def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
     show_id = _text(obj.get("show_id"), "show_id", line_no).strip() or slugify(show_title, "imported")
     description = _text(obj.get("description"), "description", line_no)
     persons = []
+    if not isinstance(obj.get("persons") or [], list):
+        raise ImportFormatError(f"line {line_no}: persons must be a list of names or objects")
     for p in obj.get("persons") or []:
         if isinstance(p, str):
             persons.append(Person(name=p))
@@ -120,11 +129,32 @@ def read_jsonl(path: Path | str) -> Iterator[ImportedLine | ImportFormatError]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = _whole_characters(json.loads(line))
             except json.JSONDecodeError as exc:
                 yield ImportFormatError(f"{path}: line {line_no}: not JSON ({exc.msg})")
+                continue
+            except RecursionError:
+                yield ImportFormatError(f"{path}: line {line_no}: nested too deep to read")
                 continue
             try:
                 yield parse_line(obj, line_no, str(path))
             except ImportFormatError as exc:
                 yield ImportFormatError(f"{path}: {exc}")
+            except Exception as exc:  # a value no rule above foresaw: that line is reported, the others imported
+                log.exception("%s: line %d could not be read", path, line_no)
+                yield ImportFormatError(f"{path}: line {line_no}: could not be read ({type(exc).__name__}: {exc})")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(value: Any) -> Any:
+    """``value`` with every string's lone surrogates (JSON's ``"\\ud800"`` escapes, which no UTF-8 text can hold)
+    replaced by U+FFFD, so the catalog and the index can store it."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole_characters(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole_characters(k): _whole_characters(v) for k, v in value.items()}
+    return value

@@ -18,7 +18,7 @@ from .. import sources as feed_sources
 from ..catalog import Catalog
 from ..config import Config
 from ..episodes import Episode
-from ..errors import DeadlinePassed, HostUnreachable, PodsearchError
+from ..errors import DeadlinePassed, FeedError, HostUnreachable, PodsearchError
 from ..progress import Progress
 from ..report import Report
 from .extras import EpisodeExtras, Extras, Job
@@ -133,8 +133,16 @@ class FeedIngest:
                                         last_fetch=time.time(), last_status="ok", last_error=None)
 
     def _parse(self, source: str, result: FetchResult) -> ParsedFeed:
+        """The feed read; FeedError (the feed reported and skipped, the run goes on) for anything its content makes
+        the reading raise (a value no rule here foresaw must not end the reindex of every other feed)."""
         base = result.url if _is_url(result.url) else str(Path(result.url).expanduser())
-        return parse_feed(result.content, source, base_url=base, content_type=result.content_type)
+        try:
+            return parse_feed(result.content, source, base_url=base, content_type=result.content_type)
+        except PodsearchError:
+            raise
+        except Exception as exc:
+            log.exception("reading feed %s failed", source)
+            raise FeedError(f"{source}: could not be read ({type(exc).__name__}: {exc})") from exc
 
     def _follow(self, source: str, address: str, result: FetchResult,
                 parsed: ParsedFeed) -> tuple[FetchResult, ParsedFeed, str]:

@@ -78,8 +78,20 @@ _ISO_DURATION = re.compile(
 )
 
 
+MAX_DURATION = 366 * 86400  # seconds: a longer "duration" is a mistake or a trap (1e309, P99999999999999999999D)
+MAX_NUMBER = 2**31 - 1  # an episode or season number beyond it is no number (and SQLite's integers end at 2**63)
+
+
 def parse_duration(value: object) -> int | None:
-    """``itunes:duration`` as seconds: '1834', '30:34', '1:02:03', 'PT2M37S'; None when unreadable."""
+    """``itunes:duration`` as seconds: '1834', '30:34', '1:02:03', 'PT2M37S'; None when unreadable, not finite,
+    negative or longer than :data:`MAX_DURATION`."""
+    seconds = _seconds(value)
+    if seconds is None or not 0 <= seconds <= MAX_DURATION:  # (a NaN is neither)
+        return None
+    return int(round(seconds))
+
+
+def _seconds(value: object) -> float | None:
     if value is None:
         return None
     text = str(value).strip()
@@ -88,7 +100,7 @@ def parse_duration(value: object) -> int | None:
     m = _ISO_DURATION.match(text)
     if m and any(m.groupdict().values()):
         parts = {k: float(v) if v else 0.0 for k, v in m.groupdict().items()}
-        return int(round(parts["d"] * 86400 + parts["h"] * 3600 + parts["m"] * 60 + parts["s"]))
+        return parts["d"] * 86400 + parts["h"] * 3600 + parts["m"] * 60 + parts["s"]
     pieces = text.split(":")
     if 1 <= len(pieces) <= 3:
         try:
@@ -100,7 +112,7 @@ def parse_duration(value: object) -> int | None:
         total = 0.0
         for n in numbers:
             total = total * 60 + n
-        return int(round(total))
+        return total
     return None
 
 
@@ -130,7 +142,10 @@ def parse_iso_date(text: str | None) -> str | None:
 
 
 def to_int(value: object) -> int | None:
+    """A whole number as a feed writes one (``itunes:episode``), None when it is none or beyond
+    :data:`MAX_NUMBER` either way."""
     try:
-        return int(str(value).strip())
+        number = int(str(value).strip())
     except (TypeError, ValueError):
         return None
+    return number if abs(number) <= MAX_NUMBER else None
