@@ -206,7 +206,7 @@ def test_typeahead_reads_any_prefix(client, prefix: str) -> None:
 @pytest.mark.parametrize("odd, words", [
     ("volcano AND", "volcano"), ("OR volcano", "volcano"), ("volcano NOT", "volcano"),
     ("volcano AND OR lava", "volcano AND lava"), ("volcano^-1", "volcano"), ("volcano^nan lava", "volcano lava"),
-    (":volcano", "volcano"), ("{volcano", "volcano"), ("volcano }}", "volcano"),
+    (":volcano", "volcano"), ("{volcano", "volcano"), ("volcano }}", "volcano"), ("(volcano^x) lava", "(volcano) lava"),
 ])
 def test_what_no_engine_can_read_is_repaired_on_both(client, odd: str, words: str) -> None:
     """An operator with nothing on one side, a boost that is not a positive number, a colon with no field and

@@ -45,7 +45,7 @@ def plain_words(text: str) -> str:
 # number ("kubernetes^-1", "go^nan"), a colon with no field before it (":network").
 _DANGLING = re.compile(r"^\s*(?:(?:AND|OR|ANDNOT|ANDMAYBE)\b\s*)+|(?:\s*\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE))+\s*$")
 _DOUBLED = re.compile(r"\b(AND|OR|ANDNOT|ANDMAYBE)(?:\s+(?:AND|OR|ANDNOT|ANDMAYBE)\b)+")
-_BAD_BOOST = re.compile(r"\^(?!\d*\.?\d+(?![\w.]))\S*")
+_BAD_BOOST = re.compile(r"\^(?!\d*\.?\d+(?![\w.]))[^\s()\[\]{}\"]*")
 _BARE_COLON = re.compile(r"(?:^|(?<=[\s(]))(?::+)")
 _NO_BRACKETS = str.maketrans("[]{}", "    ")
 
@@ -53,13 +53,13 @@ _NO_BRACKETS = str.maketrans("[]{}", "    ")
 def lenient(text: str) -> str:
     """Repair what people type: unbalanced quotes and brackets are dropped rather than refused, and so are an
     operator with nothing on one side, a boost that is not a positive number and a colon with no field."""
+    text = _BARE_COLON.sub(" ", _BAD_BOOST.sub("", text))
     if text.count('"') % 2:
         text = text.replace('"', " ")
     if text.count("(") != text.count(")"):
         text = text.replace("(", " ").replace(")", " ")
     if text.count("[") + text.count("{") != text.count("]") + text.count("}"):  # ({a TO b] is a range)
         text = text.translate(_NO_BRACKETS)
-    text = _BARE_COLON.sub(" ", _BAD_BOOST.sub("", text))
     return _DANGLING.sub(" ", _DOUBLED.sub(r"\1", text))
 
 
