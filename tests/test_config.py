@@ -50,6 +50,30 @@ def test_bad_config_files_name_the_problem(tmp_path: Path, text: str, message: s
         load_config({"config": str(cfg)}, environ={})
 
 
+@pytest.mark.parametrize("env, message", [
+    ({"PODSEARCH_THREADS": "0"}, "threads: expected at least 1, got '0'"),
+    ({"PODSEARCH_SEARCH_DEADLINE": "nan"}, "search_deadline: expected a finite number"),
+    ({"PODSEARCH_SEARCH_DEADLINE": "-1"}, "search_deadline: expected at least 0"),
+    ({"PODSEARCH_PORT": "99999"}, "port: expected at least 0 and at most 65535"),
+    ({"PODSEARCH_FETCH_TIMEOUT": "0"}, "fetch_timeout: expected more than 0"),
+    ({"PODSEARCH_RATE_LIMIT": "inf"}, "rate_limit: expected a finite number"),
+    ({"PODSEARCH_NEIGHBOURS": "2.5"}, "neighbours: expected a whole number"),
+    ({"PODSEARCH_MAX_BODY_BYTES": "-1"}, "max_body_bytes: expected at least 1"),
+])
+def test_numbers_out_of_their_range_are_refused_by_name(env: dict[str, str], message: str):
+    """``threads = 0`` served nothing and ``search_deadline = nan`` was no deadline at all; both were accepted."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(environ=env)
+
+
+def test_zero_where_the_help_says_it_means_none_is_accepted(tmp_path: Path):
+    cfg = tmp_path / "zeros.toml"
+    cfg.write_text("search_deadline = 0\nrate_limit = 0\nreindex_deadline = 0\nanswer_store = 0\n"
+                   "expensive_searches = 0\nsearch_passages = 0\nport = 0\n")
+    config = load_config({"config": str(cfg)}, environ={})
+    assert (config.search_deadline, config.rate_limit, config.answer_store, config.port) == (0.0, 0.0, 0, 0)
+
+
 def test_missing_config_file():
     with pytest.raises(ConfigError, match="not found"):
         load_config({"config": "/nonexistent/podsearch.toml"}, environ={})

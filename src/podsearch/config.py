@@ -6,6 +6,7 @@ TOML config file (``--config`` / ``PODSEARCH_CONFIG``), then the defaults below.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -48,6 +49,31 @@ def _str_list(value: Any) -> list[str]:
     raise ValueError("expected a list of URLs or paths")
 
 
+def _bounded(kind: type, low: float, high: float | None = None, above: bool = False) -> Callable[[Any], Any]:
+    """A number of ``kind`` (int or float), finite, at least ``low`` (more than it with ``above``) and at most
+    ``high``: ``threads = 0`` served nothing, ``search_deadline = nan`` was no deadline at all."""
+    def number(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"expected a number, got {value!r}")
+        try:
+            out = kind(value.strip() if isinstance(value, str) else value)
+        except (TypeError, ValueError):
+            raise ValueError(f"expected {'a whole number' if kind is int else 'a number'}, got {value!r}") from None
+        if not math.isfinite(out):
+            raise ValueError(f"expected a finite number, got {value!r}")
+        if (out <= low if above else out < low) or (high is not None and out > high):
+            bound = f"more than {low:g}" if above else f"at least {low:g}"
+            raise ValueError(f"expected {bound}{f' and at most {high:g}' if high is not None else ''}, got {value!r}")
+        return out
+    return number
+
+
+_SECONDS = _bounded(float, 0)  # 0 means "none" where the help says so
+_POSITIVE_SECONDS = _bounded(float, 0, above=True)
+_COUNT = _bounded(int, 0)
+_SOME = _bounded(int, 1)
+
+
 def _megabytes(value: Any) -> int:
     """Megabytes from a number (``2048``) or a size with a unit (``512M``, ``2G``, ``2GB``); 0 is allowed."""
     if isinstance(value, bool):
@@ -71,44 +97,44 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("allow_private_hosts", _bool, False,
             "Let URLs found inside feeds (transcripts, chapters) and watch webhooks reach private and loopback addresses."),
     Setting("host", str, "127.0.0.1", "Address `podsearch serve` listens on."),
-    Setting("port", int, 8080, "Port `podsearch serve` listens on."),
-    Setting("threads", int, 4, "Worker threads of the waitress server."),
+    Setting("port", _bounded(int, 0, 65535), 8080, "Port `podsearch serve` listens on."),
+    Setting("threads", _SOME, 4, "Worker threads of the waitress server."),
     Setting("url_prefix", str, "", "Path the site is served under behind a reverse proxy (e.g. /podsearch); empty: the root."),
     Setting("trusted_proxy", str, "",
             "Address of the reverse proxy whose X-Forwarded-* headers are believed ('*' for any); empty: none."),
     Setting("trusted_proxy_headers", str, "x-forwarded-for x-forwarded-host x-forwarded-proto x-forwarded-port",
             "Space-separated X-Forwarded-* (or 'forwarded') headers taken from the trusted proxy."),
     Setting("reindex_every", str, "", "Reindex from inside `podsearch serve` this often (e.g. 30m, 1h, 1d); empty: never."),
-    Setting("shutdown_timeout", float, 30.0, "Seconds `podsearch serve` lets requests in flight finish after SIGTERM."),
+    Setting("shutdown_timeout", _SECONDS, 30.0, "Seconds `podsearch serve` lets requests in flight finish after SIGTERM."),
     Setting("access_log", _bool, True, "Log one line per request (method, path, status, milliseconds) on stderr."),
     Setting("cors_origins", _str_list, [],
             "Origins allowed to call the JSON API from a browser (a list; '*' for any); empty: no CORS headers."),
-    Setting("cache_max_age", int, 60, "Seconds clients and proxies may cache an API answer (Cache-Control max-age)."),
-    Setting("answer_store", int, 4096,
+    Setting("cache_max_age", _COUNT, 60, "Seconds clients and proxies may cache an API answer (Cache-Control max-age)."),
+    Setting("answer_store", _COUNT, 4096,
             "Encoded answers of /similar and /api/search the server keeps in memory per data version (answered "
             "again without work); 0: none."),
-    Setting("max_body_bytes", int, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
-    Setting("rate_limit", float, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
+    Setting("max_body_bytes", _SOME, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
+    Setting("rate_limit", _SECONDS, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
             "window of rate_burst requests; an expensive search counts 5); 0: no limit."),
-    Setting("rate_burst", int, 30, "Requests a client may send at once before the rate limit applies."),
-    Setting("fetch_timeout", float, 30.0, "Seconds a single feed or transcript download may take."),
-    Setting("max_feed_bytes", int, 50 * 1024 * 1024, "Largest feed accepted, in bytes."),
-    Setting("max_transcript_bytes", int, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
-    Setting("fetch_workers", int, 4, "Transcripts fetched at once during a reindex."),
-    Setting("reindex_deadline", float, 0.0,
+    Setting("rate_burst", _SOME, 30, "Requests a client may send at once before the rate limit applies."),
+    Setting("fetch_timeout", _POSITIVE_SECONDS, 30.0, "Seconds a single feed or transcript download may take."),
+    Setting("max_feed_bytes", _SOME, 50 * 1024 * 1024, "Largest feed accepted, in bytes."),
+    Setting("max_transcript_bytes", _SOME, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
+    Setting("fetch_workers", _SOME, 4, "Transcripts fetched at once during a reindex."),
+    Setting("reindex_deadline", _SECONDS, 0.0,
             "Seconds a reindex may spend reading feeds and transcripts; what was read by then is stored and "
             "indexed, the rest is reported (exit 1) and read next time. 0: no deadline."),
-    Setting("neighbours", int, 50, "Neighbours precomputed per episode by the similarity model."),
-    Setting("search_passages", float, 0.1,
+    Setting("neighbours", _SOME, 50, "Neighbours precomputed per episode by the similarity model."),
+    Setting("search_passages", _SECONDS, 0.1,
             "Share of the top score each of a search's top 20 episodes gains for its best transcript passage before "
             "the model's vote (0.1 ranked the topical dev set best, +0.005 nDCG@10; docs/search.md); 0: off."),
     Setting("build_memory", _megabytes, 0,
             "Memory a full rebuild of the search index may use, in MB (or 512M, 2G): fewer writer processes and "
             "smaller posting pools below about 1 GB; 0: two processes with 256 MB pools (about 1.3 GB)."),
-    Setting("search_deadline", float, 1.0,
+    Setting("search_deadline", _SECONDS, 1.0,
             "Seconds of engine work a search may take; then it answers with what it found (`timed_out`), or 503 "
             "when that is nothing. 0: no deadline."),
-    Setting("expensive_searches", int, 0,
+    Setting("expensive_searches", _COUNT, 0,
             "Searches with wildcards, ranges or many words that may run at once (others get 503 + Retry-After); "
             "0: a quarter of the threads, at least 1."),
     Setting("engine", str, "whoosh",
@@ -123,14 +149,14 @@ SETTINGS: tuple[Setting, ...] = (
             "CA bundle (a PEM file) to verify OpenSearch's certificate with; empty: the system's."),
     Setting("opensearch_index", str, "podsearch",
             "Name of the OpenSearch alias podsearch searches (its indexes are named after it); one per site."),
-    Setting("opensearch_shards", int, 1, "Primary shards of a new OpenSearch index (set when it is built)."),
+    Setting("opensearch_shards", _SOME, 1, "Primary shards of a new OpenSearch index (set when it is built)."),
     Setting("opensearch_replicas", str, "0-1",
             "Replicas of each shard: a number, or a range such as `0-1` (one where a second node exists)."),
-    Setting("opensearch_timeout", float, 30.0, "Seconds an OpenSearch request may take."),
+    Setting("opensearch_timeout", _POSITIVE_SECONDS, 30.0, "Seconds an OpenSearch request may take."),
     Setting("public_url", str, "",
             "The site's public address (e.g. https://search.example.org), for absolute links in webhook payloads."),
-    Setting("webhook_timeout", float, 10.0, "Seconds one webhook delivery may take, its retries included."),
-    Setting("webhook_budget", float, 60.0,
+    Setting("webhook_timeout", _POSITIVE_SECONDS, 10.0, "Seconds one webhook delivery may take, its retries included."),
+    Setting("webhook_budget", _SECONDS, 60.0,
             "Seconds a reindex may spend delivering webhooks; deliveries left over wait for the next run."),
 )
 
