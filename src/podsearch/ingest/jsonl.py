@@ -72,9 +72,10 @@ def _number(value: Any, line_no: int) -> int | None:
         return None
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())):
         raise ImportFormatError(f"line {line_no}: number {value!r} is not a whole number")
-    if to_int(value) is None:
+    number = to_int(value)
+    if number is None:
         raise ImportFormatError(f"line {line_no}: number {value!r} is out of range (at most {MAX_NUMBER:,})")
-    return int(value)
+    return number
 
 
 def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:

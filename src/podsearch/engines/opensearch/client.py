@@ -182,17 +182,20 @@ def _decode(raw: bytes) -> Any:
 def refusal(exc: EngineRequestError) -> str:
     """What OpenSearch said was wrong with a request, without the transport's details (the index, the status):
     its root cause's reason (``Failed to parse query [go AND]``)."""
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        root = (body["error"].get("root_cause") or [{}])[0]
-        return str(root.get("reason") or body["error"].get("reason") or exc)[:300]
-    return str(exc)[:300]
+    return str(_root_reason(exc.body) or exc)[:300]
 
 
 def _reason(body: Any) -> str:
     """The useful part of an OpenSearch error body."""
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        error = body["error"]
-        root = (error.get("root_cause") or [{}])[0]
-        return f"{error.get('type', '')}: {root.get('reason') or error.get('reason', '')}"[:500]
+        return f"{body['error'].get('type', '')}: {_root_reason(body)}"[:500]
     return str(body)[:500]
+
+
+def _root_reason(body: Any) -> str:
+    """An error body's root cause's reason (else the error's own), "" for a body that is not an error."""
+    if not (isinstance(body, dict) and isinstance(body.get("error"), dict)):
+        return ""
+    error = body["error"]
+    root = (error.get("root_cause") or [{}])[0]
+    return str(root.get("reason") or error.get("reason", ""))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import re
 import time
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
@@ -109,17 +110,11 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple
         if len(prefix) < MIN_PREFIX:
             raise QueryError(_leading(shown))
         if isinstance(q, Wildcard):
-            candidates = _timed(islice(reader.expand_prefix(field, prefix), MAX_SCANNED_WORDS + 1), deadline)
             pattern = re.compile(q._get_pattern())
-            from_bytes = reader.schema[field].from_bytes
-            scanned = 0
-            matched = []
-            for btext in candidates:
-                scanned += 1
-                if pattern.match(from_bytes(btext)):
-                    matched.append(btext)
-            if scanned > MAX_SCANNED_WORDS:
+            found = _scan(reader, field, prefix, lambda word: pattern.match(word) is not None, deadline)
+            if found is None:
                 raise _too_broad(shown, f"more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'")
+            matched = found
         else:
             matched = list(_timed(islice(reader.expand_prefix(field, prefix), MAX_MATCHING_WORDS + 1), deadline))
     else:
@@ -136,17 +131,27 @@ def _near(q: FuzzyTerm, reader: Any, shown: str, deadline: float | None) -> list
     begin with its first ``q.prefixlength`` letters (:data:`MIN_PREFIX` unless more are typed, ``word~2/3``: a
     typo in the first letter is rare), read among at most :data:`MAX_SCANNED_WORDS` words that begin so."""
     maxdist, prefix = min(q.maxdist, MAX_FUZZY_EDITS), q.text[:max(q.prefixlength, MIN_PREFIX)]
-    from_bytes = reader.schema[q.fieldname].from_bytes
-    matched, scanned = [], 0
-    for btext in _timed(islice(reader.expand_prefix(q.fieldname, prefix), MAX_SCANNED_WORDS + 1), deadline):
-        scanned += 1
-        word = from_bytes(btext)
-        if abs(len(word) - len(q.text)) <= maxdist and distance(word, q.text, limit=maxdist) <= maxdist:
-            matched.append(btext)
-    if scanned > MAX_SCANNED_WORDS:
+
+    def near(word: str) -> bool:
+        return abs(len(word) - len(q.text)) <= maxdist and distance(word, q.text, limit=maxdist) <= maxdist
+
+    matched = _scan(reader, q.fieldname, prefix, near, deadline)
+    if matched is None:
         raise QueryError(f"'{shown}' is too broad: more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'. "
                          f"Keep more letters as typed (like '{q.text}~{maxdist}/{len(prefix) + 1}').")
     return matched
+
+
+def _scan(reader: Any, field: str, prefix: str, keep: Callable[[str], bool], deadline: float | None) -> list[bytes] | None:
+    """The words of ``field`` beginning with ``prefix`` that ``keep`` accepts, read among at most
+    :data:`MAX_SCANNED_WORDS` of them (None when more begin so), the deadline checked as they are read."""
+    from_bytes = reader.schema[field].from_bytes
+    matched, scanned = [], 0
+    for btext in _timed(islice(reader.expand_prefix(field, prefix), MAX_SCANNED_WORDS + 1), deadline):
+        scanned += 1
+        if keep(from_bytes(btext)):
+            matched.append(btext)
+    return None if scanned > MAX_SCANNED_WORDS else matched
 
 
 def _timed(words: Any, deadline: float | None) -> Any:
