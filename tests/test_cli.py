@@ -150,3 +150,46 @@ def test_reindex_with_a_config_file_and_a_broken_feed_exits_1(runner, tmp_path: 
 @pytest.mark.parametrize("args", [["reindex", "--bogus"], ["search"], ["similar"]])
 def test_misuse_exits_2(runner, args):
     assert runner.invoke(main, args).exit_code == 2
+
+
+@pytest.mark.parametrize("command", [["reindex"], ["serve"], ["demo", "--no-serve"], ["stats"], ["search", "go"],
+                                     ["import", "episodes.jsonl"]])
+@pytest.mark.parametrize("env, message", [
+    ({"PODSEARCH_THREADS": "0"}, "bad value for threads"),
+    ({"PODSEARCH_DATA": "IS_A_FILE"}, "is a file, not a folder"),
+    ({"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": "notaurl"}, "opensearch_url must be"),
+])
+def test_a_refused_setting_is_misuse_said_plainly_by_every_command(runner, tmp_path: Path, monkeypatch, command,
+                                                                   env, message):
+    """Exit 2 (misuse), one line naming the setting, no traceback: ``serve`` and ``demo`` read the settings
+    outside their error handling and ended in a traceback; ``reindex`` said 1, which means a feed failed."""
+    afile = tmp_path / "catalog.txt"
+    afile.write_text("x")
+    (tmp_path / "episodes.jsonl").write_text(json.dumps({"id": "a", "title": "t", "show": "s"}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PODSEARCH_FEEDS", str(tmp_path / "feed.xml"))
+    monkeypatch.setenv("PODSEARCH_PORT", "0")
+    for key, value in env.items():
+        monkeypatch.setenv(key, str(afile) if value == "IS_A_FILE" else value)
+    if "PODSEARCH_DATA" not in env:
+        monkeypatch.setenv("PODSEARCH_DATA", str(tmp_path / "d"))
+    result = runner.invoke(main, command)
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert isinstance(result.exception, SystemExit)  # said, not raised
+    assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["reindex"], ["import", "episodes.jsonl"], ["feeds"], ["watch", "list"],
+                                     ["demo", "--no-serve"]])
+def test_a_data_folder_that_cannot_be_made_is_a_clear_failure(runner, tmp_path: Path, monkeypatch, command):
+    """A data folder under a file (or on a read-only file system) ended ``reindex`` and ``import`` in a
+    traceback; now one line and exit 1 (the command was right, the machine refused)."""
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "episodes.jsonl").write_text(json.dumps({"id": "a", "title": "t", "show": "s"}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PODSEARCH_FEEDS", str(tmp_path / "feed.xml"))
+    result = runner.invoke(main, ["--data", str(tmp_path / "afile" / "data"), *command])
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert isinstance(result.exception, SystemExit)
+    assert "afile" in result.output and "Traceback" not in result.output
+    assert ("Cannot make the data folder" in result.output or "Cannot open the catalog" in result.output)

@@ -74,6 +74,17 @@ def test_zero_where_the_help_says_it_means_none_is_accepted(tmp_path: Path):
     assert (config.search_deadline, config.rate_limit, config.answer_store, config.port) == (0.0, 0.0, 0, 0)
 
 
+def test_a_data_folder_that_is_a_file_or_empty_is_refused(tmp_path: Path):
+    """A file given as the data folder failed deep in the catalog or the index, with a traceback."""
+    afile = tmp_path / "catalog.txt"
+    afile.write_text("x")
+    with pytest.raises(ConfigError, match="is a file, not a folder"):
+        load_config(environ={"PODSEARCH_DATA": str(afile)})
+    with pytest.raises(ConfigError, match="expected a folder's path"):
+        load_config({"data": ""}, environ={})
+    assert load_config(environ={"PODSEARCH_DATA": str(tmp_path / "not-yet")}).data == str(tmp_path / "not-yet")
+
+
 def test_missing_config_file():
     with pytest.raises(ConfigError, match="not found"):
         load_config({"config": "/nonexistent/podsearch.toml"}, environ={})

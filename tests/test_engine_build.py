@@ -256,7 +256,7 @@ def test_memory_option_of_import_bounds_the_rebuild(tmp_path: Path, runner: Any,
     said = [r.getMessage() for r in caplog.records if "full rebuild" in r.getMessage()]
     assert len(said) == 1 and "1 writer process" in said[0], said
     bad = runner.invoke(main, ["--data", str(tmp_path / "e"), "-q", "import", "--memory", "lots", str(lines)])
-    assert bad.exit_code == 1 and "build_memory" in bad.output, bad.output
+    assert bad.exit_code == 2 and "build_memory" in bad.output, bad.output
     assert not (tmp_path / "e" / "catalog.sqlite").exists()
 
 

@@ -119,7 +119,7 @@ def test_serve_refuses_a_bad_interval(runner, sample_data):
     from podsearch.cli import main
 
     result = runner.invoke(main, ["--data", str(sample_data), "serve", "--reindex-every", "weekly"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # misuse
     assert "30m, 1h" in result.output
 
 

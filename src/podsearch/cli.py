@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import InputError, PodsearchError, QueryError
+from .errors import ConfigError, InputError, PodsearchError, QueryError
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -62,8 +62,12 @@ class Context:
 
     @property
     def config(self) -> Config:
+        """The settings, read once; a refused setting is misuse, said as such whichever command asked."""
         if self._config is None:
-            self._config = load_config(self.overrides)
+            try:
+                self._config = load_config(self.overrides)
+            except ConfigError as exc:
+                raise fail(exc) from None
         return self._config
 
     def progress(self) -> Progress:
@@ -73,10 +77,20 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+class Misuse(click.ClickException):
+    """A refused argument, said plainly (exit 2, without the usage text)."""
+
+    exit_code = EXIT_MISUSE
+
+
 def fail(exc: PodsearchError) -> click.ClickException:
-    """The library's error as the CLI reports it: misuse (bad input, a bad query: exit 2) or a failure (exit 1)."""
+    """The library's error as the CLI reports it: misuse (bad input, a bad query, a bad setting: exit 2) or a
+    failure (exit 1). A setting refused (config file, environment, ``--memory``, ``--reindex-every``) is said
+    without the usage text, which is not about it."""
     if isinstance(exc, (InputError, QueryError)):
         return click.UsageError(str(exc))
+    if isinstance(exc, ConfigError):
+        return Misuse(str(exc))
     return click.ClickException(str(exc))
 
 
@@ -307,10 +321,10 @@ def _serve(config: Config, quiet: bool, access_log: bool | None = None, **option
 
     try:
         opts = ServeOptions.from_config(config, **options)
+        app = create_app(config)  # the engine's settings are read here (an OpenSearch URL refused)
     except PodsearchError as exc:
         raise fail(exc) from None
     configure_access_log(access_log if access_log is not None else config.access_log and not quiet)
-    app = create_app(config)
     sys.exit(serve(app, opts, config, announce=None if quiet else lambda line: click.echo(line, err=True)))
 
 
@@ -470,12 +484,6 @@ def _stats_text(figures: dict[str, Any]) -> str:
 
 _STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
                 "index_documents", "index_bytes", "index_generation", "last_reindex"}
-
-
-class Misuse(click.ClickException):
-    """A refused argument, said plainly (exit 2, without the usage text)."""
-
-    exit_code = EXIT_MISUSE
 
 
 @main.group()

@@ -68,6 +68,18 @@ def _bounded(kind: type, low: float, high: float | None = None, above: bool = Fa
     return number
 
 
+def _folder(value: Any) -> str:
+    """A folder's path: given, and not a file (a file there failed deep in the catalog or the index, with a
+    traceback); a folder not there yet is made by the first reindex or import."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a folder's path, got {value!r}")
+    if "\x00" in value:
+        raise ValueError(f"expected a folder's path, got {value!r}")
+    if os.path.exists(value) and not os.path.isdir(value):
+        raise ValueError(f"{value!r} is a file, not a folder")
+    return value
+
+
 _SECONDS = _bounded(float, 0)  # 0 means "none" where the help says so
 _POSITIVE_SECONDS = _bounded(float, 0, above=True)
 _COUNT = _bounded(int, 0)
@@ -91,7 +103,7 @@ def _megabytes(value: Any) -> int:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("data", str, "index", "Data folder: catalog (SQLite), Whoosh index and similarity model."),
+    Setting("data", _folder, "index", "Data folder: catalog (SQLite), Whoosh index and similarity model."),
     Setting("config", str, "", "TOML config file with `feeds = [...]` and any setting below."),
     Setting("feeds", _str_list, [], "Feed URLs or local paths to index (a TOML list; comma-separated in the environment)."),
     Setting("allow_private_hosts", _bool, False,

@@ -47,6 +47,10 @@ class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
 
 
+class DataFolderError(PodsearchError):
+    """The data folder cannot be made or written (permissions, a read-only or missing file system)."""
+
+
 class InputError(PodsearchError):
     """What a command was given cannot work (a source that is no feed, no feeds to read); the CLI exits 2."""
 

@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import ReindexRunning
+from .errors import DataFolderError, ReindexRunning
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,10 @@ class ReindexLock:
                 "its lock (killed?); this run took it over and repairs what it left")
 
     def __enter__(self) -> ReindexLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataFolderError(f"Cannot make the data folder {self.path.parent}: {exc}") from None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         waiting = False
         while True:
@@ -77,7 +80,10 @@ class ReindexLock:
                 # Held by another thread of this process. The file must not be opened here: closing any
                 # descriptor of it would release this process's lock.
                 return None, str(os.getpid())
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                raise DataFolderError(f"Cannot write in the data folder {self.path.parent}: {exc}") from None
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

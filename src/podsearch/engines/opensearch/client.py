@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 from urllib3.exceptions import HTTPError as TransportError
 
-from ...errors import EngineRequestError, EngineUnavailable, PodsearchError
+from ...errors import ConfigError, EngineRequestError, EngineUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +45,13 @@ class OpenSearchClient:
 
     def __init__(self, options: ClientOptions) -> None:
         if not options.urls:
-            raise PodsearchError("No OpenSearch URL given (opensearch_url).")
+            raise ConfigError("No OpenSearch URL given (opensearch_url).")
         self.options = options
         self.bases = [u.rstrip("/") for u in options.urls]
         for base in self.bases:
             parts = urlsplit(base)
             if parts.scheme not in {"http", "https"} or not parts.hostname:
-                raise PodsearchError(f"opensearch_url must be http(s)://host:port, not {base!r}.")
+                raise ConfigError(f"opensearch_url must be http(s)://host:port, not {base!r}.")
         headers: dict[str, str] = {}
         if options.user:
             headers.update(urllib3.make_headers(basic_auth=f"{options.user}:{options.password}"))
