@@ -260,3 +260,52 @@ def test_snippet_fragments_do_not_cut_a_name_or_join_adjacent_text(client, sampl
     for before, after in zip(pieces, pieces[1:]):
         assert before in notes and after in notes
         assert before + " " + after not in notes, f"{before!r} … {after!r} are adjacent in the notes"
+
+
+def _dates(data: Path) -> dict[str, str]:
+    """Every episode's publication day (UTC), from the catalog."""
+    with Catalog.in_dir(data) as catalog:
+        rows = catalog.db.execute("SELECT id, published FROM episodes WHERE published IS NOT NULL").fetchall()
+    return {row[0]: str(row[1])[:10] for row in rows}
+
+
+@BOTH
+@pytest.mark.parametrize("q, kept", [
+    ("published:*", lambda d: True),
+    ("published:2024", lambda d: d[:4] == "2024"),
+    ("published:2023-06", lambda d: d[:7] == "2023-06"),
+    ("published:>2023", lambda d: d >= "2024-01-01"),
+    ("published:>=2023-05", lambda d: d >= "2023-05-01"),
+    ("published:<2024", lambda d: d < "2024-01-01"),
+    ("published:<=2023-12", lambda d: d <= "2023-12-31"),
+    ("published:[2023-03 TO 2023-09]", lambda d: "2023-03-01" <= d <= "2023-09-30"),
+    ("published:[2023-03 to]", lambda d: d >= "2023-03-01"),
+    ("published:[* TO 2024}", lambda d: d < "2024-01-01"),
+    ("published:{2022 TO 2025}", lambda d: "2023-01-01" <= d <= "2024-12-31"),
+    ("published:[2024 TO 2023]", lambda d: "2023-01-01" <= d <= "2024-12-31"),  # written backwards
+])
+def test_a_date_clause_means_the_same_days_on_both_engines(client, sample_data: Path, q: str, kept) -> None:
+    """``published:2024`` found nothing on OpenSearch (its first instant), ``published:*`` and ``published:>2023``
+    nothing on Whoosh; every form now means whole days, alike on both."""
+    dates = _dates(sample_data)
+    expected = {i for i, d in dates.items() if kept(d)}
+    assert expected
+    answer = api(client, q, per_page=100)
+    assert answer["total"] == len(expected), (q, answer["total"], len(expected))
+    assert {h["id"] for h in answer["hits"]} == expected
+
+
+@BOTH
+@pytest.mark.parametrize("q, said", [
+    ("published:x", "Cannot read the date 'x'"),
+    ("bread published:yesterday", "Cannot read the date 'yesterday'"),  # was "bread" alone on Whoosh
+    ("published:2023-13", "Cannot read the date '2023-13'"),
+    ("published:2023-02-29", "Cannot read the date '2023-02-29'"),
+    ("published:[2023 TO soon]", "Cannot read the date 'soon'"),
+    ("published:{2023 TO 2024}", "hold no day"),
+])
+def test_a_date_that_is_no_day_month_or_year_is_refused_with_the_forms_that_work(client, q: str, said: str) -> None:
+    res = client.get("/api/search", query_string={"q": q})
+    assert res.status_code == 400, (q, res.get_json())
+    message = res.get_json()["error"]["message"]
+    assert said in message and "2024-05-01" in message, message

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date, timedelta
 from typing import NamedTuple
+
+from ..errors import QueryError
 
 # Query-time field weights: title > persons, show > notes > transcript (Whoosh's BM25F multiplies a word's
 # frequency in each field by them: engines/whoosh/ranking.py; OpenSearch boosts each field's score by them).
@@ -60,7 +63,79 @@ def lenient(text: str) -> str:
         text = text.replace("(", " ").replace(")", " ")
     if text.count("[") + text.count("{") != text.count("]") + text.count("}"):  # ({a TO b] is a range)
         text = text.translate(_NO_BRACKETS)
-    return _DANGLING.sub(" ", _DOUBLED.sub(r"\1", text))
+    return published(_DANGLING.sub(" ", _DOUBLED.sub(r"\1", text)))
+
+
+# A date as both engines read it the same: a year, a month or a day (2024, 2024-05, 2024-05-01).
+_DATE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
+_PUBLISHED = re.compile(r"(?<![\w\\])published:(?:(>=|<=|>|<)?([^\s()\[\]{}\"]+)|([\[{])([^\]}]*)([\]}]))",
+                        re.IGNORECASE)
+_BOUNDS = re.compile(r"^\s*(\S*?)\s*(?:(?<=\s)|^)(?:to|TO)(?:\s+|$)\s*(\S*)\s*$")
+_DATES_READ = "write 2024, 2024-05 or 2024-05-01, a range [2024-01 TO 2024-06], or >2023, <=2024-05"
+
+
+def published(text: str) -> str:
+    """The ``published:`` clauses of ``text`` in the one form both engines read alike, or a clear refusal.
+
+    Each becomes a range of whole days, ``published:[2024-01-01 to 2024-12-31]``, either end open: ``published:2024``
+    is that year (OpenSearch read it as its first instant and found nothing), ``published:*`` every dated episode,
+    ``published:>2023`` after 2023, ``>=``, ``<`` and ``<=`` likewise (as Lucene reads them: ``>`` after the period
+    named, ``<`` before it begins); a range's ``*`` bound is an open end, its exclusive brackets (``{2020 TO 2023}``)
+    the periods inside, and a range written backwards is read the other way round. A date that is no year, month
+    or day (``published:yesterday``, ``2024-13``) is refused: Whoosh read some in English and skipped the rest
+    (``published:x`` found nothing, ``go published:x`` searched ``go``), OpenSearch skipped them all."""
+    return _PUBLISHED.sub(_published_clause, text) if "published:" in text.lower() else text
+
+
+def _published_clause(m: re.Match[str]) -> str:
+    sign, value, opening, inside, closing = m.groups()
+    clause = m.group(0)
+    start: date | None
+    end: date | None
+    if value is not None:
+        if value == "*" and not sign:
+            return "published:[to]"
+        first, last = _period(value, clause)
+        start, end = {">": (last + timedelta(days=1), None), ">=": (first, None),
+                      "<": (None, first - timedelta(days=1)), "<=": (None, last)}.get(sign or "", (first, last))
+    else:
+        bounds = _BOUNDS.match(inside)
+        if bounds is None:
+            raise QueryError(f"Cannot read the dates {clause!r}: {_DATES_READ}.")
+        low, high = (b if b not in {"", "*"} else "" for b in bounds.groups())
+        start = end = None
+        if low:
+            first, last = _period(low, clause)
+            start = last + timedelta(days=1) if opening == "{" else first
+        if high:
+            first, last = _period(high, clause)
+            end = first - timedelta(days=1) if closing == "}" else last
+        if start and end and end < start:
+            if opening == "{" or closing == "}":
+                raise QueryError(f"The dates {clause!r} hold no day: {_DATES_READ}.")
+            start, end = _period(high, clause)[0], _period(low, clause)[1]  # written backwards
+    return f"published:[{start or ''} to {end or ''}]".replace("[ ", "[").replace(" ]", "]")
+
+
+def _period(value: str, clause: str) -> tuple[date, date]:
+    """The first and last day of the year, month or day ``value`` names."""
+    m = _DATE.fullmatch(value)
+    try:
+        if m is None:
+            raise ValueError(value)
+        year, month, day = int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0)
+        if day:
+            first = last = date(year, month, day)
+        elif month:
+            first = date(year, month, 1)
+            last = (first + timedelta(days=31)).replace(day=1) - timedelta(days=1)
+        else:
+            first, last = date(year, 1, 1), date(year, 12, 31)
+        if year < 1 or first.year > 9998:
+            raise ValueError(value)
+    except (ValueError, OverflowError):
+        raise QueryError(f"Cannot read the date {value!r} in {clause!r}: {_DATES_READ}.") from None
+    return first, last
 
 
 _HYPHENATED = re.compile(r"(?<![\w:+-])(\w+(?:-\w+)+)(?![\w*?~^:-])")

@@ -44,7 +44,7 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         typed = re.sub(r"\bANDNOT\b", "AND NOT", typed)
         typed = re.sub(r"\bANDMAYBE\b", "OR", typed)
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
-        typed = _RANGE.sub(_range, typed)
+        typed = _RANGE.sub(_range, _PUBLISHED_DAYS.sub(_published_days, typed))
     typed = words_apart(typed, apart)
     return {"query_string": {
         "query": typed, "fields": [f"{text_field(f, profile)}^{boost}" for f, boost in FIELD_BOOSTS.items()],
@@ -60,7 +60,17 @@ _FUZZY_KEPT = re.compile(r"(?<=\S)(~\d?)/\d+")
 
 
 # Whoosh's ranges as people write them: "[2025-01-01 to 2025-12-31]", "[2025 to]", "{to 2024}"
-_RANGE = re.compile(r"([\[{])\s*([^\s\]}]*)\s+(?:to|TO)\s*([^\s\]}]*)\s*([\]}])")
+_RANGE = re.compile(r"([\[{])\s*(?:([^\s\]}]*)\s+)?(?:to|TO)(?:\s+([^\s\]}]*))?\s*([\]}])")
+
+
+# A date range as querytext.published writes it, of whole days (UTC, as the dates are stored): the last day to
+# its last second (the query string reads "2024-12-31" as the day's first instant, and a year as its first day)
+_PUBLISHED_DAYS = re.compile(r"published:\[(\S*?) ?to ?(\S*?)\]")
+
+
+def _published_days(m: re.Match[str]) -> str:
+    start, end = m.group(1), m.group(2)
+    return f"published:[{start + 'T00:00:00' if start else '*'} TO {end + 'T23:59:59' if end else '*'}]"
 
 
 def _range(m: re.Match[str]) -> str:
