@@ -146,6 +146,17 @@ def test_numbers_a_catalog_cannot_hold_are_no_numbers():
         ("odd-1", None, None, None), ("odd-2", 7, None, None)]
 
 
+@pytest.mark.parametrize("ref", ["&#xD800;", "&#56319;", "&#x110000;", "&#99999999;", "&#" + "9" * 5000 + ";"])
+def test_a_reference_to_no_character_loses_no_episode(ref: str):
+    """feedparser raised on a character reference naming no character (a surrogate, past U+10FFFF), and the whole
+    feed was refused with its other items; it is read as U+FFFD, as a bad byte is decoded."""
+    feed = parse_feed(ODD_NUMBERS.replace(b"<title>Huge", f"<title>Huge{ref} one".encode()),
+                      "https://example.org/odd.xml")
+    assert [(e.id, e.title) for e in feed.episodes] == [("odd-1", "Huge\ufffd one"), ("odd-2", "Infinite")]
+    good = parse_feed(ODD_NUMBERS.replace(b"<title>Huge", b"<title>Huge&#8217;s &#x41;"), "https://example.org/o.xml")
+    assert good.episodes[0].title == "Huge\u2019s A"
+
+
 def test_a_feed_whose_reading_fails_unforeseen_is_reported_and_the_others_read(tmp_path, monkeypatch):
     """Fault injection: reading one feed raises what no rule foresaw; that feed is reported and skipped, the run
     goes on with the next (before, the exception ended the whole reindex)."""

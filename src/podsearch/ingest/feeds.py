@@ -322,10 +322,24 @@ def _fill_undetected(show: Show, episodes: list[Episode]) -> None:
         ep.language = fallback
 
 
+# A numeric character reference (&#55296; &#xD800;). One naming no character (a surrogate, past U+10FFFF) made
+# feedparser raise on the whole feed, every item lost; it is read as U+FFFD, as a decoder reads a bad byte.
+_CHAR_REF = re.compile(rb"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));")
+
+
+def _no_character(m: re.Match[bytes]) -> bytes:
+    digits = m.group(1) if m.group(1) is not None else m.group(2)
+    if len(digits.lstrip(b"0")) > 8:  # past any character, however written
+        return b"&#xFFFD;"
+    code = int(digits, 16) if m.group(1) is not None else int(digits)
+    return b"&#xFFFD;" if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF else m.group(0)
+
+
 def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: str | None = None,
                content_type: str | None = None) -> ParsedFeed:
     """Parse feed bytes into a Show and its Episodes. Raises FeedError when nothing usable is there."""
     base = base_url or source
+    data = _CHAR_REF.sub(_no_character, data) if b"&#" in data else data
     # feedparser flags a missing Content-Type as "not well-formed"; local files have none, so say XML.
     # No Content-Location: feedparser would resolve relative guids and Atom ids against the feed URL, and an
     # id must not change when a feed moves. Links, enclosures and images are made absolute below instead.
