@@ -44,26 +44,93 @@ def plain_words(text: str) -> str:
 
 
 # What no engine can read and Whoosh's parser skips, repaired for every engine (OpenSearch's query string refuses
-# them): an operator with nothing on one side ("go AND", "OR go", "go AND OR rust"), a boost that is not a positive
-# number ("kubernetes^-1", "go^nan"), a colon with no field before it (":network").
-_DANGLING = re.compile(r"^\s*(?:(?:AND|OR|ANDNOT|ANDMAYBE)\b\s*)+|(?:\s*\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE))+\s*$")
+# them): an operator with nothing on one side ("go AND", "OR go", "go AND OR rust", "NOT AND go", "(ANDNOT go)") or
+# doubled ("go ANDNOT NOT rust", "go NOT -rust", "+NOT go"), an operator used as a field's name ("OR:go"), a boost
+# that is not a positive number ("kubernetes^-1", "go^nan"), has no word ("^2") or runs into the next ("go^2*"), a
+# colon with no field before it (":network", "go*:") or no value after it ("title:", "go title:"), a field's doubled
+# colon ("title::go"), a field run into the word before it ("go*title:x", "go-title:x": Whoosh read a field there)
+# or after another ("title:person:x": "title:person x"), a sign with no word ("-", "go +", "--go"), a fuzzy mark
+# after no word ("~go") or run into the next ("go~2rust": "go~2 rust"; "go~."), brackets that are no range ("[go
+# rust}", "[]": no "to" between two ends) or that close before they open (")(", "{[}]"), an empty group or phrase
+# ("()", 'title:""'), a pattern mark beside a quote ('"go"?'); a
+# backslash is a space (no syntax of podsearch's: OpenSearch read it as an escape, Whoosh as a letter).
+_DANGLING = re.compile(r"(?:^|(?<=\())\s*(?:(?:AND|OR|ANDNOT|ANDMAYBE)\b\s*)+"
+                       r"|(?:\s*\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE))+\s*(?:$|(?=\)))")
+_EMPTY_GROUP = re.compile(r"\(\s*\)")
+_EMPTY_PHRASE = re.compile(r"(?:^|(?<=[\s(:+-]))\"\"")
+_QUOTE_PATTERN = re.compile(r"(?<=\")[*?]+")
+_SIGNED_OPERATOR = re.compile(r"(?<![\w+#-])[+-]+(?=(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b)")
+_LONE_BOOST = re.compile(r"(?<![\w\")\]}~*?])\^[\d.]*")
 _DOUBLED = re.compile(r"\b(AND|OR|ANDNOT|ANDMAYBE)(?:\s+(?:AND|OR|ANDNOT|ANDMAYBE)\b)+")
+_NOT_BEFORE = re.compile(r"\bNOT\s+(?=(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b)")
+_NOT_SIGN = re.compile(r"\b((?:AND)?NOT\s+)[+-]+(?=[\w\"(])")
+_NOT_NOT = re.compile(r"\b((?:AND)?NOT)(?:\s+NOT\b)+")
+_FIELD_NAMES = "|".join([*SEARCH_FIELDS, *(alias for aliases in FIELD_ALIASES.values() for alias in aliases)])
+_HYPHEN_FIELD = re.compile(rf"(?<=\w)[+-]+(?=(?:{_FIELD_NAMES}|published):)", re.IGNORECASE)
+_OPERATOR_FIELD = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)(?=:)")
+_GLUED_FIELD = re.compile(r"(?<=[^\s\w(+\-\\\":])(?=[+-]?[^\W\d_]\w*:)")
 _BAD_BOOST = re.compile(r"\^(?!\d*\.?\d+(?![\w.]))[^\s()\[\]{}\"]*")
-_BARE_COLON = re.compile(r"(?:^|(?<=[\s(]))(?::+)")
+_BARE_COLON = re.compile(r"(?<!\w):+")
+_DOUBLE_COLON = re.compile(r"(?<=\w):{2,}")
+_NO_VALUE = re.compile(r"(?<![\w\\:])\w+:(?=[\s)]|$)")
+_TRAILING_COLON = re.compile(r"(?<=\w):(?=[\s)]|$)")
+_CHAINED_FIELD = re.compile(r"(?<=:)([^\W\d_]\w*):(?=\S)")
+_LONE_SIGN = re.compile(r"(?<![\w+#-])[+-]+(?![\w\"(])")
+_SIGNS = re.compile(r"(?:^|(?<=[\s(]))[+-]{2,}(?=[\w\"(])")
+_LONE_FUZZY = re.compile(r"(?<![\w\"])~+")
+_BOOST_RUN_ON = re.compile(r"(?<=[\w\")\]}*?])(\^\d*\.?\d+)(?![\d.])(?=[^\s()\[\]{}\"])")
+_FUZZY_SLASH = re.compile(r"(~\d*(?:\.\d+)?)([/.])(?!\d)")
+_FUZZY_RUN_ON = re.compile(r"(?<=[\w\"])(~\d*(?:\.\d+)?(?:/\d+)?)(?![\d./])(?=[^\s()\[\]{}^\"])")
+_BRACKETS = re.compile(r"([\[{])([^\[\]{}]*)([\]}])")
+_RANGE_INSIDE = re.compile(r"\s*(?:\S+\s+)?(?:to|TO)(?:\s+\S+)?\s*")
 _NO_BRACKETS = str.maketrans("[]{}", "    ")
 
 
 def lenient(text: str) -> str:
-    """Repair what people type: unbalanced quotes and brackets are dropped rather than refused, and so are an
-    operator with nothing on one side, a boost that is not a positive number and a colon with no field."""
-    text = _BARE_COLON.sub(" ", _BAD_BOOST.sub("", text))
+    """Repair what people type: unbalanced quotes and brackets are dropped rather than refused, and so are the
+    marks above that no engine reads (Whoosh skipped them; OpenSearch refused the query with a 400)."""
+    text = _DOUBLE_COLON.sub(":", _LONE_BOOST.sub(" ", _BAD_BOOST.sub("", text.replace("\\", " "))))
     if text.count('"') % 2:
         text = text.replace('"', " ")
-    if text.count("(") != text.count(")"):
+    text = _QUOTE_PATTERN.sub(" ", _EMPTY_PHRASE.sub(" ", text))
+    if not _nested(text, "(", ")"):
         text = text.replace("(", " ").replace(")", " ")
-    if text.count("[") + text.count("{") != text.count("]") + text.count("}"):  # ({a TO b] is a range)
+    if not _nested(text.replace("{", "[").replace("}", "]"), "[", "]", deepest=1):  # ({a TO b] is a range)
         text = text.translate(_NO_BRACKETS)
-    return published(_DANGLING.sub(" ", _DOUBLED.sub(r"\1", text)))
+    text = _BRACKETS.sub(_range_or_words, text)
+    text = _FUZZY_RUN_ON.sub(r"\1 ", _FUZZY_SLASH.sub(r"\1 \2", _LONE_FUZZY.sub(" ", _BOOST_RUN_ON.sub(r"\1 ", text))))
+    text = _OPERATOR_FIELD.sub(lambda m: m.group(1).lower(), _GLUED_FIELD.sub(" ", _HYPHEN_FIELD.sub(" ", text)))
+    text = _TRAILING_COLON.sub(" ", _NO_VALUE.sub(" ", _BARE_COLON.sub(" ", _CHAINED_FIELD.sub(r"\1 ", text))))
+    text = _SIGNS.sub(lambda m: m.group(0)[-1], _LONE_SIGN.sub(" ", _SIGNED_OPERATOR.sub("", text)))
+    text = _NOT_SIGN.sub(r"\1", _NOT_NOT.sub(r"\1", _NOT_BEFORE.sub("", _DOUBLED.sub(r"\1", text))))
+    text = _DANGLING.sub(" ", _DOUBLED.sub(r"\1", text))
+    while _EMPTY_GROUP.search(text):  # "()", and "(())" once the inner one is gone
+        text = _EMPTY_GROUP.sub(" ", text)
+    return published(text)
+
+
+def _nested(text: str, opening: str, closing: str, deepest: int = MAX_QUERY_LENGTH) -> bool:
+    """Whether every ``closing`` closes an ``opening`` before it (``)(`` has as many of each, and is not), at most
+    ``deepest`` deep (a range holds no range)."""
+    depth = 0
+    for c in text:
+        if c == opening:
+            depth += 1
+            if depth > deepest:
+                return False
+        elif c == closing:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _range_or_words(m: re.Match[str]) -> str:
+    """A bracketed range as typed; brackets holding no range (no "to" between two ends) are words. Dates are
+    left to :func:`published`, which says what a date range must hold."""
+    if _RANGE_INSIDE.fullmatch(m.group(2)) or m.string[:m.start()].lower().endswith("published:"):
+        return m.group(0)
+    return f" {m.group(2)} "
 
 
 # A date as both engines read it the same: a year, a month or a day (2024, 2024-05, 2024-05-01).
