@@ -320,3 +320,9 @@ def test_a_date_that_is_no_day_month_or_year_is_refused_with_the_forms_that_work
     assert res.status_code == 400, (q, res.get_json())
     message = res.get_json()["error"]["message"]
     assert said in message and "2024-05-01" in message, message
+
+
+@BOTH
+def test_a_date_clause_inside_quotes_is_words(client) -> None:
+    """A quoted ``published:x`` is a phrase to find, not a date to read (nor to refuse)."""
+    assert client.get("/api/search", query_string={"q": '"published:yesterday" bread'}).status_code == 200

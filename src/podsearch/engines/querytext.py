@@ -151,7 +151,11 @@ def published(text: str) -> str:
     the periods inside, and a range written backwards is read the other way round. A date that is no year, month
     or day (``published:yesterday``, ``2024-13``) is refused: Whoosh read some in English and skipped the rest
     (``published:x`` found nothing, ``go published:x`` searched ``go``), OpenSearch skipped them all."""
-    return _PUBLISHED.sub(_published_clause, text) if "published:" in text.lower() else text
+    if "published:" not in text.lower():
+        return text
+    pieces = text.split('"')  # the quotes are balanced here (lenient); a quoted "published:x" is words
+    pieces[::2] = [_PUBLISHED.sub(_published_clause, piece) for piece in pieces[::2]]
+    return '"'.join(pieces)
 
 
 def _published_clause(m: re.Match[str]) -> str:
