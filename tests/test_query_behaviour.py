@@ -176,6 +176,8 @@ def test_unknown_words_with_a_suggestion_are_answered_for_it_unless_asked_as_typ
     ("is c++ a sourdough?", "is c++ a sourdough"),
     ('"sourdough starter?"', '"sourdough starter"'),
     ("(coffee OR tea?) -espresso", "(coffee OR tea) -espresso"),
+    ("comment faire du levain ?", "comment faire du levain"),  # a mark standing apart (was refused as a pattern)
+    ("what is a volcano ??", "what is a volcano"),
 ])
 def test_a_question_mark_ending_a_word_ends_a_question(client, asked: str, words: str) -> None:
     """Not the one-character wildcard: ``volcano?`` would ask for "volcano" and one more character, find no
@@ -326,3 +328,14 @@ def test_a_date_that_is_no_day_month_or_year_is_refused_with_the_forms_that_work
 def test_a_date_clause_inside_quotes_is_words(client) -> None:
     """A quoted ``published:x`` is a phrase to find, not a date to read (nor to refuse)."""
     assert client.get("/api/search", query_string={"q": '"published:yesterday" bread'}).status_code == 200
+
+
+@BOTH
+@pytest.mark.parametrize("q, part", [("*lava", "*lava"), ("volcano ?ava", "?ava"), ("title:*cano", "*cano"),
+                                     ("lava -?ava", "?ava"), ("volcano ? lava", "?")])
+def test_a_word_starting_with_a_wildcard_is_refused_alike_with_what_to_type(client, q: str, part: str) -> None:
+    """OpenSearch refused these too, with its parser's "Failed to parse query [...]", naming no word."""
+    res = client.get("/api/search", query_string={"q": q})
+    assert res.status_code == 400, (q, res.get_json())
+    message = res.get_json()["error"]["message"]
+    assert message.startswith(f"'{part}' starts with a wildcard") and "like 'kube*'" in message, message

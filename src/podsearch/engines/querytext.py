@@ -43,6 +43,25 @@ def plain_words(text: str) -> str:
     return re.sub(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)\b", lambda m: m.group(1).lower(), text)
 
 
+MIN_PREFIX = 1  # letters before a pattern's first wildcard
+# A word that starts with a wildcard (a lone "*" is every episode): "*a*", "?", "-?ube", "title:*go"
+_LEADING = re.compile(r"(?:^|[\s(:])[+-]?(?:[*?]\S|\?(?=[\s)]|$))")
+
+
+def leading_wildcard(part: str) -> str:
+    """Why a pattern with no letter before its wildcard is refused, and what to type instead."""
+    return (f"'{part}' starts with a wildcard, which would compare every word in the index; put at least "
+            f"{MIN_PREFIX} letter before * or ? (like 'kube*').")
+
+
+def refuse_leading_wildcard(text: str) -> None:
+    """QueryError for a word of ``text`` that starts with a wildcard, the same on every engine (Whoosh compared
+    every word of the index; OpenSearch refused it as a query it could not parse)."""
+    found = _LEADING.search(text)
+    if found:
+        raise QueryError(leading_wildcard(text[found.start():].split()[0].lstrip("(:+-").rstrip(")")))
+
+
 # What no engine can read and Whoosh's parser skips, repaired for every engine (OpenSearch's query string refuses
 # them): an operator with nothing on one side ("go AND", "OR go", "go AND OR rust", "NOT AND go", "(ANDNOT go)") or
 # doubled ("go ANDNOT NOT rust", "go NOT -rust", "+NOT go"), an operator used as a field's name ("OR:go"), a boost
@@ -315,9 +334,15 @@ def as_typed(text: str) -> str:
 _ASKED = re.compile(r"(?<![^\s\"'(\[{])([^\s*?\"'()\[\]{}]*[^\W_][#+]*)\?+(?=[\s\"')\]}]|$)")
 
 
+# A question mark standing alone after the question's last word, as French and some other typography writes it
+# ("qu'est-ce que Go ?"): punctuation too (it was the one-letter wildcard with no letter before it, refused)
+_ASKED_APART = re.compile(r"(?<=[^\W_])(\s+)\?+(?=[\s\"')\]}]*$)")
+
+
 def questions_asked(text: str) -> str:
-    """``text`` with the question marks that end a question's words read as punctuation (:data:`_ASKED`)."""
-    return _ASKED.sub(r"\1", text)
+    """``text`` with the question marks that end a question's words read as punctuation (:data:`_ASKED`), and
+    one standing alone at the end (:data:`_ASKED_APART`)."""
+    return _ASKED_APART.sub(r"\1", _ASKED.sub(r"\1", text))
 
 
 class Reading(NamedTuple):

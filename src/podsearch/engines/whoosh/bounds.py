@@ -23,6 +23,7 @@ from whoosh.query import ConstantScoreQuery, Every, FuzzyTerm, MultiTerm, NullQu
 from whoosh.support.levenshtein import distance
 
 from ...errors import QueryError
+from ..querytext import MIN_PREFIX, leading_wildcard, refuse_leading_wildcard
 from .scoring import Expired
 
 MAX_EXPANSIONS = 64  # words a wildcard, prefix, fuzzy or range part is searched with (its most frequent)
@@ -31,9 +32,7 @@ MAX_SCANNED_WORDS = 20000  # words of the index read to find the matches of a pa
 MAX_CLAUSES = 4096  # terms of the whole query after expansion, every field and language counted
 MAX_NESTING = 8  # parentheses inside parentheses
 MAX_FUZZY_EDITS = 2  # as Lucene: more edits match most of the vocabulary
-MIN_PREFIX = 1  # letters before the first wildcard
 
-_LEADING = re.compile(r"(?:^|[\s(:])[*?]\S")
 
 
 def check_text(text: str) -> None:
@@ -48,9 +47,7 @@ def check_text(text: str) -> None:
     if deepest > MAX_NESTING:
         raise QueryError(f"The query nests parentheses {deepest} deep; the limit is {MAX_NESTING}. "
                          "Write the words without the extra parentheses.")
-    found = _LEADING.search(text)
-    if found:
-        raise QueryError(_leading(text[found.start():].split()[0].lstrip("(")))
+    refuse_leading_wildcard(text)
 
 
 def bound(query: Any, reader: Any, deadline: float | None = None) -> tuple[Any, list[str]]:
@@ -108,7 +105,7 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple
     elif isinstance(q, Wildcard | Prefix):
         prefix = q.text if isinstance(q, Prefix) else Wildcard._find_prefix(q, q.text)
         if len(prefix) < MIN_PREFIX:
-            raise QueryError(_leading(shown))
+            raise QueryError(leading_wildcard(shown))
         if isinstance(q, Wildcard):
             pattern = re.compile(q._get_pattern())
             found = _scan(reader, field, prefix, lambda word: pattern.match(word) is not None, deadline)
@@ -160,11 +157,6 @@ def _timed(words: Any, deadline: float | None) -> Any:
         if deadline is not None and not n & 511 and time.monotonic() > deadline:
             raise Expired
         yield word
-
-
-def _leading(part: str) -> str:
-    return (f"'{part}' starts with a wildcard, which would compare every word in the index; put at least "
-            f"{MIN_PREFIX} letter before * or ? (like 'kube*').")
 
 
 def _too_broad(shown: str, why: str) -> QueryError:
