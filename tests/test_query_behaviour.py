@@ -339,3 +339,9 @@ def test_a_word_starting_with_a_wildcard_is_refused_alike_with_what_to_type(clie
     assert res.status_code == 400, (q, res.get_json())
     message = res.get_json()["error"]["message"]
     assert message.startswith(f"'{part}' starts with a wildcard") and "like 'kube*'" in message, message
+
+
+@BOTH
+@pytest.mark.parametrize("q", ["title:[volcano TO *]", "title:{* TO volcano]", "volcano *"])
+def test_an_open_range_end_or_a_lone_star_is_no_leading_wildcard(client, q: str) -> None:
+    assert client.get("/api/search", query_string={"q": q}).status_code == 200, q

@@ -45,7 +45,7 @@ def plain_words(text: str) -> str:
 
 MIN_PREFIX = 1  # letters before a pattern's first wildcard
 # A word that starts with a wildcard (a lone "*" is every episode): "*a*", "?", "-?ube", "title:*go"
-_LEADING = re.compile(r"(?:^|[\s(:])[+-]?(?:[*?]\S|\?(?=[\s)]|$))")
+_LEADING = re.compile(r"(?:^|[\s(:])[+-]?(?:[*?][^\s\]}]|\?(?=[\s)]|$))")  # "[a TO *]" is a range
 
 
 def leading_wildcard(part: str) -> str:
