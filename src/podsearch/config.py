@@ -71,9 +71,7 @@ def _bounded(kind: type, low: float, high: float | None = None, above: bool = Fa
 def _folder(value: Any) -> str:
     """A folder's path: given, and not a file (a file there failed deep in the catalog or the index, with a
     traceback); a folder not there yet is made by the first reindex or import."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"expected a folder's path, got {value!r}")
-    if "\x00" in value:
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
         raise ValueError(f"expected a folder's path, got {value!r}")
     if os.path.exists(value) and not os.path.isdir(value):
         raise ValueError(f"{value!r} is a file, not a folder")

@@ -101,7 +101,7 @@ _BOOST_RUN_ON = re.compile(r"(?<=[\w\")\]}*?])(\^\d*\.?\d+)(?![\d.])(?=[^\s()\[\
 _FUZZY_SLASH = re.compile(r"(~\d*(?:\.\d+)?)([/.])(?!\d)")
 _FUZZY_RUN_ON = re.compile(r"(?<=[\w\"])(~\d*(?:\.\d+)?(?:/\d+)?)(?![\d./])(?=[^\s()\[\]{}^\"])")
 _BRACKETS = re.compile(r"([\[{])([^\[\]{}]*)([\]}])")
-_RANGE_INSIDE = re.compile(r"\s*(?:\S+\s+)?(?:to|TO)(?:\s+\S+)?\s*")
+_RANGE_INSIDE = re.compile(r"\s*(?:(\S+)\s+)?(?:to|TO)(?:\s+(\S+))?\s*")  # a range's ends, either open
 _NO_BRACKETS = str.maketrans("[]{}", "    ")
 
 
@@ -121,8 +121,8 @@ def lenient(text: str) -> str:
     text = _OPERATOR_FIELD.sub(lambda m: m.group(1).lower(), _GLUED_FIELD.sub(" ", _HYPHEN_FIELD.sub(" ", text)))
     text = _TRAILING_COLON.sub(" ", _NO_VALUE.sub(" ", _BARE_COLON.sub(" ", _CHAINED_FIELD.sub(r"\1 ", text))))
     text = _SIGNS.sub(lambda m: m.group(0)[-1], _LONE_SIGN.sub(" ", _SIGNED_OPERATOR.sub("", text)))
-    text = _NOT_SIGN.sub(r"\1", _NOT_NOT.sub(r"\1", _NOT_BEFORE.sub("", _DOUBLED.sub(r"\1", text))))
-    text = _DANGLING.sub(" ", _DOUBLED.sub(r"\1", text))
+    text = _NOT_SIGN.sub(r"\1", _NOT_NOT.sub(r"\1", _DOUBLED.sub(r"\1", _NOT_BEFORE.sub("", text))))
+    text = _DANGLING.sub(" ", text)
     while _EMPTY_GROUP.search(text):  # "()", and "(())" once the inner one is gone
         text = _EMPTY_GROUP.sub(" ", text)
     return published(text)
@@ -156,7 +156,6 @@ def _range_or_words(m: re.Match[str]) -> str:
 _DATE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
 _PUBLISHED = re.compile(r"(?<![\w\\])published:(?:(>=|<=|>|<)?([^\s()\[\]{}\"]+)|([\[{])([^\]}]*)([\]}]))",
                         re.IGNORECASE)
-_BOUNDS = re.compile(r"^\s*(\S*?)\s*(?:(?<=\s)|^)(?:to|TO)(?:\s+|$)\s*(\S*)\s*$")
 _DATES_READ = "write 2024, 2024-05 or 2024-05-01, a range [2024-01 TO 2024-06], or >2023, <=2024-05"
 
 
@@ -189,10 +188,10 @@ def _published_clause(m: re.Match[str]) -> str:
         start, end = {">": (last + timedelta(days=1), None), ">=": (first, None),
                       "<": (None, first - timedelta(days=1)), "<=": (None, last)}.get(sign or "", (first, last))
     else:
-        bounds = _BOUNDS.match(inside)
+        bounds = _RANGE_INSIDE.fullmatch(inside)
         if bounds is None:
             raise QueryError(f"Cannot read the dates {clause!r}: {_DATES_READ}.")
-        low, high = (b if b not in {"", "*"} else "" for b in bounds.groups())
+        low, high = (b if b not in {None, "*"} else "" for b in bounds.groups())
         start = end = None
         if low:
             first, last = _period(low, clause)
