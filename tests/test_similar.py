@@ -431,3 +431,16 @@ def test_a_catalog_whose_every_word_is_in_every_episode_still_gets_a_model(tmp_p
         assert all(item.id != "e0" for item in library.similar("e0", 5).similar)
     finally:
         library.close()
+
+
+def test_a_tag_is_the_same_tag_in_any_case(tmp_path: Path) -> None:
+    """The dev labels spell one tag "P2P" once and "p2p" six times: P@5 counts them as one tag."""
+    from podsearch.evaluation.similar import read_tags, tag_metrics
+
+    path = tmp_path / "tags.tsv"
+    path.write_text("guid\ttags\na\tP2P, research\nb\tp2p\nc\tmining\n", encoding="utf-8")
+    tags = read_tags(path)
+    assert tags == {"a": {"p2p", "research"}, "b": {"p2p"}, "c": {"mining"}}
+    ranked = {"a": ["b", "c"], "b": ["a", "c"], "c": ["a", "b"]}
+    figures = tag_metrics(lambda guid, k, allowed: ranked[guid][:k], tags, set(tags), k=1)
+    assert figures["p@1"] == round(2 / 3, 4)  # a and b share p2p; c shares nothing

@@ -64,7 +64,9 @@ def read_pairs(path: Path | str) -> list[tuple[str, str]]:
 
 
 def read_tags(path: Path | str) -> dict[str, set[str]]:
-    return {guid: {t.strip() for t in tags.split(",") if t.strip()} for _, (guid, tags) in _rows(path, 2)}
+    """{episode: its tags}; a tag is compared without its case (the dev labels spell one tag ``P2P`` once and
+    ``p2p`` six times)."""
+    return {guid: {t.strip().casefold() for t in tags.split(",") if t.strip()} for _, (guid, tags) in _rows(path, 2)}
 
 
 # -- metrics --------------------------------------------------------------------------------------
