@@ -1,6 +1,6 @@
 /* podsearch "Nearby episodes" widget: <div data-podsearch-similar="EPISODE ID"></div> then this script. */
 (function () {
-  var page = {{ url_for('embed.similar', episode_id='__ID__', _external=True)|tojson }};
+  var page = {{ absolute_url('embed.similar', episode_id='__ID__')|tojson }};
   var origin = new URL(page).origin, frames = [];
   function place(el) {
     if (el.getAttribute('data-podsearch-placed')) return;

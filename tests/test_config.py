@@ -85,6 +85,22 @@ def test_a_data_folder_that_is_a_file_or_empty_is_refused(tmp_path: Path):
     assert load_config(environ={"PODSEARCH_DATA": str(tmp_path / "not-yet")}).data == str(tmp_path / "not-yet")
 
 
+@pytest.mark.parametrize("value", ["search.example.org", "ftp://example.org", "https://", "https://exa mple.org",
+                                   "https://example.org/?q=1", "https://example.org/#top", "https://u:p@example.org",
+                                   "https://example.org:0", "https://example.org:99999", "javascript:alert(1)"])
+def test_a_public_url_that_is_no_http_address_is_refused(value: str):
+    """Every absolute link podsearch writes starts with it (feeds, the widget, webhooks)."""
+    with pytest.raises(ConfigError, match="public_url: expected an http or https address"):
+        load_config(environ={"PODSEARCH_PUBLIC_URL": value})
+
+
+def test_a_public_url_is_kept_without_its_trailing_slash():
+    assert load_config(environ={"PODSEARCH_PUBLIC_URL": " https://Example.org/podsearch/ "}).public_url == \
+        "https://Example.org/podsearch"
+    assert load_config(environ={"PODSEARCH_PUBLIC_URL": "http://[::1]:8080"}).public_url == "http://[::1]:8080"
+    assert load_config(environ={}).public_url == ""
+
+
 def test_missing_config_file():
     with pytest.raises(ConfigError, match="not found"):
         load_config({"config": "/nonexistent/podsearch.toml"}, environ={})

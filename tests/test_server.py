@@ -3,6 +3,7 @@ trusted proxy, and the scheduled reindex (swapping data in while a client keeps 
 
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
 import signal
@@ -16,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from conftest import LiveServer, start_server
@@ -187,6 +189,77 @@ def test_url_prefix_and_rate_limit_per_forwarded_client(sample_data):
     assert get(server.url("/podsearch/api/v1/shows"), bob)[0] == 200  # another client behind the same proxy
     _, err = stop(server)
     assert "path=/podsearch/api/v1/shows status=429" in err and "remote=203.0.113.7" in err
+
+
+# -- absolute links ---------------------------------------------------------------------------------------
+
+# The answers that hold absolute links to the server (web/links.py).
+LINKING = ("/embed.js", "/opensearch.xml", "/search.rss?q=volcano",
+           "/embed/similar/" + quote("tag:example.org,2024:field-notes/ep-01", safe="") + "?link=podsearch")
+
+
+def ask(server: LiveServer, path: str, host: str) -> tuple[int, dict[str, str], str]:
+    """GET with the Host header a client chose."""
+    conn = http.client.HTTPConnection("127.0.0.1", port_of(server), timeout=15)
+    try:
+        conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host)
+        conn.endheaders()
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode()
+    finally:
+        conn.close()
+
+
+def varies_on(headers: dict[str, str]) -> set[str]:
+    return {v.strip().lower() for v in headers.get("vary", "").split(",") if v.strip()}
+
+
+def test_links_start_with_public_url_whatever_host_the_request_names(sample_data):
+    """``Host: evil.example`` made /embed.js (public for an hour) load the widget from evil.example."""
+    server = start_server(sample_data, "--url-prefix", "/pod", env={"PODSEARCH_PUBLIC_URL": "https://search.example.org/pod/"})
+    try:
+        for path in LINKING:
+            for host in ("evil.example", 'a"b'):
+                status, headers, body = ask(server, "/pod" + path, host)
+                assert status == 200, (path, host, body[:300])
+                assert "evil.example" not in body and "https://search.example.org/pod/" in body, (path, body[:600])
+                assert "http:///" not in body and "host" not in varies_on(headers)
+        _, _, script = ask(server, "/pod/embed.js", "evil.example")
+        assert '"https://search.example.org/pod/embed/similar/__ID__"' in script
+        _, _, feed = ask(server, "/pod/search.rss?q=volcano", "evil.example")
+        assert 'href="https://search.example.org/pod/search.rss?q=volcano"' in feed
+        assert "<link>https://search.example.org/pod/episodes/" in feed
+    finally:
+        _, err = stop(server)
+    assert "public_url is not set" not in err
+
+
+def test_without_public_url_links_follow_the_host_vary_on_it_and_no_host_is_a_400(live_server):
+    for path in LINKING:
+        status, headers, body = ask(live_server, path, "pod.example:8080")
+        assert status == 200 and "http://pod.example:8080/" in body, (path, body[:600])
+        assert {"host", "x-forwarded-host", "forwarded"} <= varies_on(headers), (path, headers)
+    for host in ('a"b', "", "pod.example:99999", "pod_example"):
+        for path in LINKING:
+            status, headers, body = ask(live_server, path, host)
+            assert status == 400 and "Host header names no host" in body and "http:///" not in body, (host, path)
+    # an answer without links does not read the host
+    status, headers, body = ask(live_server, "/api/search?q=volcano", 'a"b')
+    assert status == 200 and json.loads(body)["total"] >= 1 and "host" not in varies_on(headers)
+
+
+@pytest.mark.parametrize("host, public_url, warns", [
+    ("127.0.0.1", "", False), ("::1", "", False), ("[::1]", "", False), ("localhost", "", False),
+    ("0.0.0.0", "", True), ("::", "", True), ("192.0.2.10", "", True), ("search.example.org", "", True),
+    ("0.0.0.0", "https://search.example.org", False),
+])
+def test_serve_warns_when_it_listens_beyond_the_machine_without_public_url(host, public_url, warns):
+    from podsearch.config import load_config
+    from podsearch.server import links_warning
+
+    warning = links_warning(load_config({"public_url": public_url}, environ={}), host)
+    assert (warning is not None) == warns and (not warns or "public_url is not set" in warning)
 
 
 # -- scheduled reindex --------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -76,6 +77,23 @@ def _folder(value: Any) -> str:
     if os.path.exists(value) and not os.path.isdir(value):
         raise ValueError(f"{value!r} is a file, not a folder")
     return value
+
+
+def _public_url(value: Any) -> str:
+    """Empty, or an http(s) address with a host (``https://search.example.org``, ``https://example.org/podsearch``),
+    kept without its trailing slash: absolute links are this followed by a path."""
+    text = str(value).strip().rstrip("/") if isinstance(value, str) else None
+    if text == "":
+        return ""
+    parts = urlsplit(text) if text is not None and "\x00" not in text else None
+    try:
+        port_ok = parts is not None and (parts.port is None or parts.port > 0)
+    except ValueError:
+        port_ok = False
+    if (parts is None or parts.scheme.lower() not in {"http", "https"} or not parts.hostname or not port_ok
+            or parts.query or parts.fragment or parts.username is not None or any(c.isspace() for c in text)):
+        raise ValueError(f"expected an http or https address such as https://search.example.org, got {value!r}")
+    return text
 
 
 _SECONDS = _bounded(float, 0)  # 0 means "none" where the help says so
@@ -163,8 +181,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("opensearch_replicas", str, "0-1",
             "Replicas of each shard: a number, or a range such as `0-1` (one where a second node exists)."),
     Setting("opensearch_timeout", _POSITIVE_SECONDS, 30.0, "Seconds an OpenSearch request may take."),
-    Setting("public_url", str, "",
-            "The site's public address (e.g. https://search.example.org), for absolute links in webhook payloads."),
+    Setting("public_url", _public_url, "",
+            "The site's public address (e.g. https://search.example.org, with url_prefix's path if any): absolute "
+            "links in feeds, the OpenSearch description, the widget and webhooks. Unset: they follow each "
+            "request's Host header."),
     Setting("webhook_timeout", _POSITIVE_SECONDS, 10.0, "Seconds one webhook delivery may take, its retries included."),
     Setting("webhook_budget", _SECONDS, 60.0,
             "Seconds a reindex may spend delivering webhooks; deliveries left over wait for the next run."),

@@ -10,6 +10,7 @@ searches keep being answered from the old index until the new one is in place.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import signal
@@ -184,6 +185,21 @@ class GracefulServer:
         return busy
 
 
+def links_warning(config: Config, host: str) -> str | None:
+    """What ``serve`` says at start when it listens beyond this machine and absolute links follow each request's
+    Host header (web/links.py)."""
+    if config.public_url:
+        return None
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return None
+    except ValueError:
+        if host == "localhost":
+            return None
+    return ("public_url is not set: the links in /search.rss, /opensearch.xml and the widget follow each "
+            "request's Host header, which any client sets; set it to the site's public address (docs/operations.md)")
+
+
 def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[str], None] | None = None) -> int:
     """Serve until SIGTERM/SIGINT; returns the exit status (0 after a clean stop).
 
@@ -199,6 +215,9 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
     if admission is not None:  # the slots are shared among the threads this server really has
         admission.configure(options.threads, int(config.expensive_searches))
     server = GracefulServer(app, options)
+    warning = links_warning(config, options.host)
+    if warning:
+        log.warning("%s", warning)
     previous = {sig: signal.signal(sig, server.request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     if announce:
         prefix = options.url_prefix.rstrip("/")

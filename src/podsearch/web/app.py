@@ -10,7 +10,7 @@ from flask import Flask
 
 from ..config import Config, load_config
 from ..service import Library
-from . import admission, api, caching, cors, embed, errors, filters, limits, rss, views
+from . import admission, api, caching, cors, embed, errors, filters, limits, links, rss, views
 from .accesslog import AccessLog
 from .context import EXTENSION, library
 
@@ -47,6 +47,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     limits.register(app)  # then refuse before any other work
     caching.register(app, library)
     errors.register(app)
+    links.register(app)
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
     app.add_template_filter(filters.clock)
     app.add_template_filter(filters.date)

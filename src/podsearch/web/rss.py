@@ -23,6 +23,7 @@ from .admission import run_search
 from .caching import cacheable
 from .context import library
 from .filters import clock
+from .links import absolute_url, site_root, this_url
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def search_rss() -> Response:
     result = run_search(req, lambda r: standing_search(lib, r))
     ends = {h.id: lib.catalog.segment_end(h.id, m.start) for h in result.hits
             if (m := best_moment(h)) is not None and m.start is not None}
-    body = render_feed(result, req, base=request.url_root.rstrip("/"), self_url=request.url, ends=ends)
+    body = render_feed(result, req, base=site_root(), self_url=this_url(), ends=ends)
     return Response(body, mimetype=MIMETYPE)
 
 
@@ -68,7 +69,7 @@ def render_feed(result: SearchResult, req: SearchRequest, *, base: str, self_url
     what = f"“{req.q.strip()}”" if req.q.strip() else "every episode"
     _text(channel, "title", f"podsearch: {what}")
     query = feed_query(req)
-    _text(channel, "link", f"{url_for('views.search', _external=True)}?{query}{'&' if query else ''}sort=date")
+    _text(channel, "link", f"{absolute_url('views.search')}?{query}{'&' if query else ''}sort=date")
     _text(channel, "description", f"Episodes matching {what}, newest first, each at the moment that matches best.")
     ET.SubElement(channel, f"{{{ATOM_NS}}}link", {"href": self_url, "rel": "self", "type": MIMETYPE})
     _text(channel, "generator", "podsearch")

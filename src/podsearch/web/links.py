@@ -1,0 +1,53 @@
+"""Absolute links to this server, for the answers that hold them: the RSS feeds, the OpenSearch description and
+the "Nearby episodes" widget (its script and its page).
+
+They start with the ``public_url`` setting when it is set, whatever the request says. Without it they start
+with the request's own address, its ``Host`` header (or a trusted proxy's ``X-Forwarded-Host``): then anyone
+can ask for an answer that links elsewhere (``Host: evil.example``), and a cache in front of podsearch that does
+not tell requests apart by that header keeps those links for everyone (``/embed.js`` is public for an hour). So
+those answers say ``Vary: Host, X-Forwarded-Host, Forwarded``, and a ``Host`` that names no host (``a"b``,
+empty) is a 400 instead of links to ``http:///``. A public site sets ``public_url`` (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, current_app, request, url_for
+from werkzeug.exceptions import BadRequest
+
+VARY = ("Host", "X-Forwarded-Host", "Forwarded")
+# The views whose answers hold absolute links (their 304s say Vary too).
+LINKING = frozenset({"rss.search_rss", "embed.script", "embed.opensearch", "embed.similar"})
+
+
+def site_root() -> str:
+    """The address of podsearch's root as links should name it, without a trailing slash."""
+    public = str(current_app.config["PODSEARCH"].public_url)
+    if public:
+        return public
+    if not request.host:
+        raise BadRequest("This answer holds links to this server, and the request's Host header names no host "
+                         "(send the server's name, or set public_url).")
+    return request.url_root.rstrip("/")
+
+
+def absolute_url(endpoint: str, **values: Any) -> str:
+    """``url_for(endpoint, **values)`` as an absolute address."""
+    return site_root() + url_for(endpoint, **values)[len(request.script_root):]
+
+
+def this_url() -> str:
+    """The address of the current request (its path and query) as an absolute address."""
+    return site_root() + "/" + request.url[len(request.url_root):]
+
+
+def register(app: Flask) -> None:
+    app.add_template_global(absolute_url)
+
+    @app.after_request
+    def _vary(response: Response) -> Response:
+        if request.endpoint in LINKING and not current_app.config["PODSEARCH"].public_url:
+            for header in VARY:
+                response.vary.add(header)
+        return response
