@@ -68,16 +68,20 @@ class Server:
         """One GET on a kept-alive connection: (status, decoded JSON)."""
         if params:
             path += "?" + urlencode(params)
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        try:
-            self.conn.request("GET", path)
-            response = self.conn.getresponse()
-            body = response.read()
-        except (http.client.HTTPException, OSError):
-            self.conn.close()
-            self.conn = None
-            raise
+        for attempt in (1, 2):
+            reused = self.conn is not None
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            try:
+                self.conn.request("GET", path)
+                response = self.conn.getresponse()
+                body = response.read()
+                break
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = None
+                if not reused or attempt == 2:  # a kept-alive connection the server closed (client_timeout): once more
+                    raise
         return response.status, json.loads(body) if body else None
 
 

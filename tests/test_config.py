@@ -59,6 +59,8 @@ def test_bad_config_files_name_the_problem(tmp_path: Path, text: str, message: s
     ({"PODSEARCH_RATE_LIMIT": "inf"}, "rate_limit: expected a finite number"),
     ({"PODSEARCH_NEIGHBOURS": "2.5"}, "neighbours: expected a whole number"),
     ({"PODSEARCH_MAX_BODY_BYTES": "-1"}, "max_body_bytes: expected at least 1"),
+    ({"PODSEARCH_CLIENT_TIMEOUT": "0"}, "client_timeout: expected more than 0"),
+    ({"PODSEARCH_CLIENT_CONNECTIONS": "-1"}, "client_connections: expected at least 0"),
 ])
 def test_numbers_out_of_their_range_are_refused_by_name(env: dict[str, str], message: str):
     """``threads = 0`` served nothing and ``search_deadline = nan`` was no deadline at all; both were accepted."""

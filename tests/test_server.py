@@ -191,6 +191,106 @@ def test_url_prefix_and_rate_limit_per_forwarded_client(sample_data):
     assert "path=/podsearch/api/v1/shows status=429" in err and "remote=203.0.113.7" in err
 
 
+# -- what one client may hold -----------------------------------------------------------------------------
+
+HALF_A_HEAD = b"GET /api/search?q=volcano HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+def connect_from(port: int, source: str, send: bytes = b"") -> socket.socket:
+    """A connection from another loopback address (127.0.0.2: another client, as the server sees it)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    if send:
+        sock.sendall(send)
+    return sock
+
+
+def closed_by_server(sock: socket.socket, within: float) -> bool:
+    """Whether the server closes ``sock`` within ``within`` seconds (no answer expected)."""
+    sock.settimeout(within)
+    try:
+        return sock.recv(1024) == b""
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+
+
+def test_one_client_cannot_hold_the_connections_every_client_needs(sample_data):
+    """120 connections from one client, each with half a request head, kept waitress (100 connections at most)
+    from accepting anyone else for as long as the client trickled a byte every two minutes."""
+    server = start_server(sample_data, env={"PODSEARCH_CLIENT_CONNECTIONS": "8", "PODSEARCH_CLIENT_TIMEOUT": "60"})
+    port = port_of(server)
+    hog = [connect_from(port, "127.0.0.2", HALF_A_HEAD) for _ in range(120)]
+    try:
+        status, doc, _ = get(server.url("/healthz"))  # another client, answered at once (within get's 15 s)
+        assert status == 200 and doc == {"status": "ok"}
+        refused = sum(closed_by_server(sock, 2.0) for sock in hog[8:])
+        assert refused == 112, f"{refused} of the 112 connections past the cap were closed"
+        assert not any(closed_by_server(sock, 0.2) for sock in hog[:8])  # the first 8 are the client's to use
+    finally:
+        for sock in hog:
+            sock.close()
+        _, err = stop(server)
+    assert "client 127.0.0.2 holds 8 connections (client_connections)" in err
+
+
+@pytest.mark.parametrize("per_client, exempt, client, closed", [
+    (2, "", "203.0.113.7", [False, False, True, True]),
+    (2, "127.0.0.1", "127.0.0.1", [False] * 4),  # the trusted proxy speaks for every client behind it
+    (2, "127.0.0.1", "203.0.113.7", [False, False, True, True]),
+    (2, "*", "203.0.113.7", [False] * 4),  # every address may be a proxy
+    (0, "", "203.0.113.7", [False] * 4),  # no cap
+])
+def test_the_cap_counts_a_clients_open_connections(per_client, exempt, client, closed):
+    from types import SimpleNamespace
+
+    from podsearch.server import ConnectionGuard
+
+    guard = ConnectionGuard(per_client, 20.0, exempt)
+    channels = [SimpleNamespace(addr=(client, 40000 + n), creation_time=0.0, will_close=False) for n in range(4)]
+    for channel in channels:
+        guard.opened(channel)
+    assert [c.will_close for c in channels] == closed
+    for channel in channels[:3]:
+        guard.gone(channel)
+    late = SimpleNamespace(addr=(client, 40009), creation_time=0.0, will_close=False)
+    guard.opened(late)  # one of the four still open: room again
+    assert not late.will_close and guard.open[client] == 2
+
+
+def test_a_connection_has_client_timeout_to_send_a_request_whatever_it_trickles(sample_data):
+    server = start_server(sample_data, env={"PODSEARCH_CLIENT_TIMEOUT": "2"})
+    port = port_of(server)
+    try:
+        trickler = connect_from(port, "127.0.0.2", b"G")
+        idle = connect_from(port, "127.0.0.2")
+        started = time.monotonic()
+        gone = None
+        for byte in b"ET /api/search?q=volcano HTTP/1.1\r\nX-Slow: " + b"x" * 200:
+            try:
+                trickler.sendall(bytes([byte]))
+            except OSError:
+                gone = time.monotonic() - started
+                break
+            time.sleep(0.1)
+        assert gone is not None and gone < 8, "a connection trickling its head stayed open"
+        assert closed_by_server(idle, 6.0), "a connection that sent nothing stayed open"
+        # a request sent in parts within the time is answered, and its keep-alive connection is closed later
+        sock = connect_from(port, "127.0.0.2")
+        for part in (b"GET /healthz HTTP/1.1\r\n", b"Host: 127.0.0.1\r\n", b"\r\n"):
+            sock.sendall(part)
+            time.sleep(0.3)
+        sock.settimeout(10)
+        answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 200") and b'{"status":"ok"}' in answer
+        assert closed_by_server(sock, 6.0), "an idle keep-alive connection stayed open"
+        sock.close()
+        trickler.close()
+        idle.close()
+    finally:
+        stop(server)
+
+
 # -- absolute links ---------------------------------------------------------------------------------------
 
 # The answers that hold absolute links to the server (web/links.py).

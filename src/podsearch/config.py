@@ -142,6 +142,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Encoded answers of /similar and /api/search the server keeps in memory per data version (answered "
             "again without work); 0: none."),
     Setting("max_body_bytes", _SOME, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
+    Setting("client_connections", _COUNT, 32,
+            "Connections one client address may hold open at once; more are closed as they open (the trusted "
+            "proxy's address is exempt). 0: no cap."),
+    Setting("client_timeout", _POSITIVE_SECONDS, 20.0,
+            "Seconds a connection has to send a whole request (head and body), counted from when it opens or its "
+            "last answer was sent; then it is closed. An idle keep-alive connection is closed as late."),
     Setting("rate_limit", _SECONDS, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
             "window of rate_burst requests; an expensive search counts 5); 0: no limit."),
     Setting("rate_burst", _SOME, 30, "Requests a client may send at once before the rate limit applies."),

@@ -10,13 +10,16 @@ searches keep being answered from the old index until the new one is in place.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import re
+import resource
 import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +57,8 @@ class ServeOptions:
     reindex_every: float | None = None
     shutdown_timeout: float = 30.0
     max_body_bytes: int = 64 * 1024
+    client_connections: int = 32
+    client_timeout: float = 20.0
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> ServeOptions:
@@ -66,7 +71,8 @@ class ServeOptions:
                    trusted_proxy_headers=given.get("trusted_proxy_headers", config.trusted_proxy_headers),
                    reindex_every=parse_duration(every) if isinstance(every, str) else every,
                    shutdown_timeout=given.get("shutdown_timeout", config.shutdown_timeout),
-                   max_body_bytes=config.max_body_bytes)
+                   max_body_bytes=config.max_body_bytes, client_connections=config.client_connections,
+                   client_timeout=config.client_timeout)
 
 
 class ReindexScheduler(threading.Thread):
@@ -128,6 +134,91 @@ class ReindexScheduler(threading.Thread):
             self._running.clear()
 
 
+CONNECTION_LIMIT = 1000  # connections open at once (waitress's default, 100, one client could fill)
+WARN_EVERY = 60.0  # seconds between two warnings about one client
+
+
+def connection_limit() -> int:
+    """Connections the server holds open at once: CONNECTION_LIMIT, or half the files the process may open."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (OSError, ValueError):
+        return 100
+    return CONNECTION_LIMIT if soft == resource.RLIM_INFINITY else max(100, min(CONNECTION_LIMIT, soft // 2))
+
+
+def _client(addr: Any) -> str:
+    return str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+
+
+class ConnectionGuard:
+    """What one client may hold of the server, and for how long. Waitress hands a worker only a whole request,
+    so a slow client holds no worker; but it holds a connection, and past waitress's connection limit the server
+    stops accepting: one client that opened 120 connections and sent half a request head on each (or nothing)
+    kept every other client out for as long as it trickled a byte every two minutes. Now a client address may
+    hold ``per_client`` connections (more are closed as they open; the trusted proxy, which speaks for every
+    client behind it, is exempt), and a connection has ``timeout`` seconds to send a whole request, from when it
+    opened or its last answer was sent, whatever it trickles (an idle keep-alive connection is closed as late).
+    Runs in the server's loop thread: the channels are created, swept and closed there."""
+
+    def __init__(self, per_client: int, timeout: float, exempt: str = "") -> None:
+        self.per_client, self.timeout, self.exempt = per_client, timeout, exempt
+        self.open: Counter[str] = Counter()
+        self.refused = self.timed_out = 0
+        self._warned: dict[str, float] = {}
+
+    def opened(self, channel: Any) -> None:
+        client = channel.podsearch_client = _client(channel.addr)
+        channel.podsearch_waiting = channel.creation_time
+        self.open[client] += 1
+        if self.per_client and self.exempt != "*" and client != self.exempt and self.open[client] > self.per_client:
+            channel.will_close = True
+            self.refused += 1
+            now = time.monotonic()
+            if now - self._warned.get(client, -WARN_EVERY) >= WARN_EVERY:
+                self._warned[client] = now
+                log.warning("client %s holds %d connections (client_connections); closing more as they open",
+                            client, self.per_client)
+
+    def gone(self, channel: Any) -> None:
+        client = channel.__dict__.pop("podsearch_client", None)
+        if client is not None:
+            self.open[client] -= 1
+            if self.open[client] <= 0:
+                del self.open[client]
+
+    def sweep(self, channels: list[Any], now: float) -> None:
+        """Close the connections that have waited too long to send a whole request."""
+        for channel in channels:
+            if channel.requests or channel.total_outbufs_len or channel.will_close or channel.close_when_flushed:
+                channel.podsearch_waiting = None  # being answered: its next request's time starts after
+            elif channel.podsearch_waiting is None:
+                channel.podsearch_waiting = now
+            elif now - channel.podsearch_waiting > self.timeout:
+                channel.will_close = True
+                self.timed_out += 1
+
+
+@functools.cache
+def guarded_channel() -> type:
+    """Waitress's connection class, its connections counted and timed by the server's ConnectionGuard (made on
+    first use: waitress is imported when a server starts, not with this module)."""
+    from waitress.channel import HTTPChannel
+
+    class GuardedChannel(HTTPChannel):
+        podsearch_waiting: float | None = None
+
+        def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:  # noqa: A002
+            super().__init__(server, sock, addr, adj, map)
+            server.podsearch_guard.opened(self)
+
+        def del_channel(self, map: Any = None) -> None:  # noqa: A002
+            super().del_channel(map)
+            self.server.podsearch_guard.gone(self)
+
+    return GuardedChannel
+
+
 class GracefulServer:
     """A waitress server whose main loop can be asked to stop, and which then drains before returning."""
 
@@ -136,12 +227,17 @@ class GracefulServer:
 
         kwargs: dict[str, Any] = dict(host=options.host, port=options.port, threads=options.threads,
                                       ident="podsearch", url_prefix=options.url_prefix.rstrip("/"),
-                                      max_request_body_size=options.max_body_bytes, clear_untrusted_proxy_headers=True)
+                                      max_request_body_size=options.max_body_bytes, clear_untrusted_proxy_headers=True,
+                                      connection_limit=connection_limit())
         if options.trusted_proxy:
             kwargs.update(trusted_proxy=options.trusted_proxy,
                           trusted_proxy_headers=options.trusted_proxy_headers.split())
         self.server = create_server(app, **kwargs)
+        self.guard = ConnectionGuard(options.client_connections, options.client_timeout, options.trusted_proxy)
+        self.server.podsearch_guard = self.guard
+        self.server.channel_class = guarded_channel()
         self.options = options
+        self._next_sweep = 0.0
         self._stopping = threading.Event()
 
     @property
@@ -161,6 +257,7 @@ class GracefulServer:
         server = self.server
         while not self._stopping.is_set():
             wasyncore.loop(timeout=0.2, map=server._map, use_poll=True, count=1)
+            self._sweep()
         log.info("stopping: no new connections; letting requests in flight finish")
         wasyncore.dispatcher.close(server)  # the listening socket only; the trigger stays for the workers
         deadline = time.monotonic() + self.options.shutdown_timeout
@@ -168,10 +265,17 @@ class GracefulServer:
         wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
         while time.monotonic() < deadline and self._busy():
             wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
+            self._sweep()
         if self._busy():
             log.warning("shutdown timeout (%.0f s) reached with requests still running", self.options.shutdown_timeout)
         server.task_dispatcher.shutdown(cancel_pending=True, timeout=1)
         wasyncore.close_all(server._map)
+
+    def _sweep(self) -> None:
+        now = time.time()  # waitress's clock (a channel's creation_time)
+        if now >= self._next_sweep:
+            self._next_sweep = now + min(1.0, self.options.client_timeout / 4)
+            self.guard.sweep(list(self.server.active_channels.values()), now)
 
     def _busy(self) -> bool:
         """Whether any connection has a request in progress or unsent output; idle ones are closed."""
