@@ -199,6 +199,23 @@ def test_the_answer_store_is_bounded():
     assert store.get("big") is None
 
 
+def test_the_answer_store_holds_at_most_its_bytes():
+    """4,096 answers of 60 KB (the site corpus's /api/search?q=bitcoin&per_page=35, with any query string a
+    client makes up) grew the server by 250 MB."""
+    from podsearch.web.caching import STORE_MAX_BYTES, STORE_TOTAL_BYTES, AnswerStore
+
+    store = AnswerStore(entries=4096)
+    answer = b"x" * STORE_MAX_BYTES
+    for n in range(4096):
+        store.put(f"q{n}", answer, "application/json")
+    kept = [n for n in range(4096) if store.get(f"q{n}") is not None]
+    assert len(kept) * STORE_MAX_BYTES <= STORE_TOTAL_BYTES and kept == list(range(4096 - len(kept), 4096))
+    assert len(kept) == STORE_TOTAL_BYTES // STORE_MAX_BYTES  # the newest, as many as the bytes allow
+    store.put("q4095", b"{}", "application/json")  # an answer kept again under its key is counted once
+    store.put("small", b"{}", "application/json")
+    assert store.get("small") is not None and store.get(f"q{kept[1]}") is not None
+
+
 def test_answer_store_zero_keeps_nothing(sample_data):
     from podsearch.config import load_config
     from podsearch.web import create_app

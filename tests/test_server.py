@@ -287,6 +287,20 @@ def test_a_connection_has_client_timeout_to_send_a_request_whatever_it_trickles(
         sock.close()
         trickler.close()
         idle.close()
+        # a steady stream of requests on one kept-alive connection, for longer than the timeout, is never cut. The
+        # first version timed a connection from the first moment its sweep (once every half second here) saw it
+        # between two requests; when answers take longer than the gaps between them (a feed of 100 items, tens of
+        # milliseconds, then the next request at once) the sweep runs just after an answer almost every time
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        started, answered = time.monotonic(), 0
+        while time.monotonic() - started < 6:
+            conn.request("GET", "/search.rss?q=a*&per_page=100")
+            response = conn.getresponse()
+            assert response.status == 200 and response.getheader("Connection", "").lower() != "close"
+            response.read()
+            answered += 1
+        conn.close()
+        assert answered > 20
     finally:
         stop(server)
 

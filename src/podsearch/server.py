@@ -188,7 +188,9 @@ class ConnectionGuard:
                 del self.open[client]
 
     def sweep(self, channels: list[Any], now: float) -> None:
-        """Close the connections that have waited too long to send a whole request."""
+        """Close the connections that have waited too long to send a whole request. A connection's time starts
+        when it opens and again when a request of it has been answered (``service``, in a worker thread), or when
+        the sweep finds it answered; seeing it idle between two requests of a steady stream must not count."""
         for channel in channels:
             if channel.requests or channel.total_outbufs_len or channel.will_close or channel.close_when_flushed:
                 channel.podsearch_waiting = None  # being answered: its next request's time starts after
@@ -215,6 +217,12 @@ def guarded_channel() -> type:
         def del_channel(self, map: Any = None) -> None:  # noqa: A002
             super().del_channel(map)
             self.server.podsearch_guard.gone(self)
+
+        def service(self) -> None:  # a worker thread, once a whole request has come
+            try:
+                super().service()
+            finally:
+                self.podsearch_waiting = None  # answered: the next request's time starts now
 
     return GuardedChannel
 

@@ -9,7 +9,8 @@ The ETag is weak because two equal answers may differ in bytes (``took_ms``).
 Views marked ``stored`` (``/similar/<id>``: every episode page asks it, and ``/api/search``: a site's popular
 queries repeat; both answers change only with the data) also keep their encoded answers in memory, keyed by
 that ETag: a repeated question is answered from there without running the view. A new data version makes new
-keys; the oldest answers are dropped beyond the ``answer_store`` setting (0: nothing kept).
+keys; the least recently used answers are dropped beyond the ``answer_store`` setting (0: nothing kept) or beyond
+64 MB of them together (4,096 answers of 60 KB, which any client can ask for by varying the query, held 250 MB).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 STORE_MAX_BYTES = 64 << 10  # bigger answers are not kept
+STORE_TOTAL_BYTES = 64 << 20  # the answers kept, together: any client can ask 4,096 different 60 KB answers
 
 
 def cacheable(view: F) -> F:
@@ -48,7 +50,8 @@ class AnswerStore:
     """Encoded 200 answers (body, mimetype) by ETag, least recently used dropped first; thread-safe."""
 
     def __init__(self, entries: int) -> None:
-        self._answers: LRU[str, tuple[bytes, str]] | None = LRU(entries) if entries > 0 else None
+        self._answers: LRU[str, tuple[bytes, str]] | None = (
+            LRU(entries, STORE_TOTAL_BYTES, lambda answer: len(answer[0])) if entries > 0 else None)
 
     @property
     def hits(self) -> int:
