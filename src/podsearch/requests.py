@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from . import languages
 from .engines.base import SORTS, EngineQuery, Filters
@@ -27,6 +27,8 @@ MAX_PER_PAGE = 100
 MAX_DEPTH = 1000  # page * per_page: deep pages cost a full ranking and are never what a person wants
 MAX_K = 50
 MAX_MINUTES = 100000
+MAX_SHOWS = 50  # show ids a filter may name: the search page links "without this one" for each (n x n)
+MAX_ID_CHARS = 1000  # an imported show_id may be longer than a feed's slug (60)
 DATE_PATTERN = r"^$|^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$"
 DATE_HINT = "a date like 2024-05-01, 2024-05 or 2024"
 DEPTH_MESSAGE = f"Results past the first {MAX_DEPTH:,} are not served; narrow the query."
@@ -37,6 +39,8 @@ EXPENSIVE_WORDS = 12
 
 Sort = Literal[SORTS]  # type: ignore[valid-type]
 
+
+ShowId = Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]
 
 class Params(BaseModel):
     """Query-string parameters: unknown ones are ignored, blank ones take their default."""
@@ -62,7 +66,8 @@ class ShowPageParams(PageParams):
 class SearchParams(PageParams):
     q: str = Field("", max_length=MAX_QUERY_CHARS, description='Search words; "quoted phrases", -excluded, OR, '
                    "field:value. Empty lists everything newest first.")
-    show: list[str] = Field([], description="Only these show ids (comma-separated or repeated).")
+    show: list[ShowId] = Field([], max_length=MAX_SHOWS, description=(
+        f"Only these show ids (comma-separated or repeated; at most {MAX_SHOWS})."))
     person: str = Field("", max_length=MAX_PREFIX_CHARS, description="Only episodes with this person.")
     from_: str = Field("", alias="from", pattern=DATE_PATTERN,
                        description="Published on or after: YYYY, YYYY-MM or YYYY-MM-DD.")
@@ -81,8 +86,10 @@ class SearchParams(PageParams):
 class SimilarParams(Params):
     k: int = Field(10, ge=1, le=MAX_K, description="How many neighbours.")
     same_show: bool = Field(True, description="false: only episodes of other shows.")
-    show: list[str] = Field([], description="Only these show ids (comma-separated or repeated).")
-    exclude_show: list[str] = Field([], description="Not these show ids (comma-separated or repeated).")
+    show: list[ShowId] = Field([], max_length=MAX_SHOWS, description=(
+        f"Only these show ids (comma-separated or repeated; at most {MAX_SHOWS})."))
+    exclude_show: list[ShowId] = Field([], max_length=MAX_SHOWS, description=(
+        f"Not these show ids (comma-separated or repeated; at most {MAX_SHOWS})."))
     min_score: float = Field(0.0, ge=0, le=1, allow_inf_nan=False, description="Leave out weaker neighbours.")
     same_language: bool = Field(True, description="Only episodes in the episode's language (or of no known one).")
 
@@ -172,8 +179,13 @@ def _message(model: type[Params], exc: ValidationError, raw: dict[str, Any]) -> 
         return f"{name} must be a finite number, not {value!r}."
     if kind == "bool_parsing":
         return f"{name} must be true or false, not {value!r}."
+    if kind == "string_too_long" and len(err["loc"]) > 1:  # an item of a list
+        item = value[err["loc"][1]] if isinstance(value, list) else value
+        return f"{name} {str(item)[:40]!r}... is {len(str(item))} characters long; the limit is {err['ctx']['max_length']}."
     if kind == "string_too_long":
         return f"{name} is {len(str(value))} characters long; the limit is {err['ctx']['max_length']}."
+    if kind == "too_long":
+        return f"{name} names {len(value or [])} values; the limit is {err['ctx']['max_length']}."
     if kind == "string_pattern_mismatch":
         return f"{name} must be {DATE_HINT}, not {value!r}."
     if kind == "literal_error":
