@@ -362,6 +362,16 @@ def rebroadcast_feed(src: Path, dest: Path) -> None:
     dest.write_text(head + bees + "\n</channel>\n</rss>\n", encoding="utf-8")
 
 
+@pytest.mark.parametrize("body", ["[" * 60000, '{"text": ' + "[" * 30000 + "]" * 30000 + "}", "{", '"text"', "[]",
+                                  '{"text": 5}', "\xff\xfe", '{"text": "a", "x": ' + '{"y": ' * 8000 + "1" + "}" * 8001])
+def test_a_posted_body_that_is_no_text_is_a_400(client, body: str):
+    """A body nested deeper than Python's JSON decoder goes raised RecursionError: a 500."""
+    for path in ("/similar", "/api/v1/similar"):
+        resp = client.post(path, data=body.encode("utf-8", "surrogateescape"), content_type="application/json")
+        assert resp.status_code == 400, (path, body[:20], resp.status_code)
+        assert resp.get_json()["error"]["message"] == 'Send JSON like {"text": "..."}.'
+
+
 def test_rebroadcast_in_another_feed_is_a_duplicate_not_a_recommendation(tmp_path: Path, runner):
     from podsearch.cli import main
     from podsearch.service import Library

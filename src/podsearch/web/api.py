@@ -78,7 +78,10 @@ def similar(episode_id: str):
 
 def _posted_text() -> str:
     if request.is_json:
-        body = request.get_json(silent=True)
+        try:
+            body = request.get_json(silent=True)  # silent: None for a body that is no JSON
+        except RecursionError:  # nested deeper than the decoder goes ("[" * 60000 was a 500)
+            body = None
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise QueryError('Send JSON like {"text": "..."}.')
         return body["text"]
