@@ -227,6 +227,9 @@ def test_one_client_cannot_hold_the_connections_every_client_needs(sample_data):
         refused = sum(closed_by_server(sock, 2.0) for sock in hog[8:])
         assert refused == 112, f"{refused} of the 112 connections past the cap were closed"
         assert not any(closed_by_server(sock, 0.2) for sock in hog[:8])  # the first 8 are the client's to use
+        _, ready, _ = get(server.url("/readyz"))
+        assert ready["connections"]["refused"] == 112 and ready["connections"]["timed_out"] == 0
+        assert ready["connections"]["open"] >= 9 and ready["connections"]["clients"] >= 2  # the hog's 8, and ours
     finally:
         for sock in hog:
             sock.close()
@@ -301,6 +304,8 @@ def test_a_connection_has_client_timeout_to_send_a_request_whatever_it_trickles(
             answered += 1
         conn.close()
         assert answered > 20
+        _, ready, _ = get(server.url("/readyz"))
+        assert ready["connections"]["timed_out"] >= 3  # the trickler, the silent one, the idle keep-alive
     finally:
         stop(server)
 

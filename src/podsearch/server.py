@@ -164,13 +164,19 @@ class ConnectionGuard:
     def __init__(self, per_client: int, timeout: float, exempt: str = "") -> None:
         self.per_client, self.timeout, self.exempt = per_client, timeout, exempt
         self.open: Counter[str] = Counter()
-        self.refused = self.timed_out = 0
+        self.total = self.refused = self.timed_out = 0
         self._warned: dict[str, float] = {}
+
+    def status(self) -> dict[str, int]:
+        """For ``/readyz`` (another thread: plain numbers only, read once each)."""
+        return {"open": self.total, "clients": len(self.open), "refused": self.refused,
+                "timed_out": self.timed_out}
 
     def opened(self, channel: Any) -> None:
         client = channel.podsearch_client = _client(channel.addr)
         channel.podsearch_waiting = channel.creation_time
         self.open[client] += 1
+        self.total += 1
         if self.per_client and self.exempt != "*" and client != self.exempt and self.open[client] > self.per_client:
             channel.will_close = True
             self.refused += 1
@@ -183,6 +189,7 @@ class ConnectionGuard:
     def gone(self, channel: Any) -> None:
         client = channel.__dict__.pop("podsearch_client", None)
         if client is not None:
+            self.total -= 1
             self.open[client] -= 1
             if self.open[client] <= 0:
                 del self.open[client]
@@ -327,6 +334,7 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
     if admission is not None:  # the slots are shared among the threads this server really has
         admission.configure(options.threads, int(config.expensive_searches))
     server = GracefulServer(app, options)
+    app.extensions["podsearch_connections"] = server.guard
     warning = links_warning(config, options.host)
     if warning:
         log.warning("%s", warning)

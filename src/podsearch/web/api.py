@@ -126,6 +126,9 @@ def readyz():
     scheduler = current_app.extensions.get("podsearch_scheduler")
     if scheduler is not None:
         data["reindex"] = scheduler.status()
+    connections = current_app.extensions.get("podsearch_connections")  # under `podsearch serve` only
+    if connections is not None:
+        data["connections"] = connections.status()
     data["load"] = {**admission().status(), **{k: v for k, v in lib.load.snapshot().items() if k != "pid"}}
     if data["load"]["saturated"]:
         data["status"] = "saturated"
