@@ -25,7 +25,7 @@ from conftest import LiveServer, start_server
 from podsearch.errors import ConfigError
 from podsearch.lock import ReindexLock
 from podsearch.requests import SearchRequest
-from podsearch.server import parse_duration
+from podsearch.server import client_of, parse_duration
 
 # -- helpers ------------------------------------------------------------------------------------------
 
@@ -243,6 +243,8 @@ def test_one_client_cannot_hold_the_connections_every_client_needs(sample_data):
     (2, "127.0.0.1", "203.0.113.7", [False, False, True, True]),
     (2, "*", "203.0.113.7", [False] * 4),  # every address may be a proxy
     (0, "", "203.0.113.7", [False] * 4),  # no cap
+    (2, "", "2001:db8:1:2::7", [False, False, True, True]),
+    (2, "::1", "::1", [False] * 4),  # an IPv6 proxy
 ])
 def test_the_cap_counts_a_clients_open_connections(per_client, exempt, client, closed):
     from types import SimpleNamespace
@@ -258,7 +260,25 @@ def test_the_cap_counts_a_clients_open_connections(per_client, exempt, client, c
         guard.gone(channel)
     late = SimpleNamespace(addr=(client, 40009), creation_time=0.0, will_close=False)
     guard.opened(late)  # one of the four still open: room again
-    assert not late.will_close and guard.open[client] == 2
+    assert not late.will_close and guard.open[client_of(client)] == 2
+
+
+def test_an_ipv6_client_is_its_64_and_a_mapped_ipv4_address_is_the_address():
+    """Whoever holds an IPv6 address holds its /64: one connection from each of its addresses was no client twice."""
+    from types import SimpleNamespace
+
+    from podsearch.server import ConnectionGuard
+
+    assert client_of("2001:db8:1:2:aaaa::1") == client_of("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
+    assert client_of("2001:db8:1:3::1") != client_of("2001:db8:1:2::1")
+    assert client_of("::ffff:203.0.113.7") == client_of("203.0.113.7") == "203.0.113.7"
+    assert client_of("fe80::1%eth0") == "fe80::/64" and client_of("unix-socket") == "unix-socket"
+    guard = ConnectionGuard(2, 20.0)
+    channels = [SimpleNamespace(addr=(f"2001:db8:1:2::{n + 1}", 40000, 0, 0), creation_time=0.0, will_close=False)
+                for n in range(3)]
+    for channel in channels:
+        guard.opened(channel)
+    assert [c.will_close for c in channels] == [False, False, True]
 
 
 def test_a_connection_has_client_timeout_to_send_a_request_whatever_it_trickles(sample_data):

@@ -143,8 +143,8 @@ SETTINGS: tuple[Setting, ...] = (
             "again without work); 0: none."),
     Setting("max_body_bytes", _SOME, 64 * 1024, "Largest request body accepted, in bytes; larger ones get 413."),
     Setting("client_connections", _COUNT, 32,
-            "Connections one client address may hold open at once; more are closed as they open (the trusted "
-            "proxy's address is exempt). 0: no cap."),
+            "Connections one client address (an IPv6 client: its /64) may hold open at once; more are closed as "
+            "they open (the trusted proxy's address is exempt). 0: no cap."),
     Setting("client_timeout", _POSITIVE_SECONDS, 20.0,
             "Seconds a connection has to send a whole request (head and body), counted from when it opens or its "
             "last answer was sent; then it is closed. An idle keep-alive connection is closed as late."),

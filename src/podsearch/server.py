@@ -147,8 +147,22 @@ def connection_limit() -> int:
     return CONNECTION_LIMIT if soft == resource.RLIM_INFINITY else max(100, min(CONNECTION_LIMIT, soft // 2))
 
 
-def _client(addr: Any) -> str:
+def _address(addr: Any) -> str:
     return str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+
+
+def client_of(address: str) -> str:
+    """Who a connection counts against: its IPv4 address, or its IPv6 address's /64 (one subscriber's prefix:
+    whoever holds one holds all its 2^64 addresses). An IPv4 address written as IPv6 is the IPv4 address."""
+    if ":" not in address:
+        return address
+    try:
+        ip = ipaddress.IPv6Address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
 
 
 class ConnectionGuard:
@@ -156,9 +170,10 @@ class ConnectionGuard:
     so a slow client holds no worker; but it holds a connection, and past waitress's connection limit the server
     stops accepting: one client that opened 120 connections and sent half a request head on each (or nothing)
     kept every other client out for as long as it trickled a byte every two minutes. Now a client address may
-    hold ``per_client`` connections (more are closed as they open; the trusted proxy, which speaks for every
-    client behind it, is exempt), and a connection has ``timeout`` seconds to send a whole request, from when it
-    opened or its last answer was sent, whatever it trickles (an idle keep-alive connection is closed as late).
+    hold ``per_client`` connections (an IPv6 client: its /64; more are closed as they open; the trusted proxy,
+    which speaks for every client behind it, is exempt), and a connection has ``timeout`` seconds to send a
+    whole request, from when it opened or its last answer was sent, whatever it trickles (an idle keep-alive
+    connection is closed as late).
     Runs in the server's loop thread: the channels are created, swept and closed there."""
 
     def __init__(self, per_client: int, timeout: float, exempt: str = "") -> None:
@@ -173,11 +188,12 @@ class ConnectionGuard:
                 "timed_out": self.timed_out}
 
     def opened(self, channel: Any) -> None:
-        client = channel.podsearch_client = _client(channel.addr)
+        address = _address(channel.addr)
+        client = channel.podsearch_client = client_of(address)
         channel.podsearch_waiting = channel.creation_time
         self.open[client] += 1
         self.total += 1
-        if self.per_client and self.exempt != "*" and client != self.exempt and self.open[client] > self.per_client:
+        if self.per_client and self.exempt not in {"*", address} and self.open[client] > self.per_client:
             channel.will_close = True
             self.refused += 1
             now = time.monotonic()
