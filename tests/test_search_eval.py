@@ -49,6 +49,22 @@ def test_measures_on_a_worked_example() -> None:
     assert average_precision(["a"], judged) == pytest.approx(0.5)
 
 
+def test_tags_become_topical_queries_scored_on_the_labelled_episodes(tmp_path: Path) -> None:
+    from podsearch.evaluation.podcast import _among, tag_topics
+
+    (tmp_path / "tags.tsv").write_text("guid\ttags\n" + "".join(
+        f"e{i}\t{tags}\n" for i, tags in enumerate(["Soft-Fork-Activation,taproot", "soft-fork-activation",
+                                                       "SOFT-FORK-ACTIVATION, p2p", "taproot", "p2p"])))
+    labelled, queries, qrels = tag_topics(tmp_path / "tags.tsv")
+    assert labelled == {"e0", "e1", "e2", "e3", "e4"}
+    # a tag of fewer than three episodes is no query; one spelt in capitals is the same tag
+    assert queries == {"soft-fork-activation": "soft fork activation"}
+    assert qrels == {"soft-fork-activation": {"e0": 1, "e1": 1, "e2": 1}}
+    ranked = _among(lambda text, depth: ["x9", "e3", "e0", "x1", "e1", "e2"][:depth], labelled)
+    assert ranked("soft fork activation", 100) == ["e3", "e0", "e1", "e2"]  # unlabelled episodes are left out
+    assert ndcg_at(ranked("", 100), qrels["soft-fork-activation"]) < 1.0
+
+
 def test_reads_both_qrels_formats_and_rejects_garbage(tmp_path: Path) -> None:
     three = make_collection(tmp_path / "three")
     four = make_collection(tmp_path / "four", trec=True)

@@ -51,8 +51,9 @@ def search_cmd(corpus: str | None, sets: str, collection: str | None, docs: str 
     """Run judged queries through podsearch's search box and score them, beside SQLite FTS5 bm25().
 
     Each query goes through the same function as /api/search, exactly as typed. With --corpus: the
-    podcast sets over the site corpus (known items, MRR@10, by kind; topical queries, nDCG@10; each also
-    on two halves) and Cranfield and Vaswani (nDCG@10, MAP@100) with their text imported as transcripts
+    podcast sets over the site corpus (known items, MRR@10, by kind; topical queries, nDCG@10; the tags
+    of the dev labels as queries, nDCG@10 over the labelled episodes; each also on two halves) and Cranfield
+    and Vaswani (nDCG@10, MAP@100) with their text imported as transcripts
     and as descriptions. Otherwise your own documents, queries and judgments. Your own data folder is
     never touched; --into keeps the built data for the next run.
 

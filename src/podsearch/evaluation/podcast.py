@@ -258,10 +258,40 @@ def score_graded(name: str, qrels: Qrels, runs: dict[str, Run], split: bool = Tr
                      per_query={q: {s: round(per[s][q], 4) for s in per} for q in judged})
 
 
+# -- the tags as topical queries ---------------------------------------------------------------------
+TAGS_FILE = "btc_tags.dev.tsv"
+TAG_QUERY_EPISODES = 3  # a tag given to fewer episodes is no query: nDCG@10 of one or two relevant is mostly luck
+
+
+def tag_topics(path: Path) -> tuple[set[str], dict[str, str], Qrels]:
+    """The labels of ``eval similar`` read as a third topical set, a guard beside the graded one: each tag given
+    to at least ``TAG_QUERY_EPISODES`` episodes is a query (its words: ``soft-fork-activation`` is searched as
+    ``soft fork activation``) whose relevant episodes are those with the tag (grade 1). Only 209 episodes are
+    labelled, so a ranking is scored on its labelled episodes only (the condensed list, as ``eval similar``'s
+    P@5): an unlabelled episode is unknown, not wrong. Returns (the labelled episodes, the queries, the qrels)."""
+    from .similar import read_tags
+
+    labels = read_tags(path)
+    by_tag: dict[str, set[str]] = {}
+    for guid, tags in labels.items():
+        for tag in tags:
+            by_tag.setdefault(tag, set()).add(guid)
+    chosen = sorted(t for t, guids in by_tag.items() if len(guids) >= TAG_QUERY_EPISODES)
+    queries = {t: " ".join(t.replace("-", " ").split()) for t in chosen}
+    qrels: Qrels = {t: dict.fromkeys(by_tag[t], 1) for t in chosen}
+    return set(labels), queries, qrels
+
+
+def _among(rank: Callable[[str, int], list[str]], keep: set[str]) -> Callable[[str, int], list[str]]:
+    """``rank`` with only the episodes of ``keep`` left, in its order (the condensed list)."""
+    return lambda text, depth: [d for d in rank(text, depth) if d in keep]
+
+
 # -- the whole evaluation ----------------------------------------------------------------------------
 def podcast_sets(corpus: Path, data: Path, baseline: bool = True, say: Callable[[str], None] = lambda _m: None,
                  ranking: Ranking | None = None, feedback: Feedback | None = None) -> list[SetScores]:
-    """Known items (MRR@10) and topical queries (nDCG@10) over the site corpus."""
+    """Known items (MRR@10) and topical queries (nDCG@10) over the site corpus, and the tags of the dev labels
+    as topical queries (nDCG@10 over the labelled episodes: :func:`tag_topics`) when their file is there."""
     evals = corpus / "eval"
     items = read_known_items(evals / "known_items.dev.tsv")
     topical = read_queries(evals / "topical_queries.dev.tsv")
@@ -292,6 +322,15 @@ def podcast_sets(corpus: Path, data: Path, baseline: bool = True, say: Callable[
         scores = score_graded("topical", qrels, runs)
         scores.extra = {"seconds": {k: round(v, 2) for k, v in seconds.items()}}
         out.append(scores)
+        if (evals / TAGS_FILE).is_file():
+            tagged, queries, tag_qrels = tag_topics(evals / TAGS_FILE)
+            runs, seconds = {}, {}
+            for name, rank in systems.items():
+                say(f"tag topics: {name}")
+                runs[name], seconds[name] = run_queries(_among(rank, tagged), queries, PAGE)
+            scores = score_graded("tag topics", tag_qrels, runs)
+            scores.extra = {"seconds": {k: round(v, 2) for k, v in seconds.items()}, "labelled": len(tagged)}
+            out.append(scores)
     finally:
         box.close()
         if fts is not None:
