@@ -291,6 +291,15 @@ def test_unknown_id_is_a_json_404(client):
     assert resp.is_json and resp.get_json()["error"]["message"]
 
 
+@pytest.mark.parametrize("path", ["/similar/{}", "/api/v1/episodes/{}", "/episodes/{}"])
+def test_a_404_does_not_repeat_a_long_id(client, path: str):
+    resp = client.get(path.format("x" * 100_000))
+    assert resp.status_code == 404
+    body = resp.get_data(as_text=True)
+    assert "x" * 300 not in body and "100000 characters" in body
+    assert len(body) < 20_000  # the 404 page with the site's layout is about 12 KB; JSON well under 1 KB
+
+
 @pytest.mark.parametrize("k", [1, 3, 50])
 def test_k(client, k: int):
     items = client.get(url(BEES, k=k)).get_json()["similar"]

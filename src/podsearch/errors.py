@@ -38,6 +38,13 @@ class QueryError(PodsearchError):
 class NotFound(PodsearchError):
     """An episode or show id is unknown."""
 
+    @classmethod
+    def unknown(cls, what: str, key: str, limit: int = 200) -> NotFound:
+        """``No <what> with id '<key>'.``, a key longer than ``limit`` characters cut to it (an id in a URL may
+        be as long as the request head allows; the answer need not repeat it)."""
+        shown = key if len(key) <= limit else key[:limit] + "…"
+        return cls(f"No {what} with id {shown!r}" + (f" ({len(key)} characters)." if shown != key else "."))
+
 
 class IndexMissing(PodsearchError):
     """No index (or model) has been built yet in the data folder."""

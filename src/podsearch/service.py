@@ -252,13 +252,13 @@ class Library:
     def episode(self, episode_id: str) -> Episode:
         ep = self.catalog.episode(episode_id)
         if ep is None:
-            raise NotFound(f"No episode with id {episode_id!r}.")
+            raise NotFound.unknown("episode", episode_id)
         return ep
 
     def show(self, show_id: str) -> Show:
         show = self.catalog.show(show_id)
         if show is None:
-            raise NotFound(f"No show with id {show_id!r}.")
+            raise NotFound.unknown("show", show_id)
         return show
 
     def shows(self) -> list[Show]:

@@ -305,7 +305,7 @@ class SimilarModel:
         """The k nearest episodes (and the near-duplicates, flagged apart)."""
         i = self.position.get(episode_id)
         if i is None:
-            raise NotFound(f"No episode with id {episode_id!r}.")
+            raise NotFound.unknown("episode", episode_id)
         return self._select(i, self.neigh_idx[i], self.neigh_score[i], k, same_show, shows, exclude_shows,
                             min_score, n_reasons)
 
