@@ -158,6 +158,8 @@ def test_misuse_exits_2(runner, args):
     ({"PODSEARCH_THREADS": "0"}, "bad value for threads"),
     ({"PODSEARCH_DATA": "IS_A_FILE"}, "is a file, not a folder"),
     ({"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": "notaurl"}, "opensearch_url must be"),
+    ({"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": "http://127.0.0.1:99999"},
+     "its port is no number from 1 to 65535"),
 ])
 def test_a_refused_setting_is_misuse_said_plainly_by_every_command(runner, tmp_path: Path, monkeypatch, command,
                                                                    env, message):

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
+from .urls import http_url_problem
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,8 @@ def _public_url(value: Any) -> str:
     text = str(value).strip().rstrip("/") if isinstance(value, str) else None
     if text == "":
         return ""
-    parts = urlsplit(text) if text is not None and "\x00" not in text else None
-    try:
-        port_ok = parts is not None and (parts.port is None or parts.port > 0)
-    except ValueError:
-        port_ok = False
-    if (parts is None or parts.scheme.lower() not in {"http", "https"} or not parts.hostname or not port_ok
-            or parts.query or parts.fragment or parts.username is not None or any(c.isspace() for c in text)):
+    parts = urlsplit(text) if text is not None and not http_url_problem(text) else None
+    if parts is None or parts.query or parts.fragment or parts.username is not None:
         raise ValueError(f"expected an http or https address such as https://search.example.org, got {value!r}")
     return text
 

@@ -40,6 +40,7 @@ from .follow import best_moment, episode_path, feed_query, moment_seconds, plain
 from .ingest.fetch import Fetcher, FetchLimits, check_address
 from .requests import SearchRequest
 from .service import Library
+from .urls import http_url_problem
 
 log = logging.getLogger(__name__)
 
@@ -156,20 +157,13 @@ def check_webhook(url: str, *, allow_private: bool) -> None:
     """Raise WatchError unless ``url`` is an http(s) URL with a host that may be reached (see fetch.py's guard)."""
     if len(url) > MAX_URL:
         raise WatchError(f"The webhook URL is {len(url)} characters long; the limit is {MAX_URL}.")
-    if not url or any(c.isspace() or ord(c) < 32 for c in url):
-        raise WatchError(f"The webhook URL {url!r} is empty or has spaces or control characters.")
+    problem = http_url_problem(url)
+    if problem:
+        raise WatchError(f"The webhook URL {url!r} cannot be used: {problem}.")
     parts = urlsplit(url)
-    if parts.scheme.lower() not in {"http", "https"}:
-        raise WatchError(f"The webhook must be an http:// or https:// URL, not {url!r}.")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError as exc:
-        raise WatchError(f"The webhook URL {url!r} is not valid: {exc}.") from None
-    if not host:
-        raise WatchError(f"The webhook URL {url!r} has no host.")
     if not allow_private:
         try:
-            check_address(host, url=url, port=port or (443 if parts.scheme.lower() == "https" else 80))
+            check_address(parts.hostname or "", url=url, port=parts.port or (443 if parts.scheme.lower() == "https" else 80))
         except FetchError as exc:
             raise WatchError(f"The webhook cannot be used: {exc}") from None
 

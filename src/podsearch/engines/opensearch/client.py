@@ -14,12 +14,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import urllib3
 from urllib3.exceptions import HTTPError as TransportError
 
 from ...errors import ConfigError, EngineRequestError, EngineUnavailable
+from ...urls import http_url_problem
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +50,9 @@ class OpenSearchClient:
         self.options = options
         self.bases = [u.rstrip("/") for u in options.urls]
         for base in self.bases:
-            parts = urlsplit(base)
-            if parts.scheme not in {"http", "https"} or not parts.hostname:
-                raise ConfigError(f"opensearch_url must be http(s)://host:port, not {base!r}.")
+            problem = http_url_problem(base)
+            if problem:
+                raise ConfigError(f"opensearch_url must be http(s)://host:port, not {base!r}: {problem}.")
         headers: dict[str, str] = {}
         if options.user:
             headers.update(urllib3.make_headers(basic_auth=f"{options.user}:{options.password}"))
