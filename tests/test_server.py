@@ -337,12 +337,14 @@ LINKING = ("/embed.js", "/opensearch.xml", "/search.rss?q=volcano",
            "/embed/similar/" + quote("tag:example.org,2024:field-notes/ep-01", safe="") + "?link=podsearch")
 
 
-def ask(server: LiveServer, path: str, host: str) -> tuple[int, dict[str, str], str]:
-    """GET with the Host header a client chose."""
+def ask(server: LiveServer, path: str, host: str, etag: str = "") -> tuple[int, dict[str, str], str]:
+    """GET with the Host header a client chose (and an If-None-Match)."""
     conn = http.client.HTTPConnection("127.0.0.1", port_of(server), timeout=15)
     try:
         conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
         conn.putheader("Host", host)
+        if etag:
+            conn.putheader("If-None-Match", etag)
         conn.endheaders()
         response = conn.getresponse()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode()
@@ -379,6 +381,9 @@ def test_without_public_url_links_follow_the_host_vary_on_it_and_no_host_is_a_40
         status, headers, body = ask(live_server, path, "pod.example:8080")
         assert status == 200 and "http://pod.example:8080/" in body, (path, body[:600])
         assert {"host", "x-forwarded-host", "forwarded"} <= varies_on(headers), (path, headers)
+        if "etag" in headers:  # a 304 says what its 200 would have said
+            status, headers, _ = ask(live_server, path, "pod.example:8080", headers["etag"])
+            assert status == 304 and {"host", "x-forwarded-host", "forwarded"} <= varies_on(headers), (path, headers)
     for host in ('a"b', "", "pod.example:99999", "pod_example"):
         for path in LINKING:
             status, headers, body = ask(live_server, path, host)

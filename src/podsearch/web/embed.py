@@ -12,6 +12,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 from ..errors import IndexMissing, QueryError
 from ..requests import SimilarParams, SuggestParams, parse
 from .context import library
+from .links import holds_links
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ def _public(url: str) -> bool:
 
 
 @bp.get("/embed/similar/<path:episode_id>")
+@holds_links
 def similar(episode_id: str):
     """The nearby episodes of one episode as a small page for an iframe.
 
@@ -51,11 +53,13 @@ def _cached_template(name: str, mimetype: str) -> Response:
 
 
 @bp.get("/embed.js")
+@holds_links
 def script():
     return _cached_template("embed.js", "text/javascript")
 
 
 @bp.get("/opensearch.xml")
+@holds_links
 def opensearch():
     return _cached_template("opensearch.xml", "application/opensearchdescription+xml")
 

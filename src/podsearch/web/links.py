@@ -11,14 +11,20 @@ empty) is a 400 instead of links to ``http:///``. A public site sets ``public_ur
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import Flask, Response, current_app, request, url_for
 from werkzeug.exceptions import BadRequest
 
 VARY = ("Host", "X-Forwarded-Host", "Forwarded")
-# The views whose answers hold absolute links (their 304s say Vary too).
-LINKING = frozenset({"rss.search_rss", "embed.script", "embed.opensearch", "embed.similar"})
+F = TypeVar("F")
+
+
+def holds_links(view: F) -> F:
+    """Mark a view whose answers hold absolute links to this server: without ``public_url`` they (and their
+    304s) say ``Vary`` by the headers the links follow."""
+    view._podsearch_links = True  # type: ignore[attr-defined]
+    return view
 
 
 def site_root() -> str:
@@ -47,7 +53,8 @@ def register(app: Flask) -> None:
 
     @app.after_request
     def _vary(response: Response) -> Response:
-        if request.endpoint in LINKING and not current_app.config["PODSEARCH"].public_url:
+        view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+        if getattr(view, "_podsearch_links", False) and not current_app.config["PODSEARCH"].public_url:
             for header in VARY:
                 response.vary.add(header)
         return response

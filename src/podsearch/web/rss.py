@@ -23,7 +23,7 @@ from .admission import run_search
 from .caching import cacheable
 from .context import library
 from .filters import clock
-from .links import absolute_url, site_root, this_url
+from .links import absolute_url, holds_links, site_root, this_url
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ FEED_ARGS = ("q", "show", "person", "from", "to", "duration_min", "duration_max"
 
 
 @bp.get("/search.rss")
+@holds_links
 @cacheable
 def search_rss() -> Response:
     args = request.args.copy()
