@@ -152,6 +152,20 @@ def test_a_suggestion_finds_clearly_more(client) -> None:
 
 
 @BOTH
+def test_a_long_query_with_an_unknown_word_is_answered_for_its_suggestion(client) -> None:
+    """More than four words are ranked on any word straight away, so a misspelt one left the query a total (the
+    other words' episodes) and it was never corrected, nor offered a suggestion (until 3 December 2026)."""
+    right = "waggle dance honeybees hive flowers"
+    answer = api(client, "waggle dnace honeybees hive flowers")
+    assert answer["corrected"] == right and answer["suggestion"] is None
+    assert [h["id"] for h in answer["hits"]] == [h["id"] for h in api(client, right)["hits"]]
+    typed = api(client, "waggle dnace honeybees hive flowers", correct="false")
+    assert typed["corrected"] is None and typed["suggestion"] == right
+    # a long query of known words is left as it is
+    assert api(client, "volcano eruption lava lake gases")["corrected"] is None
+
+
+@BOTH
 def test_unknown_words_with_a_suggestion_are_answered_for_it_unless_asked_as_typed(client) -> None:
     """An unknown word matches nothing, so the words as typed were ranked without it (the any-word fallback); the
     answer is the suggestion's, and says so. ``correct=false`` searches the words as typed and offers it."""

@@ -132,7 +132,7 @@ class Library:
         try:
             query = req.engine_query(deadline)
             found = self._ranked(query)
-            if req.correct and found.suggestion and (found.relaxed or not found.total) and not found.timed_out:
+            if req.correct and found.suggestion and not found.timed_out:  # (a word of it no episode holds)
                 found = self._corrected(query, found)
         except QueryError:
             self.load.add("refused")
@@ -148,9 +148,9 @@ class Library:
         return query, found
 
     def _corrected(self, query: EngineQuery, found: EngineResult) -> EngineResult:
-        """The answer for the query's spelling suggestion, when the query's words were not all found (an unknown
-        word matches nothing: the any-word fallback ranked the others without it) and the suggestion was offered
-        (it finds at least twice as many episodes holding every word, and one); else ``found``."""
+        """The answer for the query's spelling suggestion, which is only offered when a word of the query is one no
+        episode holds (it matches nothing: the any-word fallback, or a long query's any-word reading, ranked the
+        others without it) and the correction finds clearly more (``engines/spelling.py``); else ``found``."""
         better = self._ranked(replace(query, text=found.suggestion, suggest=False))
         if better.timed_out or not better.total:
             return found

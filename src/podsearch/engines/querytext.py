@@ -353,6 +353,15 @@ class Reading(NamedTuple):
     apart: tuple[tuple[str, str], ...] = ()  # words read both ways, one word or two (``words_apart``)
 
 
+def any_word_first(text: str, long_query_words: int = LONG_QUERY_WORDS) -> bool:
+    """Whether ``text`` is ranked on any word straight away (a long plain query): a word no episode holds then
+    leaves it a total, and its spelling is looked at anyway."""
+    return readings(text, False, long_query_words)[0].any_word
+
+
+EVERY_WORD = 10 ** 9  # as ``long_query_words``: never read a query on any word (the suggestions' counts)
+
+
 def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
              apart: tuple[tuple[str, str], ...] = ()) -> list[Reading]:
     """The readings of ``text`` to try in turn: the second is the fallback when the first finds fewer than

@@ -10,7 +10,9 @@ Rules (issue 15; docs/search.md):
 - a replacement is a word of the query's language: not one of its stop words, and found in at least one
   episode analysed for that language (``tax`` is not "corrected" to ``to``);
 - the suggestion is offered only when it finds clearly more: at least twice as many episodes holding every
-  word as the query typed (and at least one), counted with the same filters.
+  word as the query typed (and at least one), counted with the same filters, whatever the query's length (a
+  long query is ranked on any word, so an unknown word in it leaves it a total; it is corrected all the same);
+  a single unknown word's replacements as near as the nearest are tried in turn until one does.
 
 Each engine answers the questions about its index (:class:`Vocabulary`): ``engines/whoosh/spelling.py``,
 ``engines/opensearch/__init__.py``.
@@ -40,8 +42,8 @@ class Vocabulary(Protocol):
         """The words of ``words`` that some episode holds."""
 
     def candidates(self, word: str) -> list[str]:
-        """Known words within ``MAX_DISTANCE`` edits of ``word`` with its first letter, at most ``CANDIDATES``,
-        the more frequent first."""
+        """Known words within ``MAX_DISTANCE`` edits of ``word`` with its first letter, at most ``CANDIDATES``:
+        the nearest, then the more frequent."""
 
     def in_language(self, word: str) -> bool:
         """Whether ``word`` is a content word of one of the query's languages: not a stop word, and in the text
@@ -62,30 +64,43 @@ def correctable(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], before: int) -> str:
+def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], before: int | None) -> str:
     """``text`` with its unknown words corrected, or "" when nothing is worth suggesting.
 
-    ``count(text)``: how many episodes hold every word of a query (with the request's filters); ``before``:
-    that count for the text as typed.
+    ``count(text)``: how many episodes hold every word of a query (with the request's filters), however long it
+    is; ``before``: that count for the text as typed, or None to have it counted when a correction is found.
+    Each unknown word takes its nearest replacement; when that finds no more, a single unknown word's other
+    replacements as near are tried (``caarity`` is one edit from ``clarity`` and from ``charity``: ``caarity
+    majors go time libhoney`` is answered for ``charity``, which an episode says with the other words).
     """
     try:
         words = correctable(text)
         known = vocabulary.known(sorted({w.lower() for _, _, w in words}))
-        out, last, changed = [], 0, False
+        unknown = []  # (start, end, word as typed, its replacements nearest first)
         for start, end, word in words:
             low = word.lower()
-            if low in known:
-                continue
-            for candidate in sorted(vocabulary.candidates(low), key=lambda c, low=low: closeness(low, c)):
-                if vocabulary.in_language(candidate):  # (sorted is stable: then the more frequent)
-                    out.append(text[last:start] + _same_case(word, candidate))
-                    last, changed = end, True
-                    break
-        if not changed:
+            if low not in known:
+                options = [c for c in sorted(vocabulary.candidates(low), key=lambda c, low=low: closeness(low, c))
+                           if vocabulary.in_language(c)]  # (sorted is stable: then the more frequent)
+                if options:
+                    unknown.append((start, end, word, options))
+        if not unknown:
             return ""
-        suggested = "".join(out) + text[last:]
-        found = count(suggested)
-        return suggested if found >= max(1, 2 * before) and found > before else ""
+        typed = count(text) if before is None else before
+        tries = [[u[3][0] for u in unknown]]
+        if len(unknown) == 1:  # (as near as the nearest: a farther word is never preferred to it)
+            low, options = unknown[0][2].lower(), unknown[0][3]
+            tries += [[o] for o in options[1:] if closeness(low, o)[0] == closeness(low, options[0])[0]]
+        for chosen in tries:
+            out, last = [], 0
+            for (start, end, word, _), replacement in zip(unknown, chosen):
+                out.append(text[last:start] + _same_case(word, replacement))
+                last = end
+            suggested = "".join(out) + text[last:]
+            found = count(suggested)
+            if found >= max(1, 2 * typed) and found > typed:
+                return suggested
+        return ""
     except Exception:  # a suggestion is a nicety; never fail the search for it
         log.exception("spelling suggestion failed for %r", text)
         return ""

@@ -27,7 +27,7 @@ from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryErr
 from ...lru import LRU
 from .. import compounds, spelling
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
-from ..querytext import RELAX_BELOW, SEARCH_FIELDS, readings, refuse_leading_wildcard
+from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, readings, refuse_leading_wildcard
 from .analysis import analysis_settings, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, refusal
 from .query import facet_aggregations, facet_counts, filter_clauses, query_terms, sort_clause, text_field, text_query
@@ -404,16 +404,18 @@ class OpenSearchEngine:
         assert answer is not None
         total = answer["hits"]["total"]["value"]
         suggestion = ""
-        if q.suggest and not answer.get("timed_out") and (total < RELAX_BELOW or relaxed):
+        any_word = tries[0].any_word
+        if q.suggest and not answer.get("timed_out") and (total < RELAX_BELOW or relaxed or any_word):
             def count(words: str) -> int:  # episodes holding every word, with the request's filters
-                first = readings(words, plain=False)[0]
+                first = readings(words, plain=False, long_query_words=EVERY_WORD)[0]
                 body: dict[str, Any] = {"size": 0, "track_total_hits": True, "query": {"bool": {
                     "must": [text_query(first, profiles)], "filter": filters}}}
                 if q.deadline is not None:
                     body["timeout"] = _timeout(q.deadline)
                 return int(self._run(body)["hits"]["total"]["value"])
 
-            suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count, all_words)
+            suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count,
+                                             None if any_word else all_words)
         return self._result(answer, query_terms(used, profiles), suggestion, relaxed)
 
     def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:
@@ -548,8 +550,10 @@ class OpenSearchVocabulary:
     def candidates(self, word: str) -> list[str]:
         answer = self.engine.client.search(self.engine._target(), {"size": 0, "suggest": {"w": {"text": word, "term": {
             "field": "words", "suggest_mode": "always", "max_edits": spelling.MAX_DISTANCE, "prefix_length": 1,
-            "min_word_length": 3, "size": spelling.CANDIDATES, "sort": "frequency"}}}})
-        return [o["text"] for e in answer.get("suggest", {}).get("w", []) for o in e["options"]]
+            "min_word_length": 3, "size": spelling.CANDIDATES, "sort": "score"}}}})  # the nearest ...
+        options = [o for e in answer.get("suggest", {}).get("w", []) for o in e["options"]]
+        return [o["text"] for o in sorted(options, key=lambda o: -int(o.get("freq", 0)))]  # (... the more frequent
+        # first: the rules sort them by distance after, keeping this order among equals, as on Whoosh)
 
     def in_language(self, word: str) -> bool:
         for key in self.profiles:

@@ -16,6 +16,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -36,6 +37,7 @@ from ...lru import LRU
 from ...procs import bind_children_to_me
 from .. import compounds
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
+from ..querytext import EVERY_WORD, any_word_first
 from . import fast, spelling
 from .analysis import SpokenAnalyzer, profile_analyzer
 from .bounds import bound, check_text
@@ -295,15 +297,18 @@ class WhooshEngine:
                         found, query, relaxed, notes = found2, fallback, True, fallback_notes
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
-            if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed):
+            any_word = bool(text) and any_word_first(text, self.ranking.long_query_words)
+            if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed or any_word):
+                every = replace(self.ranking, long_query_words=EVERY_WORD)
+
                 def count(words: str) -> int:  # episodes holding every word, with the request's filters, bounded
                     try:  # as the search is (a pattern the suggestion keeps expands no further than the search's)
-                        first = self._bounded(s, strategy(words, False, profiles, self.ranking)[0], q.deadline)[0]
+                        first = self._bounded(s, strategy(words, False, profiles, every)[0], q.deadline)[0]
                     except (Expired, QueryError):
                         return 0
                     return int(run(_page, first, s, 1, 1, filt, None, q.deadline)[0].total)
 
-                suggestion = spelling.suggestion(s, text, profiles, count, all_words)
+                suggestion = spelling.suggestion(s, text, profiles, count, None if any_word else all_words)
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]

@@ -72,9 +72,10 @@ class Lexicon:
                                    np.array([len(w) for w in words], dtype=np.int64), _letters(words))
 
     def near(self, word: str, maxdist: int, limit: int) -> list[str]:
-        """The ``limit`` most frequent words (ties: alphabetical) within ``maxdist`` edits (Damerau-Levenshtein)
-        of ``word`` that start with its first letter, ``word`` itself left out: what Whoosh's
-        ``corrector.suggest(word, limit, maxdist, prefix=1)`` answers."""
+        """The ``limit`` nearest words within ``maxdist`` edits (Damerau-Levenshtein) of ``word`` that start with
+        its first letter, ``word`` itself left out: nearest first, then the more frequent, then alphabetically.
+        (Whoosh's ``corrector.suggest`` keeps the most frequent whatever their distance: ``txic`` was offered
+        ``topic``, two edits away, and never ``toxic``, one away but rarer than five words two away.)"""
         group = self.groups.get(word[:1])
         if group is None:
             return []
@@ -84,11 +85,13 @@ class Lexicon:
         diff = letters[near].astype(np.int16) - _letters([word])[0]
         bag = np.maximum(np.clip(diff, 0, None).sum(axis=1), np.clip(-diff, 0, None).sum(axis=1))
         places = np.flatnonzero(near)[bag <= maxdist]
-        found = [(int(freqs[i]), words[i]) for i in places.tolist()
-                 if words[i] != word and distance(words[i], word, limit=maxdist) <= maxdist]
-        # Whoosh keeps the best (frequency, then the later word) and lists them by frequency, then alphabetically
-        best = sorted(found, key=lambda fw: (fw[0], fw[1]), reverse=True)[:limit]
-        return [w for _, w in sorted(best, key=lambda fw: (-fw[0], fw[1]))]
+        found = []
+        for i in places.tolist():
+            if words[i] != word:
+                d = distance(words[i], word, limit=maxdist)
+                if d <= maxdist:
+                    found.append((d, -int(freqs[i]), words[i]))
+        return [w for _, _, w in sorted(found)[:limit]]
 
 
 _ALPHABET = 27  # a-z, and every other character counted together
@@ -125,6 +128,7 @@ def lexicon(reader: Any) -> Lexicon:
     return found
 
 
-def suggestion(searcher: Any, text: str, profiles: list[str], count: Callable[[str], int], before: int) -> str:
+def suggestion(searcher: Any, text: str, profiles: list[str], count: Callable[[str], int],
+               before: int | None) -> str:
     """``text`` with its unknown words corrected, or "" (``spelling.suggestion`` over this searcher)."""
     return spelling.suggestion(text, WhooshVocabulary(searcher, profiles), count, before)

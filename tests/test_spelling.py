@@ -1,0 +1,47 @@
+"""The "did you mean" rules shared by the engines (``engines/spelling.py``), on a made-up vocabulary: which
+replacement is tried, and when one is offered."""
+
+from __future__ import annotations
+
+from podsearch.engines.spelling import suggestion
+
+# word -> the episodes holding it
+EPISODES = {
+    "toxic": {1, 2}, "taxi": {3, 4, 5, 6}, "waste": {1, 3}, "ceremony": {1}, "topic": set(range(10, 40)),
+    "clarity": set(range(20, 30)), "charity": {7}, "majors": {7}, "libhoney": {7},
+}
+
+
+class Vocabulary:
+    def known(self, words: list[str]) -> set[str]:
+        return {w for w in words if w in EPISODES}
+
+    def candidates(self, word: str) -> list[str]:  # what an engine answers: the nearest, then the more frequent
+        from podsearch.engines.spelling import closeness
+
+        near = [w for w in EPISODES if w[0] == word[0] and closeness(word, w)[0] <= 2]
+        return sorted(near, key=lambda w: (closeness(word, w)[0], -len(EPISODES[w])))[:5]
+
+    def in_language(self, word: str) -> bool:
+        return True
+
+
+def count(text: str) -> int:
+    sets = [EPISODES.get(w, set()) for w in text.lower().split()]
+    return len(set.intersection(*sets)) if sets else 0
+
+
+def test_a_replacement_as_near_as_the_nearest_is_tried_when_the_nearest_finds_nothing() -> None:
+    # "taxic" is one edit from "taxi" (the nearer by its common beginning) and from "toxic": only "toxic" is said
+    # with "waste ceremony"
+    assert suggestion("taxic waste ceremony", Vocabulary(), count, None) == "toxic waste ceremony"
+    assert suggestion("caarity majors libhoney", Vocabulary(), count, 0) == "charity majors libhoney"
+    # a farther word is never tried before a nearer one: "toxlc" is one edit from "toxic" and two from "topic"
+    assert suggestion("toxlc ceremony", Vocabulary(), count, 0) == "toxic ceremony"
+    assert suggestion("toxlc majors", Vocabulary(), count, 0) == ""  # "topic majors": nothing either
+
+
+def test_nothing_is_offered_that_finds_no_more() -> None:
+    assert suggestion("toxic waste", Vocabulary(), count, None) == ""  # every word known
+    assert suggestion("taxic libhoney", Vocabulary(), count, None) == ""  # no replacement is said with it
+    assert suggestion("zzzz waste", Vocabulary(), count, None) == ""  # no replacement at all
