@@ -50,7 +50,7 @@ def test_measures_on_a_worked_example() -> None:
 
 
 def test_tags_become_topical_queries_scored_on_the_labelled_episodes(tmp_path: Path) -> None:
-    from podsearch.evaluation.podcast import _among, tag_topics
+    from podsearch.evaluation.podcast import condensed, tag_topics
 
     (tmp_path / "tags.tsv").write_text("guid\ttags\n" + "".join(
         f"e{i}\t{tags}\n" for i, tags in enumerate(["Soft-Fork-Activation,taproot", "soft-fork-activation",
@@ -60,7 +60,7 @@ def test_tags_become_topical_queries_scored_on_the_labelled_episodes(tmp_path: P
     # a tag of fewer than three episodes is no query; one spelt in capitals is the same tag
     assert queries == {"soft-fork-activation": "soft fork activation"}
     assert qrels == {"soft-fork-activation": {"e0": 1, "e1": 1, "e2": 1}}
-    ranked = _among(lambda text, depth: ["x9", "e3", "e0", "x1", "e1", "e2"][:depth], labelled)
+    ranked = condensed(lambda text, depth: ["x9", "e3", "e0", "x1", "e1", "e2"][:depth], labelled)
     assert ranked("soft fork activation", 100) == ["e3", "e0", "e1", "e2"]  # unlabelled episodes are left out
     assert ndcg_at(ranked("", 100), qrels["soft-fork-activation"]) < 1.0
 

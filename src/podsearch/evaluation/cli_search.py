@@ -52,10 +52,10 @@ def search_cmd(corpus: str | None, sets: str, collection: str | None, docs: str 
 
     Each query goes through the same function as /api/search, exactly as typed. With --corpus: the
     podcast sets over the site corpus (known items, MRR@10, by kind; topical queries, nDCG@10; the tags
-    of the dev labels as queries, nDCG@10 over the labelled episodes; each also on two halves) and Cranfield
-    and Vaswani (nDCG@10, MAP@100) with their text imported as transcripts
-    and as descriptions. Otherwise your own documents, queries and judgments. Your own data folder is
-    never touched; --into keeps the built data for the next run.
+    of the dev labels as queries, nDCG@10 over the labelled episodes; each also on two halves) and
+    Cranfield and Vaswani (nDCG@10, MAP@100) with their text imported as transcripts and as
+    descriptions. Otherwise your own documents, queries and judgments. Your own data folder is never
+    touched; --into keeps the built data for the next run.
 
     \b
     Examples:

@@ -282,7 +282,7 @@ def tag_topics(path: Path) -> tuple[set[str], dict[str, str], Qrels]:
     return set(labels), queries, qrels
 
 
-def _among(rank: Callable[[str, int], list[str]], keep: set[str]) -> Callable[[str, int], list[str]]:
+def condensed(rank: Callable[[str, int], list[str]], keep: set[str]) -> Callable[[str, int], list[str]]:
     """``rank`` with only the episodes of ``keep`` left, in its order (the condensed list)."""
     return lambda text, depth: [d for d in rank(text, depth) if d in keep]
 
@@ -327,7 +327,7 @@ def podcast_sets(corpus: Path, data: Path, baseline: bool = True, say: Callable[
             runs, seconds = {}, {}
             for name, rank in systems.items():
                 say(f"tag topics: {name}")
-                runs[name], seconds[name] = run_queries(_among(rank, tagged), queries, PAGE)
+                runs[name], seconds[name] = run_queries(condensed(rank, tagged), queries, PAGE)
             scores = score_graded("tag topics", tag_qrels, runs)
             scores.extra = {"seconds": {k: round(v, 2) for k, v in seconds.items()}, "labelled": len(tagged)}
             out.append(scores)
