@@ -82,6 +82,7 @@ class SearchResult:
     facets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     suggestion: str = ""
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
+    all_words: int | None = None  # when relaxed: the episodes that hold every word
     corrected: str = ""  # the words searched instead of the query (its spelling suggestion)
     took_ms: float = 0.0
     timed_out: bool = False  # the deadline cut the search short: the best of what was read; total a lower bound
@@ -102,6 +103,7 @@ class SearchResult:
                 "total_relation": "eq" if self.total_exact and not self.timed_out else "gte",
                 "page": self.page, "per_page": self.per_page,
                 "pages": self.pages, "took_ms": self.took_ms, "relaxed": self.relaxed,
+                "all_words": self.all_words,
                 "suggestion": self.suggestion or None, "corrected": self.corrected or None,
                 "timed_out": self.timed_out, "notes": list(self.notes),
                 "hits": [h.to_dict() for h in self.hits], "facets": self.facets}
@@ -200,6 +202,7 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or []))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
+                        all_words=found.all_words,
                         corrected=found.corrected, took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes),
                         total_exact=found.total_exact)
 

@@ -91,6 +91,7 @@ class EngineResult:
     facets: dict[str, dict[str, int]] = field(default_factory=dict)  # facet -> value -> matching documents
     suggestion: str = ""
     relaxed: bool = False  # all-words matching found too little; any-word matching was used
+    all_words: int | None = None  # when relaxed: the episodes that hold every word (ranked among the others)
     corrected: str = ""  # the text searched instead of the query's (its spelling suggestion), set by the library
     timed_out: bool = False  # the deadline passed: the hits are the best of the documents read; total a lower bound
     total_exact: bool = True  # False: ``total`` is a lower bound (an engine that stops counting, or a timeout)

@@ -23,7 +23,8 @@ FIELD_ALIASES = {"persons": ["person", "speaker", "guest", "host"], "notes": ["n
                  "show": ["podcast"]}
 MAX_QUERY_LENGTH = 500
 LONG_QUERY_WORDS = 4  # plain queries of more words than this are ranked on any word straight away
-RELAX_BELOW = 3  # fewer all-words hits than this: fall back to any-word matching
+RELAX_BELOW = 10  # fewer all-words hits than a page of them: rank on any word (docs/search.md, 4 December 2026)
+SUGGEST_BELOW = 3  # fewer all-words hits than this (or a query ranked on any word): look for a spelling suggestion
 
 # Operators written out: the person said how to combine the words, so there is no any-word fallback
 # (``-word`` and ``+word`` are kept by the fallback, which stays).

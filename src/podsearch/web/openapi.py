@@ -57,6 +57,8 @@ SCHEMAS: dict[str, Any] = {
     "SearchResult": _obj(["query", "total", "page", "per_page", "pages", "hits"],
                          query=STR, total=INT, page=INT, per_page=INT, pages=INT, took_ms=NUM, relaxed=BOOL,
                          suggestion=NULLABLE_STR, hits=_array(_ref("schemas", "Hit")),
+                         all_words={"type": ["integer", "null"], "description": "When relaxed: how many of the "
+                                    "episodes hold every word (they are ranked among the others)."},
                          corrected={"type": ["string", "null"], "description": "The words searched instead of the "
                                     "query: its spelling suggestion, when its unknown words had one (correct=false "
                                     "searches them as typed)."},

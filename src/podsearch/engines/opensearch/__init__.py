@@ -20,6 +20,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from ... import languages
@@ -27,7 +28,7 @@ from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryErr
 from ...lru import LRU
 from .. import compounds, spelling
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
-from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, readings, refuse_leading_wildcard
+from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, readings, refuse_leading_wildcard
 from .analysis import analysis_settings, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, refusal
 from .query import facet_aggregations, facet_counts, filter_clauses, query_terms, sort_clause, text_field, text_query
@@ -402,10 +403,9 @@ class OpenSearchEngine:
             if answer["hits"]["total"]["value"] >= RELAX_BELOW or answer.get("timed_out"):
                 break
         assert answer is not None
-        total = answer["hits"]["total"]["value"]
         suggestion = ""
         any_word = tries[0].any_word
-        if q.suggest and not answer.get("timed_out") and (total < RELAX_BELOW or relaxed or any_word):
+        if q.suggest and not answer.get("timed_out") and (all_words < SUGGEST_BELOW or any_word):
             def count(words: str) -> int:  # episodes holding every word, with the request's filters
                 first = readings(words, plain=False, long_query_words=EVERY_WORD)[0]
                 body: dict[str, Any] = {"size": 0, "track_total_hits": True, "query": {"bool": {
@@ -416,7 +416,8 @@ class OpenSearchEngine:
 
             suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count,
                                              None if any_word else all_words)
-        return self._result(answer, query_terms(used, profiles), suggestion, relaxed)
+        return replace(self._result(answer, query_terms(used, profiles), suggestion, relaxed),
+                       all_words=all_words if relaxed else None)
 
     def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:
         """The words of ``text`` to read both ways, one word or two (``compounds.apart``), each decision kept for the

@@ -37,7 +37,7 @@ from ...lru import LRU
 from ...procs import bind_children_to_me
 from .. import compounds
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
-from ..querytext import EVERY_WORD, any_word_first
+from ..querytext import EVERY_WORD, SUGGEST_BELOW, any_word_first
 from . import fast, spelling
 from .analysis import SpokenAnalyzer, profile_analyzer
 from .bounds import bound, check_text
@@ -298,7 +298,7 @@ class WhooshEngine:
             facets = self._facet_counts(s, found.results.docs()) if q.facets else {}
             suggestion = ""
             any_word = bool(text) and any_word_first(text, self.ranking.long_query_words)
-            if q.suggest and text and not timed_out and (found.total < self.ranking.relax_below or relaxed or any_word):
+            if q.suggest and text and not timed_out and (all_words < SUGGEST_BELOW or any_word):
                 every = replace(self.ranking, long_query_words=EVERY_WORD)
 
                 def count(words: str) -> int:  # episodes holding every word, with the request's filters, bounded
@@ -313,7 +313,8 @@ class WhooshEngine:
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
             return EngineResult(total=found.total, hits=hits, terms=query_terms(query), facets=facets,
-                                suggestion=suggestion, relaxed=relaxed, timed_out=timed_out, notes=notes)
+                                suggestion=suggestion, relaxed=relaxed, all_words=all_words if relaxed else None,
+                                timed_out=timed_out, notes=notes)
 
     def passages(self, ids: list[str], terms: list[str], width: int) -> list[float]:
         """The best transcript windows, from the index's positions (``fast.best_windows``); the document numbers
