@@ -57,6 +57,15 @@ def test_search_prints_hits_for_people(runner, sample_data: Path):
     assert "id: " in result.output
 
 
+def test_search_says_when_fewer_than_a_page_hold_every_word(runner, sample_data: Path):
+    """Six sample episodes say both words: the words are ranked on either, and the first line says so."""
+    both = json.loads(runner.invoke(main, ["--data", str(sample_data), "search", "bread AND water", "--json"]).output)
+    printed = runner.invoke(main, ["--data", str(sample_data), "search", "bread water"]).output
+    assert printed.splitlines()[0].endswith(f" episodes with any of the words ({both['total']} with every word)")
+    assert runner.invoke(main, ["--data", str(sample_data), "search", "water"]).output.splitlines()[0].endswith(
+        " episodes")
+
+
 def test_search_answers_a_misspelled_query_for_its_suggestion_unless_no_correct(runner, sample_data: Path):
     result = runner.invoke(main, ["--data", str(sample_data), "search", "waggle dnace", "--json"])
     assert result.exit_code == 0, result.output

@@ -403,7 +403,8 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
-    click.echo(f"{result.total} episodes" + (f" (did you mean: {result.suggestion})" if result.suggestion else "")
+    relaxed = f" with any of the words ({result.all_words or 0} with every word)" if result.relaxed else ""
+    click.echo(f"{result.total} episodes{relaxed}" + (f" (did you mean: {result.suggestion})" if result.suggestion else "")
                + (f" for {result.corrected!r} (--no-correct: as typed)" if result.corrected else ""))
     if result.past_end:
         click.echo(f"page {result.page} is past the last page ({result.pages})")
