@@ -11,7 +11,7 @@ normalisation, k1, BM25F or per-field BM25 added up, the any-word fallback, the 
 same built data (``podsearch eval search --into``'s folders: built once, then only searched). Each set is
 scored on all its queries and on its two halves (alternate queries, per kind for the known items): a setting
 chosen on one half should hold on the other. FTS5 runs once per set. Results go to ``--out`` as JSON and are
-printed as a Markdown table. ``ours`` is our own graded topical set over the site corpus (24 queries,
+printed as a Markdown table. ``ours`` is our own graded topical set over the site corpus (40 queries,
 ``bench/labels/README.md``): a guard beside the dev labels, not a target.
 """
 
