@@ -110,21 +110,26 @@ class Expired(Exception):
 
 class _Deadline(collectors.WrappingCollector):
     """Stops collecting (raises :class:`Expired`) once ``deadline`` (``time.monotonic()``) has passed; what was
-    collected until then stays in the wrapped collector. The clock is read every 128 matches."""
+    collected until then stays in the wrapped collector. The clock is read every 128 matches, first after the
+    first 128: a search that reaches its matches late (a stall, a cold first search after a reindex) still
+    answers with a first page of them, cut short, rather than with nothing (a 503); that is at most 128
+    matches of work past the deadline."""
 
     def __init__(self, child: Any, deadline: float) -> None:
         super().__init__(child)
         self.deadline = deadline
         self.expired = False
+        self.collected = 0  # matches collected, over every segment
 
     def collect_matches(self) -> None:
-        if monotonic() > self.deadline:
+        if self.collected and monotonic() > self.deadline:
             self.expired = True
             raise Expired
         collect = self.child.collect
-        for n, sub_docnum in enumerate(self.matches(), 1):
+        for sub_docnum in self.matches():
             collect(sub_docnum)
-            if not n & 127 and monotonic() > self.deadline:
+            self.collected += 1
+            if not self.collected & 127 and monotonic() > self.deadline:
                 self.expired = True
                 raise Expired
 
