@@ -77,6 +77,24 @@ def test_the_sourdough_episode_says_rye_so_excluding_rye_drops_it(client, sample
 
 
 @BOTH
+@pytest.mark.parametrize("quote", [
+    "Every twenty-four hours, discard most",  # a hyphenated word, then more words
+    "a pile of Python 3.12 scripts that track",  # a version
+    "A living mycelium skin",  # no joined word (as before)
+    "a mycelium-based material could signal",
+])
+def test_a_quote_across_a_joined_word_finds_its_episode(client, sample_data: Path, quote: str) -> None:
+    """A joined word is indexed whole and then as its parts, each at a position of its own: a quoted phrase
+    with words after one found nothing on Whoosh (``"Mat's a stay-at-home gopher dad"``, Go Time #82, found by
+    our own known-item queries, bench/labels/README.md)."""
+    answer = api(client, f'"{quote}"')
+    assert answer["total"] >= 1, quote
+    with Catalog.in_dir(sample_data) as catalog:
+        said = catalog.episode(answer["hits"][0]["id"]).transcript_text
+    assert quote.lower() in " ".join(said.split()).lower()
+
+
+@BOTH
 def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) -> None:
     """No episode has both words, so any word will do; the excluded word still excludes."""
     assert api(client, "kimchi telegraph")["relaxed"] is True

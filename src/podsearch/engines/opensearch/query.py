@@ -45,6 +45,7 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         typed = re.sub(r"\bANDMAYBE\b", "OR", typed)
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
         typed = _RANGE.sub(_range, _PUBLISHED_DAYS.sub(_published_days, typed))
+        typed = _QUOTED.sub(lambda m: _JOINED.sub(" ", m.group(0)), typed)
     typed = words_apart(typed, apart)
     return {"query_string": {
         "query": typed, "fields": [f"{text_field(f, profile)}^{boost}" for f, boost in FIELD_BOOSTS.items()],
@@ -53,6 +54,14 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         # a fuzzy word (word~, word~2) as Whoosh reads it (engines/whoosh/bounds.py): its first letter as typed,
         # its 64 most frequent matches
         "fuzzy_prefix_length": 1, "fuzzy_max_expansions": 64}}
+
+
+# A quoted phrase's joined words ("3.12", "node.js", "snake_case": words the tokenizer keeps whole) as their
+# parts: the index holds such a word whole and then its parts at positions of their own (sp_parts), so read whole
+# the word after it was not next to it and "python 3.12 scripts" found nothing. (Whoosh: whoosh/query.py,
+# SpacedPhrase; here a quoted "3.12" also finds "3 12".)
+_QUOTED = re.compile(r'(?<!\\)"(?:[^"\\]|\\.)*"')
+_JOINED = re.compile(r"(?<=\w)[._:](?=\w)")
 
 
 # Whoosh's "word~2/3" (three letters kept as typed): the query string has no per-word form, so "word~2"

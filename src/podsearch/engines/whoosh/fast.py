@@ -23,6 +23,7 @@ from whoosh.query import And, AndMaybe, AndNot, ConstantScoreQuery, NullQuery, O
 from ...lru import LRU
 from .bm25f import FieldsTerm
 from .exclusions import Excluding
+from .query import SpacedPhrase
 from .scoring import field_lengths
 
 POSTINGS_BYTES = 256 << 20  # decoded postings kept per process
@@ -331,7 +332,7 @@ class Evaluator:
                 return scores, matched
             extra, maybe = self._eval(q.b, False)
             return scores + np.where(matched & maybe, extra, 0.0), matched
-        if type(q) is Phrase and q.slop == 1 and self._has_positions(q.fieldname):
+        if type(q) in (Phrase, SpacedPhrase) and q.slop == 1 and self._has_positions(q.fieldname):
             return self._phrase(q, boolean)
         if type(q) is Term and self._scorable(q):
             return self._term(q), self._term_mask(q)
@@ -378,8 +379,9 @@ class Evaluator:
         return self._bm25(q.fieldname, btext) * q.boost
 
     def _phrase(self, q: Phrase, boolean: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Words next to each other, in order: the documents where the positions line up; scored as Whoosh scores
-        a phrase (the sum of its words' BM25 in the field, times the phrase's boost)."""
+        """Words next to each other, in order: the documents where the positions line up (a joined word's parts
+        between it and the next word: ``SpacedPhrase.places``); scored as Whoosh scores a phrase (the sum of its
+        words' BM25 in the field, times the phrase's boost)."""
         field = self.schema[q.fieldname]
         matched = np.zeros(self.n, dtype=bool)
         try:
@@ -388,6 +390,7 @@ class Evaluator:
             return self._zeros(), matched
         if not words:
             return self._zeros(), matched
+        places = getattr(q, "places", None) or range(len(words))
         shift = np.int64(1) << np.int64(32)
         for r, offset in self.leaves:
             # Candidates first: the documents that hold every word (postings only); positions are read only when
@@ -404,8 +407,8 @@ class Evaluator:
             for i, word in enumerate(words):
                 docs, where = positions(r, q.fieldname, word)
                 keep = in_sorted(docs, candidates)
-                # word i at p: the phrase would start at p - i (sorted: documents ascending, positions within)
-                these = docs[keep] * shift + (where[keep] - i)
+                # word i at p: the phrase would start at p - its place (sorted: documents ascending, positions within)
+                these = docs[keep] * shift + (where[keep] - places[i])
                 keys = these if keys is None else keys[in_sorted(keys, these)]
                 if not len(keys):
                     break

@@ -7,10 +7,11 @@ from typing import Any
 
 from whoosh.qparser import AndGroup, FieldAliasPlugin, FuzzyTermPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
 from whoosh.qparser.dateparse import DateParserPlugin
-from whoosh.query import NullQuery, Or, Require, Term
+from whoosh.query import NullQuery, Or, Phrase, Require, Term
 
 from ...errors import QueryError
 from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, hyphens_apart, lenient, plain_words, readings, words_apart
+from .analysis import SpokenAnalyzer
 from .bm25f import as_bm25f
 from .exclusions import exclusions_hold, positive_terms
 from .ranking import RANKING, Ranking
@@ -56,7 +57,7 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
             q = _parser(key, relaxed, ranking).parse(typed)
         except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
             raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
-        q = _rewrite(q, ranking)
+        q = _rewrite(spaced(q, typed, key), ranking)
         if len(profiles) == 1:
             return q
         if q is not NullQuery:
@@ -64,6 +65,49 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
     parts = [Require(q, Term("analysis", keys[0]) if len(keys) == 1 else Or([Term("analysis", k) for k in keys]))
              for q, keys in alike.values()]
     return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
+
+
+class SpacedPhrase(Phrase):
+    """A phrase some of whose words take more than one position in the index: a joined word (``stay-at-home``,
+    ``node.js``, French ``l'homme``) is indexed whole and then its parts, each at a position of its own, so the
+    word after it is not at the next position. ``places`` is where each word stands, counted from the first
+    (``fast.Evaluator`` matches them there); the query keeps the joined word whole (as typed)."""
+
+    def __init__(self, fieldname: str, words: list[str], places: tuple[int, ...], boost: float = 1.0,
+                 char_ranges: list[tuple[int, int]] | None = None) -> None:
+        super().__init__(fieldname, words, slop=1, boost=boost, char_ranges=char_ranges)
+        self.places = places
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other) and self.places == other.places  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return super().__hash__() ^ hash(self.places)
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, places={self.places})"
+
+
+def spaced(q: Any, typed: str, key: str) -> Any:
+    """``q`` with each exact phrase that holds a joined word made a :class:`SpacedPhrase`: the positions each
+    word of the phrase takes are counted by the field's analyzer reading the word as typed (``typed[start:end]``,
+    Whoosh's ``char_ranges``) as it reads an episode's text."""
+    if type(q) is Phrase:
+        ranges = q.char_ranges or []
+        if q.slop != 1 or len(ranges) != len(q.words):
+            return q
+        schema = query_schema(key)
+        analyzer = schema[q.fieldname].analyzer if q.fieldname in schema else None
+        if not isinstance(analyzer, SpokenAnalyzer):  # (the words field: no positions, no phrases)
+            return q
+        sizes = [max(1, len(analyzer.texts(typed[start:end]))) for start, end in ranges]
+        if all(n == 1 for n in sizes):
+            return q
+        places = tuple(sum(sizes[:i]) for i in range(len(sizes)))
+        return SpacedPhrase(q.fieldname, q.words, places, boost=q.boost, char_ranges=ranges)
+    if q.is_leaf():
+        return q
+    return q.apply(lambda sub: spaced(sub, typed, key))
 
 
 def _rewrite(q: Any, ranking: Ranking) -> Any:
