@@ -4,6 +4,7 @@
     python -m bench.ranking --into /tmp/eval-data --sets site,cranfield,vaswani --only "before|chosen"
     python -m bench.ranking --into /tmp/eval-data --set k1=1.2 --set "b=transcript:0.75" --set feedback.weight=0
     python -m bench.ranking --into /tmp/eval-data --sets site,ours --only chosen      with our own graded queries
+    python -m bench.ranking --into /tmp/eval-data --sets ours-known --only chosen     our own known items
 
 A variant is a :class:`podsearch.engines.whoosh.ranking.Ranking` (field weights, per-field length
 normalisation, k1, BM25F or per-field BM25 added up, the any-word fallback, the long-query rule) and a
@@ -12,7 +13,8 @@ same built data (``podsearch eval search --into``'s folders: built once, then on
 scored on all its queries and on its two halves (alternate queries, per kind for the known items): a setting
 chosen on one half should hold on the other. FTS5 runs once per set. Results go to ``--out`` as JSON and are
 printed as a Markdown table. ``ours`` is our own graded topical set over the site corpus (40 queries,
-``bench/labels/README.md``): a guard beside the dev labels, not a target.
+``bench/labels/README.md``): a guard beside the dev labels, not a target; ``ours-known`` our own known-item
+queries (62, MRR@10 by kind, the same README).
 """
 
 from __future__ import annotations
@@ -26,7 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from podsearch.engines.whoosh.ranking import BEFORE, RANKING, Ranking
-from podsearch.evaluation.podcast import IR_FIELDS, SetScores, collection_sets, fts5_for, podcast_sets, score_graded, site_data
+from podsearch.evaluation.podcast import (
+    IR_FIELDS,
+    SetScores,
+    collection_sets,
+    fts5_for,
+    podcast_sets,
+    read_known_items,
+    score_graded,
+    score_known_items,
+    site_data,
+)
 from podsearch.evaluation.search import SearchBox, read_qrels, read_queries, run_queries
 from podsearch.feedback import FEEDBACK, OFF, Feedback
 
@@ -122,6 +134,8 @@ def measure(name: str, variant: tuple[Ranking, Feedback], corpus: Path, data: Pa
         results += podcast_sets(corpus, data, baseline=first, ranking=ranking, feedback=feedback)
     if "ours" in sets:
         results.append(our_topical(corpus, data, first, ranking, feedback))
+    if "ours-known" in sets:
+        results.append(our_known(corpus, data, first, ranking, feedback))
     for coll in ("cranfield", "vaswani"):
         if coll in sets:
             results += collection_sets(corpus / "ir" / coll, data, IR_FIELDS, baseline=first,
@@ -143,11 +157,9 @@ def measure(name: str, variant: tuple[Ranking, Feedback], corpus: Path, data: Pa
     return out
 
 
-def our_topical(corpus: Path, data: Path, baseline: bool, ranking: Ranking, feedback: Feedback) -> SetScores:
-    """Our own graded topical queries (bench/labels/README.md) through the search box, FTS5 when ``baseline``;
-    ``extra`` says how many of podsearch's top 10 are unjudged (scored 0: look at them before trusting a drop)."""
-    queries = read_queries(LABELS / "topical_ours.queries.tsv")
-    qrels = read_qrels(LABELS / "topical_ours.qrels.tsv")
+def _our_runs(corpus: Path, data: Path, baseline: bool, ranking: Ranking, feedback: Feedback,
+              queries: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """Our queries' top 10s through the search box over the site corpus, and FTS5's when ``baseline``."""
     site = site_data(corpus / "site", data / "site", lambda _m: None)
     box = SearchBox(site, ranking, feedback)
     systems = {"podsearch": box.rank}
@@ -155,15 +167,30 @@ def our_topical(corpus: Path, data: Path, baseline: bool, ranking: Ranking, feed
     if fts is not None:
         systems["fts5"] = fts.rank
     try:
-        runs = {name: run_queries(rank, queries, 10)[0] for name, rank in systems.items()}
+        return {name: run_queries(rank, queries, 10)[0] for name, rank in systems.items()}
     finally:
         box.close()
         if fts is not None:
             fts.close()
+
+
+def our_topical(corpus: Path, data: Path, baseline: bool, ranking: Ranking, feedback: Feedback) -> SetScores:
+    """Our own graded topical queries (bench/labels/README.md) through the search box, FTS5 when ``baseline``;
+    ``extra`` says how many of podsearch's top 10 are unjudged (scored 0: look at them before trusting a drop)."""
+    queries = read_queries(LABELS / "topical_ours.queries.tsv")
+    qrels = read_qrels(LABELS / "topical_ours.qrels.tsv")
+    runs = _our_runs(corpus, data, baseline, ranking, feedback, queries)
     scores = score_graded("our topical", qrels, runs)
     scores.extra = {"unjudged in the top 10": sum(1 for q, ids in runs["podsearch"].items()
                                                   for d in ids if d not in qrels.get(q, {}))}
     return scores
+
+
+def our_known(corpus: Path, data: Path, baseline: bool, ranking: Ranking, feedback: Feedback) -> SetScores:
+    """Our own known-item queries (bench/labels/README.md), MRR@10 by kind, FTS5 when ``baseline``."""
+    items = read_known_items(LABELS / "known_ours.tsv")
+    runs = _our_runs(corpus, data, baseline, ranking, feedback, {i.qid: i.query for i in items})
+    return score_known_items(items, runs, "our known items")
 
 
 def table(results: dict[str, dict]) -> str:
@@ -198,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.ranking", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--into", type=Path, required=True, help="the evaluation's data folder (built on first use)")
-    ap.add_argument("--sets", default="site", help="comma-separated: site, ours, cranfield, vaswani")
+    ap.add_argument("--sets", default="site", help="comma-separated: site, ours, ours-known, cranfield, vaswani")
     ap.add_argument("--only", default="", help="variant names separated by | (default: all)")
     ap.add_argument("--set", dest="settings", action="append", default=[],
                     help="one variant from the chosen ranking with these settings (name=value, repeatable)")
