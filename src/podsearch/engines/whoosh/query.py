@@ -100,7 +100,7 @@ def spaced(q: Any, typed: str, key: str) -> Any:
         analyzer = schema[q.fieldname].analyzer if q.fieldname in schema else None
         if not isinstance(analyzer, SpokenAnalyzer):  # (the words field: no positions, no phrases)
             return q
-        sizes = [max(1, len(analyzer.texts(typed[start:end]))) for start, end in ranges]
+        sizes = [max(1, n) for n in analyzer.token_counts(key, [typed[start:end] for start, end in ranges])]
         if all(n == 1 for n in sizes):
             return q
         places = tuple(sum(sizes[:i]) for i in range(len(sizes)))
