@@ -104,12 +104,16 @@ def test_moments_agree_on_the_site_corpus_real_queries(site_index: Path, corpus:
         lib.close()
 
 
-def test_token_counts_are_the_analysis_counts() -> None:
+def test_token_counts_are_the_positions_the_analysis_takes() -> None:
+    """A text's count is the positions its tokens take (the segments' starts in the transcript field): a joined
+    word's parts, not its tokens."""
     ana = spoken_analyzer()
     for key in ("en", "de"):
         texts = tuple(TRICKY)
-        assert ana.token_counts(key, texts) == [len(ana.texts(mark(key, t))) if t else 0 for t in texts]
+        assert ana.token_counts(key, texts) == [
+            max((t.pos + 1 for t in ana(mark(key, t), positions=True)), default=0) for t in texts]
     assert ana.token_counts("en", ("one two", "three")) == [2, 1]
+    assert ana.token_counts("en", ("a stay-at-home dad", "node.js")) == [3, 2]
 
 
 def test_term_spans_are_the_spans_of_those_terms() -> None:

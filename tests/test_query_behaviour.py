@@ -95,6 +95,22 @@ def test_a_quote_across_a_joined_word_finds_its_episode(client, sample_data: Pat
 
 
 @BOTH
+@pytest.mark.parametrize("quote", [
+    "Every twenty four hours, discard most",  # the text says "twenty-four"
+    "electrically. Or a mycelium based material",
+    "We do stretch and folds",
+])
+def test_a_quote_typed_apart_finds_the_joined_word(client, sample_data: Path, quote: str) -> None:
+    """The other way round: the text joins the words the quote types apart. The index puts a joined word where
+    its first part is, its parts one after another (Whoosh schema version 5), so the parts are a phrase."""
+    answer = api(client, f'"{quote}"')
+    assert answer["total"] >= 1, quote
+    with Catalog.in_dir(sample_data) as catalog:
+        said = catalog.episode(answer["hits"][0]["id"]).transcript_text
+    assert quote.lower() in re.sub(r"[\s-]+", " ", said).lower()
+
+
+@BOTH
 def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) -> None:
     """No episode has both words, so any word will do; the excluded word still excludes."""
     assert api(client, "kimchi telegraph")["relaxed"] is True

@@ -108,13 +108,14 @@ class _Profile:
     stemming (English, as it always was) or after (the Snowball stemmers of other languages read accents:
     German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``)."""
 
-    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "words", "sizes")
+    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "words", "sizes", "places")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.cache: dict[str, str] = {}
         self.words: dict[str, tuple[str, ...]] = {}  # a word as the tokenizer finds it -> its tokens (texts())
-        self.sizes: dict[str, int] = {}  # a word -> how many tokens (token_counts())
+        self.sizes: dict[str, int] = {}  # a word -> how many positions it takes (token_counts())
+        self.places: dict[str, tuple[int, ...]] = {}  # a word of several tokens -> their positions (texts_at())
         if key == "en":
             self.stops, self.fold_first = STOP_WORDS, True
             self.stemfn: Any = stemmer_for_language("en")
@@ -231,8 +232,13 @@ class SpokenAnalyzer(Tokenizer):
             matches = ((w, 0, 0) for w in self.expression.findall(value))
         for raw, start, end in matches:
             low = raw.lower()
-            words = [low] if low.isascii() and low.isalnum() else self._words(raw, query, fold_first)
-            for word in words:
+            if low.isascii() and low.isalnum():
+                words, joined = [low], False
+            else:
+                words = self._words(raw, query, fold_first)
+                joined = len(words) > 1 and not HAS_CJK.search(raw)  # the whole word, then its parts
+            held = False  # the whole word's position, not passed yet: its first part stands there too
+            for i, word in enumerate(words):
                 # a list written without accents (Romanian's) also stops the accented word ("și" = "si")
                 stopped = word in stops
                 if folded_stops and not stopped and not word.isascii():
@@ -255,8 +261,14 @@ class SpokenAnalyzer(Tokenizer):
                     t.startchar = start_char + start
                     t.endchar = start_char + end
                 if not stopped:
-                    pos += 1
+                    if joined and i == 0:
+                        held = True
+                    else:
+                        pos += 1
+                        held = False
                 yield t
+            if held:  # no part took the whole word's position
+                pos += 1
 
     def texts(self, value: str) -> list[str]:
         """``[t.text for t in self(value)]``, faster (moments analyse the segments of every hit at query time):
@@ -264,6 +276,34 @@ class SpokenAnalyzer(Tokenizer):
         lower-cased whole before it is split, which finds the same words."""
         if value.startswith(MARK) or not self.stem:
             return [t.text for t in self(value)]
+        _, _, tokens = self._word_tokens(value)
+        return list(chain.from_iterable(tokens))
+
+    def texts_at(self, value: str) -> tuple[list[str], list[int]]:
+        """``texts(value)`` and the position of each, as ``self(value, positions=True)`` gives them: a joined
+        word ("stay-at-home") stands at its first part's position, its parts one after another, so that the
+        words typed apart ("stay at home") are a phrase of the text too."""
+        if value.startswith(MARK) or not self.stem:
+            tokens = [(t.text, t.pos) for t in self(value, positions=True)]
+            return [text for text, _ in tokens], [pos for _, pos in tokens]
+        prof, found, words = self._word_tokens(value)
+        texts = list(chain.from_iterable(words))
+        counts = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        several = np.flatnonzero(counts > 1)
+        if not len(several):  # no word of several tokens: one position a token
+            return texts, list(range(len(texts)))
+        widths = counts.copy()  # the positions each word takes
+        firsts = np.cumsum(counts) - counts  # each word's first token
+        offsets = np.zeros(len(texts), dtype=np.int64)  # each token's position within its word
+        for i in several.tolist():
+            places = self._places(prof, found[i])
+            widths[i] = places[-1] + 1
+            offsets[firsts[i]:firsts[i] + counts[i]] = places
+        starts = np.cumsum(widths) - widths
+        return texts, (np.repeat(starts, counts) + offsets).tolist()
+
+    def _word_tokens(self, value: str) -> tuple[_Profile, list[str], list[tuple[str, ...]]]:
+        """(profile, the words the tokenizer finds in ``value`` (not marked), each word's tokens)."""
         key = self.lang or "en"
         prof = self._profiles.get(key) or self.profile(key)
         memo = prof.words
@@ -275,18 +315,32 @@ class SpokenAnalyzer(Tokenizer):
             for i, raw in enumerate(found):
                 if tokens[i] is None:
                     tokens[i] = memo[raw] = self._word_texts(prof, raw)
-        return list(chain.from_iterable(tokens))  # type: ignore[arg-type]
+        return prof, found, tokens  # type: ignore[return-value]
+
+    def _places(self, prof: _Profile, raw: str) -> tuple[int, ...]:
+        """Where each token of one word of more than one token stands, from the word's first position."""
+        places = prof.places.get(raw)
+        if places is None:
+            if len(prof.places) > self.CACHE_LIMIT:
+                prof.places.clear()
+            places = prof.places[raw] = tuple(t.pos for t in self(raw, positions=True))
+        return places
+
+    def _width(self, prof: _Profile, raw: str) -> int:
+        """How many positions one word takes (a joined word: its parts')."""
+        tokens = self._word_texts(prof, raw)
+        return len(tokens) if len(tokens) < 2 else self._places(prof, raw)[-1] + 1
 
     def token_counts(self, key: str, texts: tuple[str, ...] | list[str]) -> list[int]:
-        """How many tokens (positions) each of ``texts`` gives under profile ``key``: ``len(texts(t))`` of each,
-        faster. English text is read in one pass: the texts are joined around a word none of them holds, and
-        the tokens between two of those are counted."""
+        """How many positions each of ``texts`` takes under profile ``key`` (a joined word takes its parts':
+        :meth:`texts_at`), faster than analysing each. English text is read in one pass: the texts are joined
+        around a word none of them holds, and the positions between two of those are counted."""
         joined = _BETWEEN.join(texts)
         lowered = joined.lower() if joined.isascii() else joined
         if key not in ("", "en") or not self.stem or lowered.count(_SEPARATOR) != len(texts) - 1:
-            return [len(self.texts(mark(key, t))) if t else 0 for t in texts]
+            return [self.width(mark(key, t)) if t else 0 for t in texts]
         prof = self._profiles.get("en") or self.profile("en")
-        sizes = prof.sizes  # a word -> how many tokens it gives (-1: the separator)
+        sizes = prof.sizes  # a word -> how many positions it takes (-1: the separator)
         found = self.expression.findall(lowered)
         lengths = list(map(sizes.get, found))
         if None in lengths:  # words not seen yet
@@ -295,11 +349,18 @@ class SpokenAnalyzer(Tokenizer):
             sizes[_SEPARATOR] = -1
             for i, raw in enumerate(found):
                 if lengths[i] is None:
-                    lengths[i] = sizes[raw] = -1 if raw == _SEPARATOR else len(self._word_texts(prof, raw))
+                    lengths[i] = sizes[raw] = -1 if raw == _SEPARATOR else self._width(prof, raw)
         counted = np.array(lengths, dtype=np.int64)
         between = counted < 0
         counted[between] = 0
         return np.bincount(np.cumsum(between), weights=counted, minlength=len(texts)).astype(np.int64).tolist()
+
+    def width(self, value: str) -> int:
+        """How many positions ``value`` (marked or not) takes."""
+        last = -1
+        for t in self(value, positions=True):
+            last = t.pos
+        return last + 1
 
     def spans(self, value: str) -> Iterator[tuple[str, int, int]]:
         """(term, start, end) of each term of ``value`` (not marked), with the character offsets of its word; the

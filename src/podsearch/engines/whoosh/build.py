@@ -284,7 +284,7 @@ class _PositionsIndex:
         if not isinstance(value, str):
             raise ValueError(f"{value!r} is not a string")
         places: dict[str, list[int]] = {}
-        for pos, text in enumerate(self.analyzer.texts(value)):
+        for text, pos in zip(*self.analyzer.texts_at(value)):
             found = places.get(text)
             if found is None:
                 places[text] = [pos]

@@ -69,9 +69,10 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
 
 class SpacedPhrase(Phrase):
     """A phrase some of whose words take more than one position in the index: a joined word (``stay-at-home``,
-    ``node.js``, French ``l'homme``) is indexed whole and then its parts, each at a position of its own, so the
-    word after it is not at the next position. ``places`` is where each word stands, counted from the first
-    (``fast.Evaluator`` matches them there); the query keeps the joined word whole (as typed)."""
+    ``node.js``, French ``l'homme``) is indexed whole at its first part's position and its parts one after
+    another (schema version 5), so the word after it is as many places on as it has parts. ``places`` is where
+    each word stands, counted from the first (``fast.Evaluator`` matches them there); the query keeps the joined
+    word whole (as typed)."""
 
     def __init__(self, fieldname: str, words: list[str], places: tuple[int, ...], boost: float = 1.0,
                  char_ranges: list[tuple[int, int]] | None = None) -> None:

@@ -14,8 +14,9 @@ from ..base import Document, facet_values
 from .analysis import mark, plain_analyzer, spoken_analyzer
 
 # 2: text analysed per language (the mark), the analysis field; 3: the segments field (where each transcript
-# segment's tokens start, and its words); 4: a word's closing "#" kept ("C#", "F#": analysis.TOKEN_PATTERN)
-SCHEMA_VERSION = "4"
+# segment's tokens start, and its words); 4: a word's closing "#" kept ("C#", "F#": analysis.TOKEN_PATTERN);
+# 5: a joined word at its first part's position ("stay-at-home" where "stay" is: a phrase typed apart finds it)
+SCHEMA_VERSION = "5"
 
 
 def make_schema(lang: str = "") -> Schema:
