@@ -238,7 +238,9 @@ def hyphens_apart(text: str) -> str:
     parts of a hyphenated word are indexed with it, so the hyphenated spelling is found too. The typed form is
     preferred (``ANDMAYBE``): an episode saying "open-source" ranks above one saying "open source" as often.
     As typed: a word excluded or required (``-open-source``, ``+wi-fi``), a field's value (``title:real-gas``),
-    a pattern or a fuzzy or boosted word (``open-sour*``, ``wi-fi~``), a quoted phrase, a range's bounds, dates."""
+    a pattern or a fuzzy or boosted word (``open-sour*``, ``wi-fi~``), a quoted phrase, a range's bounds, dates.
+    The parts are joined by AND, so that the any-word reading does not take the word for two (``twenty OR
+    four``)."""
     return _outside_quotes_and_ranges(text, lambda part: _HYPHENATED.sub(_alternatives, part))
 
 
@@ -249,7 +251,20 @@ def _alternatives(m: re.Match[str]) -> str:
     word = m.group(1)
     if not any(c.isalpha() for c in word):  # a date or a number (2025-01-01, 3-2-1), not a compound word
         return word
-    return f'(({word.replace("-", " ")}) ANDMAYBE {word})'
+    return f'(({word.replace("-", " AND ")}) ANDMAYBE {word})'
+
+
+def hyphens_together(text: str) -> str:
+    """A hyphenated word's parts all wanted, outside quotes: ``twenty-four`` as ``(twenty AND four)``, for an
+    engine whose analyzer splits the word itself (OpenSearch), in the any-word reading: the word is one of the
+    words the query was typed with, not two (``twenty OR four`` found every episode saying "four"). As typed:
+    the words :func:`hyphens_apart` leaves as typed."""
+    return _outside_quotes_and_ranges(text, lambda part: _HYPHENATED.sub(_together, part))
+
+
+def _together(m: re.Match[str]) -> str:
+    word = m.group(1)
+    return f'({word.replace("-", " AND ")})' if any(c.isalpha() for c in word) else word
 
 
 # A plain word: not quoted (callers skip quotes), not a field's name or value, not excluded or required, not a

@@ -7,7 +7,16 @@ import re
 from typing import Any
 
 from ..base import Filters
-from ..querytext import FIELD_ALIASES, FIELD_BOOSTS, SEARCH_FIELDS, Reading, lenient, plain_words, words_apart
+from ..querytext import (
+    FIELD_ALIASES,
+    FIELD_BOOSTS,
+    SEARCH_FIELDS,
+    Reading,
+    hyphens_together,
+    lenient,
+    plain_words,
+    words_apart,
+)
 from .analysis import python_analyzer
 
 FACET_FIELDS = {"show": "show_id", "year": "year", "person": "person_key", "language": "language"}
@@ -46,6 +55,8 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
         typed = _RANGE.sub(_range, _PUBLISHED_DAYS.sub(_published_days, typed))
         typed = _QUOTED.sub(lambda m: _JOINED.sub(" ", m.group(0)), typed)
+        if any_word:
+            typed = hyphens_together(typed)
     typed = words_apart(typed, apart)
     return {"query_string": {
         "query": typed, "fields": [f"{text_field(f, profile)}^{boost}" for f, boost in FIELD_BOOSTS.items()],

@@ -129,7 +129,8 @@ class SpokenAnalyzer(Tokenizer):
     """Tokenize, lower-case, fold accents, split joined words, drop stop words and stem, in one pass.
 
     For English it does what ``RegexTokenizer | LowercaseFilter | CharsetFilter | JoinedPartsFilter |
-    StopFilter | StemFilter`` does (the same tokens at the same positions) about three times faster: indexing
+    StopFilter | StemFilter`` does (the same tokens; a joined word's whole at its first part's position, where
+    that chain gives it one of its own) about three times faster: indexing
     a site's transcripts spends most of its time here. Other languages get their own stop words and
     Snowball stemmer (``lang``, or the language mark at the start of the text: see :func:`mark`); runs of
     Japanese or Chinese characters become overlapping character bigrams in every language. Stems are

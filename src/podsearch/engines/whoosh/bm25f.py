@@ -218,6 +218,11 @@ class BM25FMatcher(mcore.Matcher):
     def supports_block_quality(self) -> bool:
         return False
 
+    def max_quality(self) -> float:
+        """The most any document can score: the saturation's limit (Whoosh's ``AndMaybeMatcher.replace`` asks
+        for it even with no quality to reach: a date-sorted ``open-source`` failed without it)."""
+        return self._boost * self._idf * (self._k1 + 1.0)
+
     def weight(self) -> float:
         current = self._id
         return sum(f.factor[current] * f.m.weight() for f in self._at)
