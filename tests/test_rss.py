@@ -106,6 +106,25 @@ def test_never_the_any_word_fallback(client):
     assert explicit.entries == []
 
 
+def test_the_fallback_and_the_every_word_search_share_one_deadline(sample_data: Path, monkeypatch):
+    """A feed whose query falls back to any word searches again for every word: both within the request's one
+    deadline, not a deadline each (a query of patterns spent it twice, 2.2 s for one feed)."""
+    from podsearch.follow import standing_search
+    from podsearch.requests import SearchRequest
+    from podsearch.service import Library
+
+    lib = Library(sample_data)
+    try:
+        deadlines = []
+        search = lib.search
+        monkeypatch.setattr(lib, "search", lambda req, deadline=None: deadlines.append(deadline) or search(req, deadline))
+        result = standing_search(lib, SearchRequest(q="sourdough honey"))
+        assert result.total == 0 and not result.relaxed
+        assert len(deadlines) == 2 and deadlines[0] is not None and deadlines[0] == deadlines[1]
+    finally:
+        lib.close()
+
+
 def test_never_the_spelling_suggestion(client):
     """The search box answers a misspelled query for its suggestion; a feed follows the words as written."""
     assert client.get("/api/v1/search?q=voclano").get_json()["corrected"] == "volcano"

@@ -112,11 +112,12 @@ class Library:
         return found
 
     # -- queries ----------------------------------------------------------------------------------
-    def search(self, req: SearchRequest) -> SearchResult:
+    def search(self, req: SearchRequest, deadline: float | None = None) -> SearchResult:
         """The answer to a search, within ``search_deadline`` seconds of engine work: when the deadline passes the
-        answer holds the best of what was read (``timed_out``), or Overloaded when that is nothing."""
+        answer holds the best of what was read (``timed_out``), or Overloaded when that is nothing. ``deadline``
+        (``time.monotonic()``'s clock; :meth:`deadline`): one several searches of a request share."""
         started = time.perf_counter()
-        query, found = self._found(req)
+        query, found = self._found(req, deadline)
         return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
                              took_ms=round((time.perf_counter() - started) * 1000, 2),
                              segment_counts=self.engine.segment_counts)
@@ -126,9 +127,13 @@ class Library:
         with the page's hits in the order the search shows them (``podsearch eval search`` scores this)."""
         return self._found(req)[1]
 
-    def _found(self, req: SearchRequest) -> tuple[EngineQuery, EngineResult]:
+    def deadline(self) -> float | None:
+        """When a search starting now must end (None: no deadline)."""
+        return time.monotonic() + self.search_deadline if self.search_deadline > 0 else None
+
+    def _found(self, req: SearchRequest, deadline: float | None = None) -> tuple[EngineQuery, EngineResult]:
         """The engine's question and its ranked answer, within the deadline, counted in the load counters."""
-        deadline = time.monotonic() + self.search_deadline if self.search_deadline > 0 else None
+        deadline = deadline if deadline is not None else self.deadline()
         try:
             query = req.engine_query(deadline)
             found = self._ranked(query)
