@@ -12,7 +12,7 @@ import pytest
 
 from podsearch.engines.base import Document, EngineQuery
 from podsearch.engines.compounds import splits
-from podsearch.engines.querytext import as_typed, bare_words, hyphens_apart, words_apart
+from podsearch.engines.querytext import as_typed, bare_words, hyphens_apart, hyphens_together, words_apart
 from podsearch.engines.whoosh import WhooshEngine, fast
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
@@ -98,14 +98,20 @@ def test_a_joined_word_is_split_in_two_words_and_read_both_ways_where_it_is_a_pl
 
 
 def test_a_hyphenated_word_is_read_as_its_parts_with_the_typed_form_preferred() -> None:
-    assert hyphens_apart("fine-tuning language models") == "((fine tuning) ANDMAYBE fine-tuning) language models"
-    assert hyphens_apart("covid-19 day-to-day") == "((covid 19) ANDMAYBE covid-19) ((day to day) ANDMAYBE day-to-day)"
+    assert hyphens_apart("fine-tuning language models") == "((fine AND tuning) ANDMAYBE fine-tuning) language models"
+    assert hyphens_apart("covid-19 day-to-day") == (
+        "((covid AND 19) ANDMAYBE covid-19) ((day AND to AND day) ANDMAYBE day-to-day)")
     # as typed: a quoted phrase, a field's value, a word excluded or required, versions and slashes
     for typed in ('"open-source community"', "title:real-gas", "coffee -open-source", "+wi-fi", "http/2 3.12", "a - b",
                   "open-sour*", "wi-fi~", "wi-fi^2", "x--y", "published:[2025-01-01 to 2025-12-31]",
                   "published:{2024-05 TO x-ray}", "2025-01-01 2-1"):
         assert hyphens_apart(typed) == typed
-    assert hyphens_apart('"open-source" real-time') == '"open-source" ((real time) ANDMAYBE real-time)'
+    assert hyphens_apart('"open-source" real-time') == '"open-source" ((real AND time) ANDMAYBE real-time)'
+    # the parts together (OpenSearch's any-word reading), the same words left as typed
+    assert hyphens_together("twenty-four hours, covid-19") == "(twenty AND four) hours, (covid AND 19)"
+    for typed in ('"open-source community"', "title:real-gas", "coffee -open-source", "+wi-fi", "open-sour*",
+                  "2025-01-01 2-1"):
+        assert hyphens_together(typed) == typed
 
 
 def test_minus_words_keep_the_fallback_written_operators_do_not() -> None:
