@@ -17,12 +17,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from whoosh import collectors, sorting
+from whoosh import collectors
 from whoosh import index as windex
 from whoosh.filedb.filestore import FileStorage
 from whoosh.idsets import BitSet
@@ -47,13 +46,13 @@ from .query import parse, query_terms, strategy
 from .ranking import RANKING, Ranking
 from .schema import SCHEMA_VERSION, make_schema, whoosh_fields
 from .scoring import Expired, run, weighting
-from .scoring import page as run_page
 from .segments import segment_counts
 
 log = logging.getLogger(__name__)
 
 FILTER_CACHE = 64  # filters whose matching documents are kept (per index generation)
 BOUND_CACHE = 256  # queries with expanding parts whose bounded form (or refusal) is kept
+EXPANSION_CACHE = 1024  # expanding parts (a field's "kube*") whose words are kept per index generation
 # Typeahead: a prefix that starts more than MANY_WORDS words of the index has its most frequent ones kept (per index
 # generation): reading each word's frequency costs ~50 us, and "s" starts 6,290 words at 10,000 episodes (0.36 s).
 MANY_WORDS = 256
@@ -81,6 +80,7 @@ class WhooshEngine:
         self._doc_facets: tuple[Any, DocFacets] | None = None
         self._filter_cache: LRU[tuple[Any, ...], BitSet] = LRU(FILTER_CACHE)
         self._bound_cache: LRU[tuple[Any, ...], Any] = LRU(BOUND_CACHE)
+        self._expansions: tuple[tuple[Any, ...], dict[tuple[str, str], Any]] = ((), {})  # one generation's parts
         self._terms_cache: LRU[tuple[Any, ...], list[str]] = LRU(TERMS_CACHE)
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
         self._local = threading.local()  # this thread's (index, reader)
@@ -277,11 +277,11 @@ class WhooshEngine:
                 filt = self._allowed(s, filt)
                 if not filt:  # (Whoosh takes an empty set for no filter at all)
                     query, fallback, filt = NullQuery(), None, None
-            sortedby: Any = None
+            sortedby: str | None = None  # by score
             if q.sort == "date" or (not text and q.sort != "oldest"):
-                sortedby = _by_date(newest=True)
+                sortedby = "newest"
             elif q.sort == "oldest":
-                sortedby = _by_date(newest=False)
+                sortedby = "oldest"
             relaxed = False
             found, timed_out = run(_page, query, s, q.page, q.per_page, filt, sortedby, q.deadline)
             all_words = found.total
@@ -342,11 +342,16 @@ class WhooshEngine:
         if not _expands(query):
             return query, []
         reader = searcher.reader()
-        key = (self.stamp()[0], reader.generation(), reader.doc_count_all(), repr(query))
+        generation = (self.stamp()[0], reader.generation(), reader.doc_count_all())
+        key = (*generation, repr(query))
         found = self._bound_cache.get(key)
         if found is None:
+            scope, seen = self._expansions
+            if scope != generation or len(seen) > EXPANSION_CACHE:
+                seen = {}
+                self._expansions = (generation, seen)
             try:
-                found = bound(query, reader, deadline)
+                found = bound(query, reader, deadline, seen)
             except QueryError as exc:
                 found = exc
             self._bound_cache.put(key, found)
@@ -453,32 +458,15 @@ class _Counts:
         return found
 
 
-def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
+def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: str | None,
           deadline: float | None = None) -> tuple[Any, bool]:
-    """(one page, whether the deadline cut it short): ranked by score in numpy (``fast.Page``: every match
-    scored at once, the same scores as Whoosh's matchers), sorted by date through Whoosh's collectors."""
-    if sortedby is None:
-        ranked = fast.Page(searcher, query, pagenum, pagelen, filt, deadline)
-        return ranked, ranked.timed_out
-    return run_page(query, searcher, pagenum, pagelen, filt, sortedby, deadline)
-
-
-def _by_date(newest: bool) -> Any:
-    """Episodes by date, newest (or oldest) first, and those without a date after all the dated ones.
-
-    Whoosh's date column holds its largest value for a missing date: sorted oldest first they come last
-    already, but newest first alone would list every undated episode before the newest dated one (and a feed of
-    the newest matches would never show a new dated episode). Newest first sorts on the negated date instead.
-    """
-    if not newest:
-        return "published"
-    missing = _missing_date()
-    return sorting.TranslateFacet(lambda key: key if key == missing else -key, sorting.FieldFacet("published"))
-
-
-@lru_cache(maxsize=1)
-def _missing_date() -> Any:
-    return make_schema()["published"].column_type.default_value()
+    """(one page, whether the deadline cut it short), in numpy (``fast.Page``: every match scored at once, the
+    same scores as Whoosh's matchers): ranked by score, or by date, ``"newest"`` or ``"oldest"`` first
+    (``fast.date_places``: the episodes without a date after every dated one, so that a feed of the newest
+    matches shows a new dated episode first)."""
+    places = fast.date_places(searcher.reader(), sortedby == "newest") if sortedby else None
+    found = fast.Page(searcher, query, pagenum, pagelen, filt, deadline, places)
+    return found, found.timed_out
 
 
 def _expands(query: Any) -> bool:

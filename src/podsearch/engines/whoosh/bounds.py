@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from itertools import islice
 from typing import Any
 
@@ -50,11 +50,14 @@ def check_text(text: str) -> None:
     refuse_leading_wildcard(text)
 
 
-def bound(query: Any, reader: Any, deadline: float | None = None) -> tuple[Any, list[str]]:
+def bound(query: Any, reader: Any, deadline: float | None = None,
+          seen: MutableMapping[tuple[str, str], tuple[list[Any], int]] | None = None) -> tuple[Any, list[str]]:
     """``query`` with each expanding part replaced by its most frequent words (constant score, as before),
-    and notes for the person on what was cut; QueryError for a part or a query over the limits."""
+    and notes for the person on what was cut; QueryError for a part or a query over the limits. ``seen``: the
+    parts' expansions already made over ``reader`` (by other queries: the spelling suggestion's counts repeat
+    the query's patterns), added to."""
     notes: dict[str, str] = {}
-    seen: dict[tuple[str, str], tuple[Any, int]] = {}
+    seen = {} if seen is None else seen
 
     def expand(q: Any) -> Any:
         if isinstance(q, Every) and q.fieldname:  # "title:*", or a "*" among words: every episode (Whoosh's
