@@ -83,7 +83,9 @@ def run(method: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> An
 def page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: Any,
          deadline: float | None = None) -> tuple[Any, bool]:
     """(one page of results, whether the deadline cut the search short), with the total and the set of all
-    matching documents (for the facets): exact, or when cut short those of the documents read.
+    matching documents (for the facets): exact, or when cut short those of the documents read. Whoosh's own
+    matching, collected match by match: the engine searches in numpy (``fast.Page``, ranked or by date since 4
+    December 2026), and this is what its answers are checked against (tests/test_engine_fast.py).
 
     Ranked by score, every match is scored in one pass that also keeps the matching documents. (Whoosh's
     own top-N collector skips low-scoring blocks, then runs the query again to count the matches and a
