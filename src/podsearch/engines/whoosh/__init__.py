@@ -232,12 +232,13 @@ class WhooshEngine:
             return [(h["id"], float(h.score or 0.0)) for h in hits]
 
     def warm(self) -> None:
-        """Read the per-generation facet values, spelling lexicon and document ids now rather than in the first
-        search."""
+        """Read the per-generation facet values, spelling lexicon, document ids and the date order (newest first:
+        the feeds') now rather than in the first search."""
         with self._searcher() as s:
             self._facet_counts(s, ())
             spelling.lexicon(s.reader())
             fast.doc_ids(s.reader())
+            fast.date_places(s.reader(), newest=True)
 
     def _facet_counts(self, searcher: Any, docnums: Iterable[int]) -> dict[str, dict[str, int]]:
         """Show, year, language and person counts over the matching documents.

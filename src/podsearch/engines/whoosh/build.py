@@ -272,8 +272,8 @@ def _positions_by_texts(field: Any) -> bool:
 
 
 class _PositionsIndex:
-    """``field.index`` of a field with positions and the spoken analyser, from the analyser's ``texts`` (each word
-    analysed once per process) instead of a token object per word through Whoosh's ``Positions.word_values``:
+    """``field.index`` of a field with positions and the spoken analyser, from the analyser's ``texts_at`` (each
+    word analysed once per process) instead of a token object per word through Whoosh's ``Positions.word_values``:
     the same ``(term, frequency, weight, positions)`` items, byte for byte (tests/test_engine_build.py). The
     transcripts' analysis was most of a writer's time."""
 
