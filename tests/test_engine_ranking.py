@@ -12,7 +12,7 @@ import pytest
 
 from podsearch.engines.base import Document, EngineQuery
 from podsearch.engines.compounds import splits
-from podsearch.engines.querytext import as_typed, bare_words, hyphens_apart, hyphens_together, words_apart
+from podsearch.engines.querytext import as_typed, bare_words, hyphens_apart, hyphens_together, readings, words_apart
 from podsearch.engines.whoosh import WhooshEngine, fast
 from podsearch.engines.whoosh.bm25f import FieldsTerm, as_bm25f
 from podsearch.engines.whoosh.exclusions import Excluding
@@ -112,6 +112,14 @@ def test_a_hyphenated_word_is_read_as_its_parts_with_the_typed_form_preferred() 
     for typed in ('"open-source community"', "title:real-gas", "coffee -open-source", "+wi-fi", "open-sour*",
                   "2025-01-01 2-1"):
         assert hyphens_together(typed) == typed
+
+
+def test_a_joined_word_is_one_word_of_the_query_not_a_sentence() -> None:
+    """More than 4 words are read on any word straight away; a joined word is one of them (``state-of-the-art
+    zebra`` was five words, and answered 251 episodes as if any word would do, without saying so)."""
+    assert [r.any_word for r in readings("state-of-the-art zebra", False)] == [False, True]
+    assert [r.any_word for r in readings("don't stop believing now", False)] == [False, True]
+    assert [r.any_word for r in readings("the state of the art", False)] == [True]
 
 
 def test_minus_words_keep_the_fallback_written_operators_do_not() -> None:

@@ -369,6 +369,11 @@ class Reading(NamedTuple):
     apart: tuple[tuple[str, str], ...] = ()  # words read both ways, one word or two (``words_apart``)
 
 
+# The words a person typed, a joined word one ("state-of-the-art", "don't", "node.js"): "state-of-the-art zebra" is
+# two words, not a five-word sentence read on any word
+_QUERY_WORDS = re.compile(r"\w+(?:['’.\-]\w+)*")
+
+
 def any_word_first(text: str, long_query_words: int = LONG_QUERY_WORDS) -> bool:
     """Whether ``text`` is ranked on any word straight away (a long plain query): a word no episode holds then
     leaves it a total, and its spelling is looked at anyway."""
@@ -390,7 +395,7 @@ def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
     """
     text = as_typed(text)
     if plain or not has_syntax(text):
-        if len(re.findall(r"\w+", text)) > long_query_words:
+        if len(_QUERY_WORDS.findall(text)) > long_query_words:
             return [Reading(text, True, True, apart)]
         return [Reading(text, False, plain, apart), Reading(text, True, plain, apart)]
     if OPERATORS.search(text):
