@@ -399,6 +399,46 @@ def test_moments_with_curly_quotes_and_dashes_are_the_best_segments() -> None:
         assert got == _best_segments_by_brute_force(segments, terms, "en"), sorted(terms)
 
 
+def test_moments_of_a_spelled_symbol_are_the_best_segments_and_few_are_read() -> None:
+    """OpenSearch's analysis spells "C#" as ``csharp``; the bound looked for the word before the symbol ("c"),
+    which nearly every segment holds, so every segment was analysed (a feed of ``c#`` on the site corpus: 1.6 s).
+    Now "c#" or "cshar" must be there; the picks stay those of analysing every segment."""
+    import math
+    import random
+
+    from podsearch.answers import find_moments
+    from podsearch.engines.opensearch.analysis import python_analyzer
+    from podsearch.episodes import Segment
+
+    class Counting:
+        def __init__(self) -> None:
+            self.analyzer, self.read = python_analyzer("en"), 0
+
+        def texts(self, text: str) -> list[str]:
+            self.read += 1
+            return self.analyzer.texts(text)
+
+        def __getattr__(self, name: str):
+            return getattr(self.analyzer, name)
+
+    rng = random.Random(7)
+    words = ["c", "code", "cats", "see", "sharp", "C#", "csharp", "C++", "F#", "c-sharp", "compile", "class"]
+    segments = [Segment(text=" ".join(rng.choice(words) if rng.random() < 0.1 else rng.choice(words[:5] + words[9:])
+                                      for _ in range(rng.randint(3, 30))), start=float(n)) for n in range(300)]
+    for terms in ({"csharp"}, {"cplusplus", "csharp"}, {"fsharp", "class"}):
+        ana = Counting()
+        got = [m.start for m in find_moments(segments, terms, ana)]
+        scored = []
+        for i, seg in enumerate(segments):
+            matched = [t for t in ana.analyzer.texts(seg.text) if t in terms]
+            if matched:
+                score = len(set(matched)) * 10 + math.log1p(len(matched)) - math.log1p(len(seg.text.split())) * 0.5
+                scored.append((-score, i))
+        assert got == [segments[i].start for _, i in sorted(scored)[:3]], sorted(terms)
+        if terms == {"csharp"}:
+            assert 0 < ana.read < len(segments) // 4, ana.read
+
+
 def test_newest_and_oldest_first_list_undated_episodes_after_the_dated_ones(sample_data: Path, tmp_path: Path) -> None:
     """Whoosh sorts a missing date as the largest: without care, 'newest first' would begin with every undated
     episode (and a feed of the newest matches would never show a new dated one)."""

@@ -370,14 +370,16 @@ def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple
     ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)  # past each SEP
     held = np.zeros(len(texts), dtype=np.int64)
     repeats = np.zeros(len(texts), dtype=np.int64)
-    keys = Counter(_key(t) for t in terms if t)  # two terms may share a key: it counts twice
-    for key, times in keys.items():
-        pieces = joined.split(key)
-        if len(pieces) == 1:
-            continue
-        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        at = np.cumsum(lengths[:-1] + len(key)) - len(key)  # where each occurrence starts
-        per_text = np.bincount(np.searchsorted(ends, at, side="right"), minlength=len(texts))
+    keys = Counter(_keys(t) for t in terms if t)  # two terms may share their keys: they count twice
+    for either, times in keys.items():
+        per_text = np.zeros(len(texts), dtype=np.int64)
+        for key in either:  # a text that gives the term holds one of them
+            pieces = joined.split(key)
+            if len(pieces) == 1:
+                continue
+            lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+            at = np.cumsum(lengths[:-1] + len(key)) - len(key)  # where each occurrence starts
+            per_text += np.bincount(np.searchsorted(ends, at, side="right"), minlength=len(texts))
         held += (per_text > 0) * times
         repeats += per_text * times
     out = list(zip(held.tolist(), repeats.tolist()))
@@ -387,13 +389,16 @@ def _term_bounds(texts: list[str], terms: set[str], english: bool) -> list[tuple
     return out
 
 
-def _key(term: str) -> str:
-    """What every text that gives ``term`` holds, lower-cased: the term without its last letter, or the word
-    before a spelled-out closing symbol ("csharp" is said "C#": "c")."""
-    for spelled in languages.SYMBOLS_SPELLED.values():
+def _keys(term: str) -> tuple[str, ...]:
+    """What a text that gives ``term`` holds, lower-cased, one of them: the term without its last letter, or for
+    a spelled-out closing symbol the word with its symbol too ("csharp" is said "C#": "c#" or "cshar"; the word
+    alone, "c", is in nearly every segment, and on OpenSearch a feed of ``c#`` analysed all 8,000 segments of
+    its 50 hits: 1.6 s)."""
+    plain = term[: max(2, len(term) - 1)]
+    for symbol, spelled in languages.SYMBOLS_SPELLED.items():
         if len(term) > len(spelled) and term.endswith(spelled):
-            return term[: -len(spelled)]
-    return term[: max(2, len(term) - 1)]
+            return term[: -len(spelled)] + symbol, plain
+    return (plain,)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
