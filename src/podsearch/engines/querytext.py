@@ -248,10 +248,8 @@ _RANGES = re.compile(r"(\[[^\]]*\]|\{[^}]*\})")
 
 
 def _alternatives(m: re.Match[str]) -> str:
-    word = m.group(1)
-    if not any(c.isalpha() for c in word):  # a date or a number (2025-01-01, 3-2-1), not a compound word
-        return word
-    return f'(({word.replace("-", " AND ")}) ANDMAYBE {word})'
+    word, parts = m.group(1), _together(m)
+    return word if parts == word else f"({parts} ANDMAYBE {word})"
 
 
 def hyphens_together(text: str) -> str:
@@ -263,6 +261,7 @@ def hyphens_together(text: str) -> str:
 
 
 def _together(m: re.Match[str]) -> str:
+    """The parts of a hyphenated word, all wanted; a date or a number (2025-01-01, 3-2-1) as typed."""
     word = m.group(1)
     return f'({word.replace("-", " AND ")})' if any(c.isalpha() for c in word) else word
 

@@ -231,7 +231,7 @@ def best_windows(searcher: Any, fieldname: str, docnums: list[int | None], words
     out = np.zeros(len(docnums))
     if not any(d is not None for d in docnums) or not words or fieldname not in searcher.schema:
         return out
-    leaves = list(searcher.reader().leaf_readers()) if not searcher.reader().is_atomic() else [(searcher.reader(), 0)]
+    leaves = _leaves(searcher.reader())
     parent = searcher.get_parent()
     total = parent.doc_count_all()
     field = searcher.schema[fieldname]
@@ -290,7 +290,7 @@ class Evaluator:
         self.timed_out = False
         self.reader = searcher.reader()
         self.n = self.reader.doc_count_all()
-        self.leaves = list(self.reader.leaf_readers()) if not self.reader.is_atomic() else [(self.reader, 0)]
+        self.leaves = _leaves(self.reader)
         self.schema = searcher.schema
 
     def live(self) -> np.ndarray:
@@ -604,6 +604,7 @@ def date_places(reader: Any, newest: bool) -> np.ndarray:
 
 
 def _leaves(reader: Any) -> list[tuple[Any, int]]:
+    """(segment reader, its first document number) of each segment ``reader`` reads."""
     return list(reader.leaf_readers()) if not reader.is_atomic() else [(reader, 0)]
 
 
