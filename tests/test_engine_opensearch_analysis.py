@@ -87,3 +87,29 @@ def test_english_stems_mostly_agree(opensearch: Cluster, corpus: Path) -> None:
         agree += sum((theirs & Counter(python_analyzer("en").texts(text))).values())
     assert total > 5_000
     assert agree / total >= 0.98, agree / total
+
+
+def test_ascii_text_is_analysed_as_any_text_is(corpus: Path) -> None:
+    """Text of ASCII alone, curly quotes and dashes aside (most of a transcript), is analysed lower-cased at once
+    with a regular expression of ASCII words; its terms and spans must be those of the letter-by-letter analysis
+    (``_unicode_spans``), which the test above holds to OpenSearch's."""
+    import random
+
+    from podsearch.ingest.transcripts import parse_transcript
+
+    texts = [text for _, text in SAMPLES] + [
+        "it’s a ‘quote’ — “x”…y–z a…b a’b’c x’ y ’x", "'a' b' x'.y rock'n'roll C#'s c#sharp c## c++x",
+        "U.S.A. e.g. 2:2 1,000.5 a.b:c x_y foo__bar 3.12.1", "Straße İstanbul café"]
+    rng = random.Random(3)
+    for path in sorted((corpus / "site" / "transcripts").rglob("*.json"))[::20]:
+        segments = parse_transcript(path.read_bytes(), "application/json", url=str(path))
+        texts += [s.text for s in segments]
+    assert len(texts) > 3000 and sum(not t.isascii() for t in texts) > 50
+    for key in ("en", "de", "fr"):
+        analyzer = PythonAnalyzer(key)
+        for text in texts:
+            reference = list(analyzer._unicode_spans(text))
+            assert list(analyzer.spans(text)) == reference, (key, text)
+            assert analyzer.texts(text) == [t for t, _, _ in reference], (key, text)
+            wanted = {t for t, _, _ in reference if rng.random() < 0.2}
+            assert analyzer.term_spans(text, wanted) == [s for s in reference if s[0] in wanted], (key, text)

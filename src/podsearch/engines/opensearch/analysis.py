@@ -51,6 +51,21 @@ _SYMBOL_END = r"(?:\+\+(?![\w+])|#(?![\w#]))"
 WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
 SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
 PARTS = re.compile(r"[^\W_]+")
+# WORD for a text of ASCII alone (most transcripts' segments): no CJK or emoji to rule out letter by letter
+_ASCII_WORD = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)\w+)*"
+                         + _SYMBOL_END + "?", re.ASCII)
+# punctuation that tokenizes as an ASCII character does: the right single quote is an apostrophe, the rest breaks
+_TO_ASCII = (("\u2019", "'"), ("\u2018", " "), ("\u201c", " "), ("\u201d", " "), ("\u2014", " "), ("\u2013", " "),
+             ("\u2026", " "))
+
+
+def _ascii_punctuation(text: str) -> str:
+    """``text`` with that punctuation in ASCII, one character for one (offsets stay)."""
+    if not text.isascii():
+        for char, ascii_char in _TO_ASCII:
+            if char in text:
+                text = text.replace(char, ascii_char)
+    return text
 
 
 def profiles() -> list[str]:
@@ -139,6 +154,7 @@ class PythonAnalyzer:
         self.stops = frozenset(stop_words(key))
         self.stem: Callable[[str], str] | None = languages.stemmer(key) if stemmer_name(key) else None
         self._cache: dict[str, tuple[tuple[str, int, int], ...]] = {}
+        self._terms: dict[str, tuple[str, ...]] = {}  # a word as matched in a lower-cased ASCII text: its terms
 
     def _term(self, piece: str) -> str | None:
         if self.key == "en":
@@ -170,6 +186,34 @@ class PythonAnalyzer:
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         """(term, start, end) of each term of ``text``, with offsets into ``text`` (a part of a joined word at
         its own place, so that a match on it marks the part)."""
+        return self._spans(text, None)
+
+    def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
+        return list(self._spans(text, terms))
+
+    def _spans(self, text: str, wanted: set[str] | None) -> Iterator[tuple[str, int, int]]:
+        """:meth:`spans`, those of ``wanted`` terms only when it is given. A text of ASCII alone, punctuation
+        aside, is matched lower-cased at once, a word of no wanted term skipped before its offsets are worked
+        out (3-4 x faster; the same spans as :meth:`_unicode_spans`, tested)."""
+        plain = _ascii_punctuation(text)
+        if not plain.isascii():
+            yield from (span for span in self._unicode_spans(text) if wanted is None or span[0] in wanted)
+            return
+        cleaned = (APOSTROPHE.sub("\x00", plain) if "'" in plain else plain).lower()
+        for m in _ASCII_WORD.finditer(cleaned):
+            raw = m.group(0)
+            word = raw.replace("\x00", "") if "\x00" in raw else raw
+            if wanted is not None and wanted.isdisjoint(self._word_terms(word)):
+                continue
+            if word[-1] in "#+":
+                word = _spelled(word)
+            whole = len(word) != len(raw)  # apostrophes removed or a symbol spelled: offsets inside no longer line up
+            for term, start, end in self._word(word):
+                if wanted is None or term in wanted:
+                    yield (term, m.start(), m.end()) if whole else (term, m.start() + start, m.start() + end)
+
+    def _unicode_spans(self, text: str) -> Iterator[tuple[str, int, int]]:
+        """:meth:`spans` of any text: CJK, width, folding and case minded letter by letter."""
         cleaned = APOSTROPHE.sub("\x00", text)  # removed below; offsets stay those of the original
         cjk: list[tuple[str, int, int]] = []
         for m in WORD.finditer(cleaned):
@@ -184,10 +228,7 @@ class PythonAnalyzer:
                 yield from _bigrams(cjk)
                 cjk = []
             # lower case letter by letter, as Java does: "İ" is "i", not "i" and a combining dot
-            word = raw.replace("\x00", "").translate(_WIDTH).replace("İ", "i").lower()
-            for symbol, spelled in SYMBOLS_SPELLED.items():  # as the char filters spell them
-                if word.endswith(symbol):
-                    word = word[: -len(symbol)] + spelled
+            word = _spelled(raw.replace("\x00", "").translate(_WIDTH).replace("İ", "i").lower())
             if len(word) == len(raw):
                 for term, start, end in self._word(word):
                     yield term, m.start() + start, m.start() + end
@@ -198,10 +239,35 @@ class PythonAnalyzer:
             yield from _bigrams(cjk)
 
     def texts(self, text: str) -> list[str]:
-        return [t for t, _, _ in self.spans(text)]
+        """The terms of ``text``: those of :meth:`spans`, found faster in a text of ASCII alone, punctuation aside
+        (no width, folding or case to mind letter by letter: matched in the text lower-cased at once; 3-4 x)."""
+        plain = _ascii_punctuation(text)  # a transcript's curly quotes and dashes
+        if not plain.isascii():
+            return [t for t, _, _ in self._unicode_spans(text)]
+        out: list[str] = []
+        known = self._terms.get
+        for word in _ASCII_WORD.findall((APOSTROPHE.sub("", plain) if "'" in plain else plain).lower()):
+            found = known(word)
+            out.extend(self._word_terms(word) if found is None else found)
+        return out
 
-    def term_spans(self, text: str, terms: set[str]) -> list[tuple[str, int, int]]:
-        return [span for span in self.spans(text) if span[0] in terms]
+    def _word_terms(self, word: str) -> tuple[str, ...]:
+        """The terms of one word of a lower-cased ASCII text (apostrophes gone), kept."""
+        found = self._terms.get(word)
+        if found is None:
+            if len(self._terms) > 100_000:
+                self._terms.clear()
+            found = self._terms[word] = tuple(t for t, _, _ in self._word(_spelled(word) if word[-1] in "#+"
+                                                                          else word))
+        return found
+
+
+def _spelled(word: str) -> str:
+    """A word's closing symbol spelled out, as the char filters spell it ("c#" -> "csharp")."""
+    for symbol, spelled in SYMBOLS_SPELLED.items():
+        if word.endswith(symbol):
+            return word[: -len(symbol)] + spelled
+    return word
 
 
 def _bigrams(run: list[tuple[str, int, int]]) -> Iterator[tuple[str, int, int]]:
