@@ -104,6 +104,41 @@ def test_moments_agree_on_the_site_corpus_real_queries(site_index: Path, corpus:
         lib.close()
 
 
+def test_a_page_read_without_counts_analyses_a_bounded_number_of_segments(site_index: Path) -> None:
+    """An engine that gives no segment counts (OpenSearch) has its hits' segments analysed for the moments; a page
+    of 100 hits for common words analysed about 5,000 segments (1.4 s). At most ``PAGE_MOMENT_READS`` in all, or
+    ``MOMENT_READS`` a hit, are now; each hit still shows moments that hold the words, and a page of 10 the moments
+    that reading every segment gives."""
+    lib = Library(site_index)
+
+    class Counting:
+        def __init__(self, analyzer) -> None:
+            self.analyzer = analyzer
+
+        def texts(self, text: str) -> list[str]:
+            reads[0] += 1
+            return self.analyzer.texts(text)
+
+        def __getattr__(self, name: str):
+            return getattr(self.analyzer, name)
+
+    try:
+        for q, per_page in (("going to think", 100), ("lot of people", 60), ("people know", 10)):
+            reads = [0]
+            req = SearchRequest(q=q, per_page=per_page)
+            query, found = lib._found(req)
+            assert len(found.hits) == per_page
+            page = answers.search_answer(q, 1, per_page, found, lib.catalog,
+                                         lambda lang: Counting(lib.engine.analyzer(lang))).to_dict()
+            assert 0 < reads[0] <= max(answers.PAGE_MOMENT_READS, answers.MOMENT_READS * per_page), (q, reads)
+            assert all(len(h["moments"]) == answers.MOMENTS and all("<mark>" in m["text"] for m in h["moments"])
+                       for h in page["hits"]), q
+            if per_page == 10:
+                _same_moments(lib.search(req).to_dict(), page)
+    finally:
+        lib.close()
+
+
 def test_token_counts_are_the_positions_the_analysis_takes() -> None:
     """A text's count is the positions its tokens take (the segments' starts in the transcript field): a joined
     word's parts, not its tokens."""
