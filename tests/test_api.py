@@ -283,6 +283,13 @@ def test_expensive_searches_cost_more_of_the_rate_limit(sample_data, engine_sett
     assert codes == [200, 200, 429]
     assert client.get("/api/v1/search", query_string={"q": "honey"}, environ_base={"REMOTE_ADDR": "10.0.0.2"}
                       ).status_code == 200
+    # so does a page of more than 50 results (its snippets and moments); the feed's 50 do not
+    big = [client.get("/api/v1/search", query_string={"q": "honey", "per_page": 100},
+                      environ_base={"REMOTE_ADDR": "10.0.0.3"}).status_code for _ in range(3)]
+    assert big == [200, 200, 429]
+    feed = [client.get("/search.rss", query_string={"q": "honey"}, environ_base={"REMOTE_ADDR": "10.0.0.4"}
+                       ).status_code for _ in range(10)]
+    assert feed == [200] * 10
 
 
 def test_no_rate_limit_by_default(client):

@@ -36,6 +36,7 @@ DEPTH_MESSAGE = f"Results past the first {MAX_DEPTH:,} are not served; narrow th
 BROWSE = re.compile(r"\s*(?:\*|\*:\*)?\s*")  # what lists every episode, as an empty query does
 _EXPENSIVE = re.compile(r"[*?~\[\]{}]")
 EXPENSIVE_WORDS = 12
+EXPENSIVE_PAGE = 50  # results per page past which a page costs more than an ordinary one (its snippets and moments)
 
 Sort = Literal[SORTS]  # type: ignore[valid-type]
 
@@ -214,10 +215,11 @@ class SearchRequest:
 
     @property
     def expensive(self) -> bool:
-        """Whether the query may cost more than an ordinary search: a wildcard, fuzzy or range part, or many
-        words. Such searches share fewer workers (``web/admission.py``)."""
+        """Whether the query may cost more than an ordinary search: a wildcard, fuzzy or range part, many words, or
+        more than ``EXPENSIVE_PAGE`` results a page. Such searches share fewer workers (``web/admission.py``)."""
         text = questions_asked(self.q)
-        return bool(_EXPENSIVE.search(text)) or len(text.split()) > EXPENSIVE_WORDS
+        return (bool(_EXPENSIVE.search(text)) or len(text.split()) > EXPENSIVE_WORDS
+                or self.per_page > EXPENSIVE_PAGE)
 
     def engine_query(self, deadline: float | None = None) -> EngineQuery:
         """The engine's question; QueryError when a value is out of bounds (for requests not built by

@@ -1,5 +1,5 @@
 """Fair sharing of the server's workers: searches never take every worker, and the expensive kind (wildcards,
-ranges, many words: ``SearchRequest.expensive``) has a few slots of its own.
+ranges, many words, large pages: ``SearchRequest.expensive``) has a few slots of its own.
 
 With ``threads`` workers, at most ``threads - 1`` searches run at once (one worker stays free for pages,
 ``/similar`` and the probes) and at most ``expensive_searches`` of them are expensive (default: a quarter of
@@ -19,7 +19,7 @@ from flask import current_app, request
 
 from ..answers import SearchResult
 from ..errors import Overloaded, QueryError, TimedOut
-from ..requests import SearchRequest
+from ..requests import EXPENSIVE_PAGE, SearchRequest
 from .context import library
 
 QUEUE_WAIT = 2.0  # seconds an ordinary search waits for a slot before 503
@@ -45,8 +45,9 @@ class Admission:
     def slot(self, expensive: bool) -> Iterator[None]:
         """Run one search in a slot, or raise Overloaded (503) when there is none for it."""
         if expensive and not self._expensive.acquire(blocking=False):
-            raise Overloaded(f"Searches with wildcards, ranges or many words are limited to {self.expensive_slots} "
-                             "at once and all are running; retry in a second, or search for plain words.")
+            raise Overloaded(f"Searches with wildcards, ranges, many words or more than {EXPENSIVE_PAGE} results a page "
+                             f"are limited to {self.expensive_slots} at once and all are running; retry in a second, "
+                             "or search for plain words.")
         try:
             if not self._searches.acquire(timeout=QUEUE_WAIT):
                 raise Overloaded("Every search worker is busy; retry in a second.")

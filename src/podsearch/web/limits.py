@@ -4,7 +4,8 @@ The rate limit is Flask-Limiter's (in-memory, per client address as waitress or 
 ``rate_burst`` requests per ``rate_burst / rate_limit`` seconds in a moving window (exact: every hit is timed), one
 counter per client across every route (Flask-Limiter's application limits; its default limits count each route
 apart), where a request costs
-what it may cost the server: an expensive search (wildcards, ranges, many words: ``SearchRequest.expensive``)
+what it may cost the server: an expensive search (wildcards, ranges, many words, more than 50 results a page:
+``SearchRequest.expensive``)
 counts :data:`EXPENSIVE_COST` requests. Probes and CORS preflights are never limited.
 """
 
@@ -27,9 +28,12 @@ SEARCH_PATHS = ("/search", "/api/search", "/api/v1/search", "/search.rss")
 
 def request_cost() -> int:
     """What this request counts against its client's limit."""
-    if request.path in SEARCH_PATHS and SearchRequest(q=request.args.get("q", "")[:500]).expensive:
-        return EXPENSIVE_COST
-    return 1
+    if request.path not in SEARCH_PATHS:
+        return 1
+    per_page = request.args.get("per_page", "")
+    asked = SearchRequest(q=request.args.get("q", "")[:500],
+                          per_page=int(per_page) if per_page.isdigit() and len(per_page) < 6 else 1)
+    return EXPENSIVE_COST if asked.expensive else 1
 
 
 def _exempt() -> bool:
