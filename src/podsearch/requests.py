@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from . import languages
 from .engines.base import SORTS, EngineQuery, Filters
-from .engines.querytext import questions_asked
+from .engines.querytext import questions_asked, straight_quotes
 from .errors import QueryError
 
 MAX_QUERY_CHARS = 500
@@ -239,7 +239,8 @@ class SearchRequest:
                           published_from=parse_date(self.published_from, "from"),
                           published_to=parse_date(self.published_to, "to", end=True),
                           duration_min=self.duration_min, duration_max=self.duration_max, language=lang)
-        text = "" if BROWSE.fullmatch(checked.q) else questions_asked(checked.q)  # "*" alone: every episode
+        # "*" alone: every episode; “typographic quotes” are the phrase's quotes
+        text = "" if BROWSE.fullmatch(checked.q) else questions_asked(straight_quotes(checked.q))
         return EngineQuery(text=text, filters=filters, sort=checked.sort, page=checked.page,
                            per_page=checked.per_page, deadline=deadline)
 

@@ -18,6 +18,7 @@ from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult
+from .engines.querytext import has_syntax, phrases_as_words
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
@@ -139,6 +140,8 @@ class Library:
             found = self._ranked(query)
             if req.correct and found.suggestion and not found.timed_out:  # (a word of it no episode holds)
                 found = self._corrected(query, found)
+            if req.correct and not found.total and not found.timed_out:  # (a phrase no episode says)
+                found = self._unquoted(query, found)
         except QueryError:
             self.load.add("refused")
             raise
@@ -160,6 +163,30 @@ class Library:
         if better.timed_out or not better.total:
             return found
         better.corrected = found.suggestion
+        return better
+
+    # words a remembered quote's words may be apart when its phrase found nothing
+    SLOP = 3
+
+    def _unquoted(self, query: EngineQuery, found: EngineResult) -> EngineResult:
+        """The answer for the query's phrases read as words, when as phrases they found nothing (a quote remembered
+        with a word missing, swapped or wrong) and the query is phrases and words alone (``"sourdough starter" -rye``
+        finding nothing is an answer); else ``found``. Said as ``corrected`` (the words searched instead) and in a
+        note."""
+        if has_syntax(phrases_as_words(query.text)):
+            return found
+        for words in (phrases_as_words(query.text, slop=self.SLOP), phrases_as_words(query.text)):
+            if words == query.text:
+                return found
+            better = self._ranked(replace(query, text=words, suggest=False))
+            if better.timed_out:
+                return found
+            if better.total:
+                break
+        else:
+            return found
+        better.corrected = words
+        better.notes = ["No episode says the quoted words in that order; these episodes hold them.", *better.notes]
         return better
 
     def _ranked(self, query: EngineQuery) -> EngineResult:

@@ -353,6 +353,29 @@ _ASKED = re.compile(r"(?<![^\s\"'(\[{])([^\s*?\"'()\[\]{}]*[^\W_][#+]*)\?+(?=[\s
 _ASKED_APART = re.compile(r"(?<=[^\W_])(\s+)\?+(?=[\s\"')\]}]*$)")
 
 
+# Typographic double quotes, as phones' smart punctuation and word processors write them ("“every twenty four
+# hours”", „so“, « ainsi »): the query's quotes, read as '"' (they were punctuation, and the phrase was words)
+_DOUBLE_QUOTES = str.maketrans(dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u2033\uff02\u301d\u301e\u301f", '"'))
+
+
+def straight_quotes(text: str) -> str:
+    """``text`` with its typographic double quotes as '"' (:data:`_DOUBLE_QUOTES`)."""
+    return text if text.isascii() else text.translate(_DOUBLE_QUOTES)
+
+
+# A phrase the query asks for (not excluded, not a field's): its words, and a slop or boost after it
+_WANTED_PHRASE = re.compile(r'(?:^|(?<=[\s(]))(?<!NOT )"([^"]*[^\W_][^"]*)"(?:[~^][\d.]*)?')
+
+
+def phrases_as_words(text: str, slop: int = 0) -> str:
+    """``text`` with each phrase it asks for read as its words (a quote remembered with a word wrong finds nothing
+    as a phrase), or with ``slop`` as a phrase whose words may be that many places apart; excluded phrases
+    (``-"a b"``, ``NOT "a b"``) and a field's (``title:"a b"``) stay phrases."""
+    if slop:
+        return _WANTED_PHRASE.sub(lambda m: f'"{m.group(1).strip()}"~{slop}', text)
+    return _WANTED_PHRASE.sub(lambda m: m.group(1).strip(), text)
+
+
 def questions_asked(text: str) -> str:
     """``text`` with the question marks that end a question's words read as punctuation (:data:`_ASKED`), and
     one standing alone at the end (:data:`_ASKED_APART`)."""

@@ -60,8 +60,8 @@ SCHEMAS: dict[str, Any] = {
                          all_words={"type": ["integer", "null"], "description": "When relaxed: how many of the "
                                     "episodes hold every word (they are ranked among the others)."},
                          corrected={"type": ["string", "null"], "description": "The words searched instead of the "
-                                    "query: its spelling suggestion, when its unknown words had one (correct=false "
-                                    "searches them as typed)."},
+                                    "query: its spelling suggestion, when its unknown words had one, or its phrases "
+                                    "read loosely, when no episode says them (correct=false searches them as typed)."},
                          total_relation={"type": "string", "enum": ["eq", "gte"], "description": "eq: total is "
                                          "exact; gte: a lower bound (the deadline cut the search short)."},
                          timed_out={"type": "boolean", "description": "The search's deadline passed: the hits are the "
