@@ -141,7 +141,7 @@ def test_a_quote_remembered_wrong_finds_its_episode_and_says_so(client, sample_d
     assert answer["hits"][0]["id"] == target, remembered
     q = f'"{remembered}"'
     assert answer["corrected"] in (phrases_as_words(q, slop=3), phrases_as_words(q)) != q
-    assert any("quoted words" in note for note in answer["notes"])
+    assert any("quoted words as typed" in note for note in answer["notes"])
     assert api(client, f'"{remembered}"', correct="false")["total"] == 0
     # only a query of phrases and words: with an excluded word (or any other syntax) nothing found is the answer
     assert api(client, f'"{remembered}" -zebra')["total"] == 0

@@ -29,6 +29,8 @@ from .names import Names
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
 
+QUOTE_SLOP = 3  # places a remembered quote's words may be apart, when as typed no episode says it
+
 log = logging.getLogger(__name__)
 
 class Library:
@@ -165,9 +167,6 @@ class Library:
         better.corrected = found.suggestion
         return better
 
-    # words a remembered quote's words may be apart when its phrase found nothing
-    SLOP = 3
-
     def _unquoted(self, query: EngineQuery, found: EngineResult) -> EngineResult:
         """The answer for the query's phrases read as words, when as phrases they found nothing (a quote remembered
         with a word missing, swapped or wrong) and the query is phrases and words alone (``"sourdough starter" -rye``
@@ -175,19 +174,19 @@ class Library:
         note."""
         if has_syntax(phrases_as_words(query.text)):
             return found
-        for words in (phrases_as_words(query.text, slop=self.SLOP), phrases_as_words(query.text)):
+        loose = [(phrases_as_words(query.text, slop=QUOTE_SLOP), "say them a few words apart"),
+                 (phrases_as_words(query.text), "hold them")]
+        for words, how in loose:
             if words == query.text:
                 return found
             better = self._ranked(replace(query, text=words, suggest=False))
             if better.timed_out:
                 return found
             if better.total:
-                break
-        else:
-            return found
-        better.corrected = words
-        better.notes = ["No episode says the quoted words in that order; these episodes hold them.", *better.notes]
-        return better
+                better.corrected = words
+                better.notes = [f"No episode says the quoted words as typed; these {how}.", *better.notes]
+                return better
+        return found
 
     def _ranked(self, query: EngineQuery) -> EngineResult:
         """The engine's answer; ranked by relevance, its top episodes reordered by their best passages and the
