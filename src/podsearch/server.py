@@ -75,6 +75,32 @@ class ServeOptions:
                    client_timeout=config.client_timeout)
 
 
+WARM_EVERY = 2.0  # seconds between the warmer's looks for a newly published index generation or model
+
+
+class Warmer(threading.Thread):
+    """Loads what a newly published index generation or model needs (:meth:`Library.warm`: facet values, the
+    spelling lexicon, document ids, the date order, the model's reasons) soon after a reindex publishes it, rather
+    than in the first searches after it: on the site corpus the lexicon alone took 2.5 s, inside a search whose
+    deadline is 1 s, and every search that needed it meanwhile waited for it. A look when nothing changed costs
+    under a millisecond."""
+
+    def __init__(self, library: Any, every: float = WARM_EVERY) -> None:
+        super().__init__(name="podsearch-warm", daemon=True)
+        self.library, self.every = library, every
+        self._halt = threading.Event()
+
+    def stop(self) -> None:
+        self._halt.set()
+
+    def run(self) -> None:
+        while not self._halt.wait(self.every):
+            try:
+                self.library.warm()
+            except Exception:  # the warmer must outlive a bad generation; the search that reads it reports it
+                log.exception("warming the new index generation failed")
+
+
 class ReindexScheduler(threading.Thread):
     """Runs a reindex every ``interval`` seconds (the first one ``interval`` after start)."""
 
@@ -344,8 +370,10 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
     if scheduler is not None:
         app.extensions["podsearch_scheduler"] = scheduler
     library = app.extensions.get("podsearch")
+    warmer = None
     if library is not None:
         library.warm()
+        warmer = Warmer(library)
     admission = app.extensions.get("podsearch_admission")
     if admission is not None:  # the slots are shared among the threads this server really has
         admission.configure(options.threads, int(config.expensive_searches))
@@ -362,9 +390,13 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
                  "(Ctrl-C to stop)")
     if scheduler is not None:
         scheduler.start()
+    if warmer is not None:
+        warmer.start()
     try:
         server.run()
     finally:
+        if warmer is not None:
+            warmer.stop()
         if scheduler is not None:
             scheduler.stop(options.shutdown_timeout)
         for sig, handler in previous.items():
