@@ -69,6 +69,9 @@ def test_results_keep_the_query_and_show_total_time_and_moments(client):
                      html)
     moments = links(html, "moment")
     assert moments, "hits show their moments"
+    for typed, shown in (('“sourdough starter”', "“sourdough starter”"), ('"sourdough starter"', "&#34;sourdough starter&#34;")):
+        phrase = page(client, "/search?q=" + quote(typed))  # a phrase's own quotes delimit it, none added
+        assert re.search(rf'id="summary"[^>]*><strong>\d+</strong> episodes? for {shown} <span', phrase), typed
     first = moments[0]
     t = args(first["href"])["t"][0]
     assert first["href"].endswith(f"#t{t}") and first["text"].count(":") == 1

@@ -51,5 +51,6 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
     app.add_template_filter(filters.clock)
     app.add_template_filter(filters.date)
+    app.add_template_filter(filters.quoted)
 
     return app

@@ -1,8 +1,10 @@
-"""Template filters: how times and dates read on the pages (and in feeds)."""
+"""Template filters: how times, dates and queries read on the pages (and in feeds)."""
 
 from __future__ import annotations
 
 from datetime import datetime
+
+from ..engines.querytext import straight_quotes
 
 
 def clock(seconds: float | int | None) -> str:
@@ -24,3 +26,9 @@ def date(value: str | None) -> str:
     except ValueError:
         return value
     return f"{dt.day} {dt.strftime('%b %Y')}"
+
+
+def quoted(query: str) -> str:
+    """A query as the page names it: “in quotes”, unless it holds double quotes of its own (a phrase), which
+    then delimit it as typed (“"waggle dance"” reads as a stutter)."""
+    return query if '"' in straight_quotes(query) else f"“{query}”"
