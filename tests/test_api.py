@@ -290,6 +290,10 @@ def test_expensive_searches_cost_more_of_the_rate_limit(sample_data, engine_sett
     feed = [client.get("/search.rss", query_string={"q": "honey"}, environ_base={"REMOTE_ADDR": "10.0.0.4"}
                        ).status_code for _ in range(10)]
     assert feed == [200] * 10
+    # a search refused before it runs (400) costs one request, whatever it asked for
+    refused = [client.get("/api/v1/search", query_string={"q": "hon*", "page": 0}, environ_base={"REMOTE_ADDR": "10.0.0.5"}
+                          ).status_code for _ in range(10)]
+    assert refused == [400] * 10
 
 
 def test_no_rate_limit_by_default(client):

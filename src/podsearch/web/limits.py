@@ -3,10 +3,10 @@
 The rate limit is Flask-Limiter's (in-memory, per client address as waitress or the trusted proxy gives it):
 ``rate_burst`` requests per ``rate_burst / rate_limit`` seconds in a moving window (exact: every hit is timed), one
 counter per client across every route (Flask-Limiter's application limits; its default limits count each route
-apart), where a request costs
-what it may cost the server: an expensive search (wildcards, ranges, many words, more than 50 results a page:
-``SearchRequest.expensive``)
-counts :data:`EXPENSIVE_COST` requests. Probes and CORS preflights are never limited.
+apart), where a request costs what it may cost the server: an expensive search (wildcards, ranges, many words, more
+than 50 results a page: ``SearchRequest.expensive``, read by the views' own request parser) counts
+:data:`EXPENSIVE_COST` requests; one the parser refuses (a 400) counts one. Probes and CORS preflights are never
+limited.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from flask import Flask, request
 from flask_limiter import Limiter, RequestLimit
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
-from ..requests import SearchRequest
+from ..errors import QueryError
+from ..requests import search_request
 
 # Probes must answer even when a load balancer polls faster than the rate limit allows.
 UNLIMITED_PATHS = frozenset({"/healthz", "/readyz"})
@@ -30,9 +31,10 @@ def request_cost() -> int:
     """What this request counts against its client's limit."""
     if request.path not in SEARCH_PATHS:
         return 1
-    per_page = request.args.get("per_page", "")
-    asked = SearchRequest(q=request.args.get("q", "")[:500],
-                          per_page=int(per_page) if per_page.isdigit() and len(per_page) < 6 else 1)
+    try:
+        asked = search_request(request.args)  # the views' own parser: what they will run
+    except QueryError:
+        return 1  # refused (400) before any search runs
     return EXPENSIVE_COST if asked.expensive else 1
 
 
