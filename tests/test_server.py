@@ -511,14 +511,13 @@ def test_the_warmer_loads_a_new_generation_before_any_search_needs_it(feed_data)
         report = reindex(load_config({"data": str(data), "config": str(config)}, environ={}))
         assert report.new == 1
         with lib.engine._searcher() as s:
-            leaves = tuple((leaf.segment().segment_id(), leaf.doc_count_all()) for leaf, _ in s.reader().leaf_readers())
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (lib.engine._doc_facets[0] == before
-                                               or spelling._LEXICONS.get(leaves) is None):
-            time.sleep(0.05)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and (lib.engine._doc_facets[0] == before
+                                                   or spelling.loaded(s.reader()) is None):
+                time.sleep(0.05)
+            assert spelling.loaded(s.reader()) is not None
         warmed = lib.engine._doc_facets
         assert warmed[0] != before and warmed[0][0] == lib.engine.stamp()[0]  # the new generation's, unasked
-        assert spelling._LEXICONS.get(leaves) is not None
         assert lib.search(SearchRequest(q="zyzzyva")).total == 1
         assert lib.engine._doc_facets is warmed  # the search used what the warmer loaded
     finally:

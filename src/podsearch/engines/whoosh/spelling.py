@@ -114,10 +114,20 @@ _LEXICONS: LRU[tuple[Any, ...], Lexicon] = LRU(2)
 _LEXICON_LOCK = threading.Lock()
 
 
+def _generation(reader: Any) -> tuple[Any, ...]:
+    """What tells the generation ``reader`` reads: its segments and their sizes."""
+    return tuple((leaf.segment().segment_id() if leaf.segment() is not None else id(leaf), leaf.doc_count_all())
+                 for leaf, _ in reader.leaf_readers())
+
+
+def loaded(reader: Any) -> Lexicon | None:
+    """The :class:`Lexicon` of the generation ``reader`` reads if this process has made it, else None."""
+    return _LEXICONS.get(_generation(reader))
+
+
 def lexicon(reader: Any) -> Lexicon:
     """The :class:`Lexicon` of the generation ``reader`` reads, made once per process."""
-    key = tuple((leaf.segment().segment_id() if leaf.segment() is not None else id(leaf), leaf.doc_count_all())
-                for leaf, _ in reader.leaf_readers())
+    key = _generation(reader)
     found = _LEXICONS.get(key)
     if found is None:
         with _LEXICON_LOCK:
