@@ -117,3 +117,24 @@ def test_deleted_and_changed_episodes_and_several_segments(tmp_path: Path) -> No
         scores, matched = fast.evaluate(q, s)
         ids = {s.stored_fields(int(d))["id"] for d in np.flatnonzero(matched)}
     assert "ep-0" not in ids and "ep-10" in ids  # ep-0 changed (its old copy is deleted), ep-10 did not
+
+
+def _lucene_fits(places_of_each: list[list[int]], slop: int) -> bool:
+    """Brute force: one position per word (word i's less i) whose spread is at most ``slop``."""
+    from itertools import product
+
+    return any(max(c) - min(c) <= slop for c in product(*[[p - i for p in ps] for i, ps in enumerate(places_of_each)]))
+
+
+def test_a_sloppy_phrase_is_matched_as_lucene_counts_moves() -> None:
+    """``fast.near`` (Whoosh's ``"…"~N`` since 4 December 2026) against trying every choice of positions, on random
+    documents of three words: the same documents for slops 2 to 5, 12 and 40 (both ways of choosing the windows)."""
+    rng = np.random.default_rng(7)
+    for slop in (2, 3, 4, 5, 12, 40):
+        for _ in range(200):
+            docs = {d: [sorted(set(rng.integers(0, 30, rng.integers(1, 4)).tolist())) for _ in range(3)]
+                    for d in sorted(set(rng.integers(0, 50, 5).tolist()))}
+            keys = [np.array([d * fast._SHIFT + p - i + fast._PLACE_BIAS for d, each in docs.items() for p in each[i]],
+                             dtype=np.int64) for i in range(3)]
+            expected = [d for d, each in docs.items() if _lucene_fits(each, slop)]
+            assert fast.near(keys, slop).tolist() == expected, (slop, docs)

@@ -132,6 +132,34 @@ def in_sorted(values: np.ndarray, sorted_: np.ndarray) -> np.ndarray:
     return sorted_[np.minimum(at, len(sorted_) - 1)] == values
 
 
+_SHIFT = 1 << 32  # a key: document << 32 | the phrase's start as one word's position puts it (+ _PLACE_BIAS)
+_PLACE_BIAS = 1 << 20  # keeps a start (a position less a word's place and the slop) within its document's keys
+
+
+def near(keys: list[np.ndarray], slop: int) -> np.ndarray:
+    """The documents where the phrase's words fit within ``slop`` moves, Lucene's sloppy phrase: ``keys[i]`` are word
+    i's (document << 32) + (position - its place in the phrase + a bias), ascending; a document matches when one key
+    of each word lies in a window ``slop`` wide (a word left out moves the rest one, two words swapped move each
+    other two). The windows tried are those holding a key of the rarest word at each of their places, or, when
+    that is more (a wide slop), those starting at any word's key; the work is bounded by the keys, not the slop."""
+    slop = min(slop, _PLACE_BIAS)  # (wider than any transcript; a window never reaches the next document's keys)
+    rarest = min(keys, key=len)
+    if not len(rarest):
+        return np.empty(0, np.int64)
+    if (slop + 1) * len(rarest) <= sum(len(k) for k in keys):
+        starts = [rarest - back for back in range(slop + 1)]
+    else:
+        starts = keys
+    found = []
+    for start in starts:
+        fits = np.ones(len(start), dtype=bool)
+        for other in keys:
+            at = np.minimum(np.searchsorted(other, start[fits]), len(other) - 1)
+            fits[fits] = (other[at] >= start[fits]) & (other[at] <= start[fits] + slop)
+        found.append(start[fits])
+    return np.unique(np.concatenate(found) // _SHIFT)
+
+
 def decode_positions(value: bytes) -> np.ndarray:
     """The positions of one posting of a field with positions (Whoosh's Positions format: a frequency, then the
     pickled gaps between positions)."""
@@ -334,7 +362,8 @@ class Evaluator:
                 return scores, matched
             extra, maybe = self._eval(q.b, False)
             return scores + np.where(matched & maybe, extra, 0.0), matched
-        if type(q) in (Phrase, SpacedPhrase) and q.slop == 1 and self._has_positions(q.fieldname):
+        if (type(q) in (Phrase, SpacedPhrase) and self._has_positions(q.fieldname)
+                and (q.slop == 1 or len(set(q.words)) == len(q.words))):  # (a word twice: Whoosh's own, in order)
             return self._phrase(q, boolean)
         if type(q) is Term and self._scorable(q):
             return self._term(q), self._term_mask(q)
@@ -382,8 +411,10 @@ class Evaluator:
 
     def _phrase(self, q: Phrase, boolean: bool) -> tuple[np.ndarray, np.ndarray]:
         """Words next to each other, in order: the documents where the positions line up (a joined word's parts
-        between it and the next word: ``SpacedPhrase.places``); scored as Whoosh scores a phrase (the sum of its
-        words' BM25 in the field, times the phrase's boost)."""
+        between it and the next word: ``SpacedPhrase.places``); with a slop of N > 1 (``"a b c"~N``) the words
+        within N moves of the phrase, as Lucene (OpenSearch) counts them (:func:`near`: a word left out is one, two
+        words swapped two). Scored as Whoosh scores a phrase (the sum of its words' BM25 in the field, times the
+        phrase's boost)."""
         field = self.schema[q.fieldname]
         matched = np.zeros(self.n, dtype=bool)
         try:
@@ -393,7 +424,7 @@ class Evaluator:
         if not words:
             return self._zeros(), matched
         places = getattr(q, "places", None) or range(len(words))
-        shift = np.int64(1) << np.int64(32)
+        shift = np.int64(_SHIFT)
         for r, offset in self.leaves:
             # Candidates first: the documents that hold every word (postings only); positions are read only when
             # there are some.
@@ -404,6 +435,14 @@ class Evaluator:
                 if not len(candidates):
                     break
             if candidates is None or not len(candidates):
+                continue
+            if q.slop > 1:
+                each = []
+                for i, word in enumerate(words):
+                    docs, where = positions(r, q.fieldname, word)
+                    keep = in_sorted(docs, candidates)
+                    each.append(docs[keep] * shift + (where[keep] - places[i] + _PLACE_BIAS))
+                matched[near(each, q.slop) + offset] = True
                 continue
             keys = None
             for i, word in enumerate(words):
