@@ -32,6 +32,7 @@ from ..errors import PodsearchError
 if TYPE_CHECKING:
     from ..engines.whoosh.ranking import Ranking
     from ..feedback import Feedback
+    from ..service import Library
 
 log = logging.getLogger(__name__)
 
@@ -207,11 +208,12 @@ class SearchBox:
     """Queries through ``Library.search`` (the function behind ``/api/search``), exactly as typed; with
     ``ranking`` and ``feedback``, ranked with those settings instead of podsearch's (``bench/ranking.py``)."""
 
-    def __init__(self, data_dir: Path, ranking: Ranking | None = None, feedback: Feedback | None = None) -> None:
+    def __init__(self, data_dir: Path, ranking: Ranking | None = None, feedback: Feedback | None = None,
+                 library: Library | None = None) -> None:
         from ..service import Library
 
         # No deadline: the figures measure the ranking, not how much a loaded machine reads in a second.
-        self.library = Library(data_dir, search_deadline=0)
+        self.library = library or Library(data_dir, search_deadline=0)
         if ranking is not None:
             self.library.engine.ranking = ranking  # type: ignore[attr-defined]  (the Whoosh engine's settings)
         if feedback is not None:
