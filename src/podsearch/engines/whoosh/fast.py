@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Callable
 from pickle import loads
 from time import monotonic
 from typing import Any
@@ -136,28 +137,32 @@ _SHIFT = 1 << 32  # a key: document << 32 | the phrase's start as one word's pos
 _PLACE_BIAS = 1 << 20  # keeps a start (a position less a word's place and the slop) within its document's keys
 
 
-def near(keys: list[np.ndarray], slop: int) -> np.ndarray:
+def near(keys: list[np.ndarray], slop: int, past_due: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, bool]:
     """The documents where the phrase's words fit within ``slop`` moves, Lucene's sloppy phrase: ``keys[i]`` are word
     i's (document << 32) + (position - its place in the phrase + a bias), ascending; a document matches when one key
     of each word lies in a window ``slop`` wide (a word left out moves the rest one, two words swapped move each
     other two). The windows tried are those holding a key of the rarest word at each of their places, or, when
-    that is more (a wide slop), those starting at any word's key; the work is bounded by the keys, not the slop."""
+    that is more (a wide slop), those starting at any word's key; the work is bounded by the keys, not the slop.
+    Returns the documents and whether every window was tried (``past_due`` stops it between two rounds)."""
     slop = min(slop, _PLACE_BIAS)  # (wider than any transcript; a window never reaches the next document's keys)
     rarest = min(keys, key=len)
     if not len(rarest):
-        return np.empty(0, np.int64)
+        return np.empty(0, np.int64), True
     if (slop + 1) * len(rarest) <= sum(len(k) for k in keys):
         starts = [rarest - back for back in range(slop + 1)]
     else:
         starts = keys
-    found = []
+    found, complete = [np.empty(0, np.int64)], True
     for start in starts:
+        if past_due():
+            complete = False
+            break
         fits = np.ones(len(start), dtype=bool)
         for other in keys:
             at = np.minimum(np.searchsorted(other, start[fits]), len(other) - 1)
             fits[fits] = (other[at] >= start[fits]) & (other[at] <= start[fits] + slop)
         found.append(start[fits])
-    return np.unique(np.concatenate(found) // _SHIFT)
+    return np.unique(np.concatenate(found) // _SHIFT), complete
 
 
 def decode_positions(value: bytes) -> np.ndarray:
@@ -362,8 +367,7 @@ class Evaluator:
                 return scores, matched
             extra, maybe = self._eval(q.b, False)
             return scores + np.where(matched & maybe, extra, 0.0), matched
-        if (type(q) in (Phrase, SpacedPhrase) and self._has_positions(q.fieldname)
-                and (q.slop == 1 or len(set(q.words)) == len(q.words))):  # (a word twice: Whoosh's own, in order)
+        if type(q) in (Phrase, SpacedPhrase) and self._has_positions(q.fieldname):
             return self._phrase(q, boolean)
         if type(q) is Term and self._scorable(q):
             return self._term(q), self._term_mask(q)
@@ -375,6 +379,12 @@ class Evaluator:
         if type(q) is Or and not q.minmatch and not q.scale:
             return self._combine(q, False, boolean)
         return self._whoosh(q, boolean)
+
+    def _past_due(self) -> bool:
+        """Whether the deadline has passed (and the search is then said to be cut short)."""
+        if self.deadline is not None and monotonic() > self.deadline:
+            self.timed_out = True
+        return self.timed_out
 
     def _zeros(self) -> np.ndarray:
         return np.zeros(self.n)
@@ -414,7 +424,8 @@ class Evaluator:
         between it and the next word: ``SpacedPhrase.places``); with a slop of N > 1 (``"a b c"~N``) the words
         within N moves of the phrase, as Lucene (OpenSearch) counts them (:func:`near`: a word left out is one, two
         words swapped two). Scored as Whoosh scores a phrase (the sum of its words' BM25 in the field, times the
-        phrase's boost)."""
+        phrase's boost). Whoosh's own sloppy matcher is never used: 40 common words within 100,000 moves worked
+        493 s of CPU on the site corpus inside its documents, where no deadline is read."""
         field = self.schema[q.fieldname]
         matched = np.zeros(self.n, dtype=bool)
         try:
@@ -437,12 +448,23 @@ class Evaluator:
             if candidates is None or not len(candidates):
                 continue
             if q.slop > 1:
-                each = []
+                each, last = [], 0
                 for i, word in enumerate(words):
+                    if word in words[:i]:  # a word said twice counts once (Lucene would want two places for it)
+                        continue
+                    if self._past_due():
+                        return self._zeros(), matched
                     docs, where = positions(r, q.fieldname, word)
                     keep = in_sorted(docs, candidates)
                     each.append(docs[keep] * shift + (where[keep] - places[i] + _PLACE_BIAS))
-                matched[near(each, q.slop) + offset] = True
+                    last = max(last, int(where[keep].max())) if keep.any() else last
+                if q.slop > last + len(words):  # a window wider than any of the documents: each holds every word
+                    matched[candidates + offset] = True
+                    continue
+                found, complete = near(each, q.slop, self._past_due)
+                matched[found + offset] = True
+                if not complete:
+                    return self._zeros(), matched
                 continue
             keys = None
             for i, word in enumerate(words):
