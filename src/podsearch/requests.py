@@ -245,6 +245,11 @@ class SearchRequest:
                            per_page=checked.per_page, deadline=deadline)
 
 
+def holds_quotes(q: str) -> bool:
+    """Whether a query holds double quotes of its own, straight or typographic (a phrase)."""
+    return '"' in straight_quotes(q)
+
+
 def search_request(args: Mapping[str, Any]) -> SearchRequest:
     """The search a query string (or the CLI's options, by the same names) asks for."""
     p = parse(SearchParams, args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..engines.querytext import straight_quotes
+from ..requests import holds_quotes
 
 
 def clock(seconds: float | int | None) -> str:
@@ -31,4 +31,4 @@ def date(value: str | None) -> str:
 def quoted(query: str) -> str:
     """A query as the page names it: “in quotes”, unless it holds double quotes of its own (a phrase), which
     then delimit it as typed (“"waggle dance"” reads as a stutter)."""
-    return query if '"' in straight_quotes(query) else f"“{query}”"
+    return query if holds_quotes(query) else f"“{query}”"
