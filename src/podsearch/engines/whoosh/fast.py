@@ -154,7 +154,7 @@ def near(keys: list[np.ndarray], slop: int, past_due: Callable[[], bool] = lambd
         starts = keys
     found, complete = [np.empty(0, np.int64)], True
     for start in starts:
-        if past_due():
+        if len(found) > 1 and past_due():  # (the first round always)
             complete = False
             break
         fits = np.ones(len(start), dtype=bool)
@@ -438,7 +438,8 @@ class Evaluator:
         shift = np.int64(_SHIFT)
         for r, offset in self.leaves:
             # Candidates first: the documents that hold every word (postings only); positions are read only when
-            # there are some.
+            # there are some. Past the deadline a phrase stops before its third word's positions (a cold first
+            # search still reads two), and the documents matched so far are its answer, cut short.
             candidates = None
             for word in words:
                 ids, _ = postings(r, q.fieldname, word)
@@ -452,22 +453,26 @@ class Evaluator:
                 for i, word in enumerate(words):
                     if word in words[:i]:  # a word said twice counts once (Lucene would want two places for it)
                         continue
-                    if self._past_due():
-                        return self._zeros(), matched
+                    if len(each) >= 2 and self._past_due():
+                        break
                     docs, where = positions(r, q.fieldname, word)
                     keep = in_sorted(docs, candidates)
                     each.append(docs[keep] * shift + (where[keep] - places[i] + _PLACE_BIAS))
                     last = max(last, int(where[keep].max())) if keep.any() else last
+                if self.timed_out:
+                    break
                 if q.slop > last + len(words):  # a window wider than any of the documents: each holds every word
                     matched[candidates + offset] = True
                     continue
                 found, complete = near(each, q.slop, self._past_due)
                 matched[found + offset] = True
                 if not complete:
-                    return self._zeros(), matched
+                    break
                 continue
             keys = None
             for i, word in enumerate(words):
+                if i >= 2 and self._past_due():
+                    break
                 docs, where = positions(r, q.fieldname, word)
                 keep = in_sorted(docs, candidates)
                 # word i at p: the phrase would start at p - its place (sorted: documents ascending, positions within)
@@ -475,6 +480,8 @@ class Evaluator:
                 keys = these if keys is None else keys[in_sorted(keys, these)]
                 if not len(keys):
                     break
+            if self.timed_out:
+                break
             if keys is not None and len(keys):
                 matched[np.unique(keys // shift) + offset] = True
         if boolean:
