@@ -164,3 +164,6 @@ def test_a_sloppy_phrase_never_runs_whooshs_matcher_and_stops_at_the_deadline(sa
         assert all(matched(q)[0] >= 1 for q in three)
         monkeypatch.setattr(fast, "monotonic", lambda: 1e12)  # past due: two words' positions read, not the third
         assert [matched(q, deadline=1.0) for q in three] == [(0, True), (0, True)]
+        # a phrase of two words after a part cut short is still read whole
+        whole = matched('"forager performs"')[0]
+        assert matched('"returning forager performs" OR "forager performs"', deadline=1.0) == (whole, True) != (0, True)

@@ -448,18 +448,20 @@ class Evaluator:
                     break
             if candidates is None or not len(candidates):
                 continue
+            cut = False  # (this phrase stopped at the deadline; an earlier part's time-out leaves it be)
             if q.slop > 1:
                 each, last = [], 0
                 for i, word in enumerate(words):
                     if word in words[:i]:  # a word said twice counts once (Lucene would want two places for it)
                         continue
                     if len(each) >= 2 and self._past_due():
+                        cut = True
                         break
                     docs, where = positions(r, q.fieldname, word)
                     keep = in_sorted(docs, candidates)
                     each.append(docs[keep] * shift + (where[keep] - places[i] + _PLACE_BIAS))
                     last = max(last, int(where[keep].max())) if keep.any() else last
-                if self.timed_out:
+                if cut:
                     break
                 if q.slop > last + len(words):  # a window wider than any of the documents: each holds every word
                     matched[candidates + offset] = True
@@ -472,6 +474,7 @@ class Evaluator:
             keys = None
             for i, word in enumerate(words):
                 if i >= 2 and self._past_due():
+                    cut = True
                     break
                 docs, where = positions(r, q.fieldname, word)
                 keep = in_sorted(docs, candidates)
@@ -480,7 +483,7 @@ class Evaluator:
                 keys = these if keys is None else keys[in_sorted(keys, these)]
                 if not len(keys):
                     break
-            if self.timed_out:
+            if cut:
                 break
             if keys is not None and len(keys):
                 matched[np.unique(keys // shift) + offset] = True
