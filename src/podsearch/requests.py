@@ -215,8 +215,9 @@ class SearchRequest:
 
     @property
     def expensive(self) -> bool:
-        """Whether the query may cost more than an ordinary search: a wildcard, fuzzy or range part, many words, or
-        more than ``EXPENSIVE_PAGE`` results a page. Such searches share fewer workers (``web/admission.py``)."""
+        """Whether the query may cost more than an ordinary search: a wildcard, fuzzy or range part, a phrase's slop
+        (``~`` marks both), many words, or more than ``EXPENSIVE_PAGE`` results a page. Such searches share fewer
+        workers (``web/admission.py``)."""
         text = questions_asked(self.q)
         return (bool(_EXPENSIVE.search(text)) or len(text.split()) > EXPENSIVE_WORDS
                 or self.per_page > EXPENSIVE_PAGE)
