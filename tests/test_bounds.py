@@ -240,6 +240,8 @@ def test_a_large_page_is_an_expensive_search() -> None:
     assert not SearchRequest(q="honey", per_page=50).expensive
     assert SearchRequest(q="honey", per_page=51).expensive
     assert SearchRequest(q="hon*").expensive and not SearchRequest(q="honey").expensive
+    # so is a phrase's slop (its work grows with the positions of its words), not the phrase itself
+    assert SearchRequest(q='"honey bees"~3').expensive and not SearchRequest(q='"honey bees"').expensive
 
 
 def test_readyz_reports_saturation_and_counts(sample_data: Path) -> None:
