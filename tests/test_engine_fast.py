@@ -128,22 +128,25 @@ def _lucene_fits(places_of_each: list[list[int]], slop: int) -> bool:
 
 def test_a_sloppy_phrase_is_matched_as_lucene_counts_moves() -> None:
     """``fast.near`` (Whoosh's ``"…"~N`` since 4 December 2026) against trying every choice of positions, on random
-    documents of three words: the same documents for slops 2 to 5, 12 and 40 (both ways of choosing the windows)."""
+    documents of three words, or of two with the first said again: the same documents for slops 2 to 5, 12 and 40
+    (both ways of choosing the windows). A word said twice needs a position for each of its places in the window
+    (Lucene would want two different ones; here one may serve both when the window spans them)."""
     rng = np.random.default_rng(7)
     for slop in (2, 3, 4, 5, 12, 40):
         for _ in range(200):
             docs = {d: [sorted(set(rng.integers(0, 30, rng.integers(1, 4)).tolist())) for _ in range(3)]
                     for d in sorted(set(rng.integers(0, 50, 5).tolist()))}
-            keys = [np.array([d * fast._SHIFT + p - i + fast._PLACE_BIAS for d, each in docs.items() for p in each[i]],
-                             dtype=np.int64) for i in range(3)]
-            expected = [d for d, each in docs.items() if _lucene_fits(each, slop)]
-            assert fast.near(keys, slop)[0].tolist() == expected, (slop, docs)
+            for said in (docs, {d: [a, b, a] for d, (a, b, _) in docs.items()}):  # the third word the first again
+                keys = [np.array([d * fast._SHIFT + p - i + fast._PLACE_BIAS for d, each in said.items() for p in each[i]],
+                                 dtype=np.int64) for i in range(3)]
+                expected = [d for d, each in said.items() if _lucene_fits(each, slop)]
+                assert fast.near(keys, slop)[0].tolist() == expected, (slop, said)
 
 
 def test_a_sloppy_phrase_never_runs_whooshs_matcher_and_stops_at_the_deadline(sample_data_template: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Whoosh's sloppy matcher works inside a document, where no deadline is read: 40 common words within 100,000
-    moves took 493 s of CPU on the site corpus. Every phrase is matched in numpy (a word said twice counted once), a
+    moves took 493 s of CPU on the site corpus. Every phrase is matched in numpy (a word said twice too), a
     window wider than the documents needs no matching, and a phrase past the deadline stops before its third word
     (an exact one too: 40 common words read 2.8 s of positions, cold, at 10k), said to be cut short."""
     engine = WhooshEngine(sample_data_template)
@@ -158,7 +161,7 @@ def test_a_sloppy_phrase_never_runs_whooshs_matcher_and_stops_at_the_deadline(sa
             q, _ = engine._bounded(s, strategy(text, False, engine.profiles(s), engine.ranking)[0], None)
             return int(ev.run(q)[1].sum()), ev.timed_out
 
-        assert matched('"waggle waggle dance"~3')[0] == matched('"waggle dance"~3')[0] >= 1  # counted once
+        assert matched('"waggle waggle dance"~3')[0] >= 1  # (it ran Whoosh's matcher; a place of each in the window)
         assert matched('"forager dance"~100000') == matched("forager dance") != (0, False)  # every doc with both
         three = ('"returning forager performs"', '"returning performs forager"~5')
         assert all(matched(q)[0] >= 1 for q in three)

@@ -59,11 +59,13 @@ def test_phrase_matches_words_in_order_only(lib: Library) -> None:
 def test_a_sloppy_phrase_counts_moves_as_lucene_does(lib: Library) -> None:
     """``"…"~N``: the words within N moves of the phrase, in any order, on both engines (Lucene's rule): a word left
     out is one move, two words swapped are two. The transcript says "a returning forager performs"; until
-    4 December 2026 Whoosh's slop kept the words in order, so a swapped phrase found nothing there."""
+    4 December 2026 Whoosh's slop kept the words in order (a swapped phrase found nothing there) and its ``~1`` was
+    the exact phrase."""
     def finds(q: str) -> bool:
         return WAGGLE in search(lib, q, correct=False)
 
-    assert not finds('"returning performs"') and finds('"returning performs"~2')  # "forager" left out
+    assert not finds('"returning performs"') and finds('"returning performs"~1')  # "forager" left out: one move
+    assert not finds('"returning performs"~0')  # (none: the exact phrase, on both engines)
     assert not finds('"forager returning"~1') and finds('"forager returning"~2')  # swapped
     assert not finds('"performs forager returning"~3') and finds('"performs forager returning"~4')  # backwards
 

@@ -421,11 +421,12 @@ class Evaluator:
 
     def _phrase(self, q: Phrase, boolean: bool) -> tuple[np.ndarray, np.ndarray]:
         """Words next to each other, in order: the documents where the positions line up (a joined word's parts
-        between it and the next word: ``SpacedPhrase.places``); with a slop of N > 1 (``"a b c"~N``) the words
-        within N moves of the phrase, as Lucene (OpenSearch) counts them (:func:`near`: a word left out is one, two
-        words swapped two). Scored as Whoosh scores a phrase (the sum of its words' BM25 in the field, times the
-        phrase's boost). Whoosh's own sloppy matcher is never used: 40 common words within 100,000 moves worked
-        493 s of CPU on the site corpus inside its documents, where no deadline is read."""
+        between it and the next word: ``SpacedPhrase.places``); typed with a slop (``"a b c"~N``, a Whoosh slop of
+        N + 1: ``query.lucene_slop``) the words within N moves of the phrase, as Lucene (OpenSearch) counts them
+        (:func:`near`: a word left out is one, two words swapped two). Scored as Whoosh scores a phrase (the sum of
+        its words' BM25 in the field, times the phrase's boost). Whoosh's own sloppy matcher is never used: 40
+        common words within 100,000 moves worked 493 s of CPU on the site corpus inside its documents, where no
+        deadline is read."""
         field = self.schema[q.fieldname]
         matched = np.zeros(self.n, dtype=bool)
         try:
@@ -450,10 +451,9 @@ class Evaluator:
                 continue
             cut = False  # (this phrase stopped at the deadline; an earlier part's time-out leaves it be)
             if q.slop > 1:
+                moves = q.slop - 1  # (Whoosh's slop 1 is the exact phrase, Lucene's 0)
                 each, last = [], 0
                 for i, word in enumerate(words):
-                    if word in words[:i]:  # a word said twice counts once (Lucene would want two places for it)
-                        continue
                     if len(each) >= 2 and self._past_due():
                         cut = True
                         break
@@ -463,10 +463,10 @@ class Evaluator:
                     last = max(last, int(where[keep].max())) if keep.any() else last
                 if cut:
                     break
-                if q.slop > last + len(words):  # a window wider than any of the documents: each holds every word
+                if moves > last + len(words):  # a window wider than any of the documents: each holds every word
                     matched[candidates + offset] = True
                     continue
-                found, complete = near(each, q.slop, self._past_due)
+                found, complete = near(each, moves, self._past_due)
                 matched[found + offset] = True
                 if not complete:
                     break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -50,7 +51,7 @@ def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[
 def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ...], ranking: Ranking,
                   apart: tuple[tuple[str, str], ...]) -> Any:
     """Parsed queries are kept: a query is parsed once per language in the index (queries are immutable)."""
-    typed = words_apart(hyphens_apart(plain_words(text) if plain else lenient(text)), apart)
+    typed = words_apart(hyphens_apart(plain_words(text) if plain else lucene_slop(lenient(text))), apart)
     alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
         try:
@@ -65,6 +66,16 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
     parts = [Require(q, Term("analysis", keys[0]) if len(keys) == 1 else Or([Term("analysis", k) for k in keys]))
              for q, keys in alike.values()]
     return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
+
+
+_PHRASE_SLOP = re.compile(r'("[^"]*")~(\d+)')  # (quotes balanced by ``lenient``: each match is one phrase)
+
+
+def lucene_slop(text: str) -> str:
+    """``text`` with each phrase's slop as Whoosh's parser must read it to mean what it means on OpenSearch:
+    Lucene counts the moves (``"a b"~1``: one word between, or none; swapped is two), Whoosh's parser calls the
+    exact phrase slop 1, so it is given one more (``fast.Evaluator`` takes it back off and counts Lucene's way)."""
+    return _PHRASE_SLOP.sub(lambda m: f"{m.group(1)}~{int(m.group(2)) + 1}", text) if '"~' in text else text
 
 
 class SpacedPhrase(Phrase):
