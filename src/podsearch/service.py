@@ -172,10 +172,10 @@ class Library:
         with a word missing, swapped or wrong) and the query is phrases and words alone (``"sourdough starter" -rye``
         finding nothing is an answer); else ``found``. Said as ``corrected`` (the words searched instead) and in a
         note."""
-        if has_syntax(phrases_as_words(query.text)):
+        words_only = phrases_as_words(query.text)
+        if has_syntax(words_only):
             return found
-        loose = [(phrases_as_words(query.text, slop=QUOTE_SLOP), "say them a few words apart"),
-                 (phrases_as_words(query.text), "hold them")]
+        loose = [(phrases_as_words(query.text, slop=QUOTE_SLOP), "say them a few words apart"), (words_only, "hold them")]
         for words, how in loose:
             if words == query.text:
                 return found

@@ -165,6 +165,16 @@ def near(keys: list[np.ndarray], slop: int, past_due: Callable[[], bool] = lambd
     return np.unique(np.concatenate(found) // _SHIFT), complete
 
 
+def _starts(reader: Any, fieldname: str, btext: bytes, candidates: np.ndarray, place: int) -> tuple[np.ndarray, int]:
+    """(keys, furthest position) of a phrase's word in the ``candidates`` of one segment: for each of its positions
+    p, where the phrase would start were the word at its ``place`` there, as ``document << 32 | p - place + bias``
+    (ascending: documents, then positions); the furthest p, 0 when none."""
+    docs, where = positions(reader, fieldname, btext)
+    keep = in_sorted(docs, candidates)
+    kept = where[keep]
+    return docs[keep] * _SHIFT + (kept - place + _PLACE_BIAS), int(kept.max()) if len(kept) else 0
+
+
 def decode_positions(value: bytes) -> np.ndarray:
     """The positions of one posting of a field with positions (Whoosh's Positions format: a frequency, then the
     pickled gaps between positions)."""
@@ -436,7 +446,6 @@ class Evaluator:
         if not words:
             return self._zeros(), matched
         places = getattr(q, "places", None) or range(len(words))
-        shift = np.int64(_SHIFT)
         for r, offset in self.leaves:
             # Candidates first: the documents that hold every word (postings only); positions are read only when
             # there are some. Past the deadline a phrase stops before its third word's positions (a cold first
@@ -457,10 +466,9 @@ class Evaluator:
                     if len(each) >= 2 and self._past_due():
                         cut = True
                         break
-                    docs, where = positions(r, q.fieldname, word)
-                    keep = in_sorted(docs, candidates)
-                    each.append(docs[keep] * shift + (where[keep] - places[i] + _PLACE_BIAS))
-                    last = max(last, int(where[keep].max())) if keep.any() else last
+                    keys, furthest = _starts(r, q.fieldname, word, candidates, places[i])
+                    each.append(keys)
+                    last = max(last, furthest)
                 if cut:
                     break
                 if moves > last + len(words):  # a window wider than any of the documents: each holds every word
@@ -476,17 +484,14 @@ class Evaluator:
                 if i >= 2 and self._past_due():
                     cut = True
                     break
-                docs, where = positions(r, q.fieldname, word)
-                keep = in_sorted(docs, candidates)
-                # word i at p: the phrase would start at p - its place (sorted: documents ascending, positions within)
-                these = docs[keep] * shift + (where[keep] - places[i])
+                these, _ = _starts(r, q.fieldname, word, candidates, places[i])
                 keys = these if keys is None else keys[in_sorted(keys, these)]
                 if not len(keys):
                     break
             if cut:
                 break
             if keys is not None and len(keys):
-                matched[np.unique(keys // shift) + offset] = True
+                matched[np.unique(keys // _SHIFT) + offset] = True
         if boolean:
             return self._zeros(), matched
         scores = self._zeros()
