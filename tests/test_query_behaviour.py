@@ -166,6 +166,48 @@ def test_a_hyphenated_word_sorted_by_date(client, sample_data: Path, q: str) -> 
     assert feed.status_code == 200 and feed.get_data(as_text=True).count("<item>") == every >= 1
 
 
+def ids(client, q: str) -> set[str]:
+    return {h["id"] for h in api(client, q)["hits"]}
+
+
+@BOTH
+@pytest.mark.parametrize("signed, spelled", [
+    ('water -"sourdough starter"', 'water NOT "sourdough starter"'),  # (Whoosh: the phrase was required)
+    ("water -(coffee OR flour)", "water NOT (coffee OR flour)"),  # (Whoosh: the group was required)
+    ("time (water -coffee)", "time AND (water NOT coffee)"),  # (Whoosh: "Cannot read the query")
+    ("water +time", "water AND time"),  # (Whoosh: time alone, water optional)
+    ("-coffee", "NOT coffee"),  # (Whoosh: nothing)
+    ("-coffee -bread", "NOT coffee NOT bread"),  # (Whoosh: nothing)
+    ("to be or not to be -coffee", "NOT coffee"),  # stop words alone, and an exclusion (Whoosh: nothing)
+])
+def test_a_sign_before_a_word_phrase_or_group_means_its_operator(client, signed: str, spelled: str) -> None:
+    """``-`` excludes and ``+`` requires whatever follows it, a phrase or a group too, as the operator does on
+    both engines (OpenSearch's reading; Whoosh's parser took a sign only before a letter)."""
+    found = ids(client, signed)
+    assert found and found == ids(client, spelled), signed
+
+
+@BOTH
+def test_excluding_a_phrase_or_group_drops_the_episodes_that_hold_it(client) -> None:
+    water, starter = ids(client, "water"), ids(client, '"sourdough starter"')
+    coffee_or_flour = ids(client, "coffee OR flour")
+    assert water & starter and water & coffee_or_flour  # (so that each exclusion has something to drop)
+    assert ids(client, 'water -"sourdough starter"') == water - starter
+    assert ids(client, "water -(coffee OR flour)") == water - coffee_or_flour
+    assert ids(client, "-coffee") == ids(client, "") - ids(client, "coffee")
+
+
+@BOTH
+def test_words_in_a_group_are_marked_and_an_excluded_group_is_not(client) -> None:
+    for hit in api(client, "time (water -coffee)")["hits"][:5]:
+        words = {w for fragment in every_fragment(hit) for w in marked(fragment)}
+        assert "coffee" not in words
+    marks = {w for hit in api(client, "time (water -coffee)")["hits"] for f in every_fragment(hit) for w in marked(f)}
+    assert "water" in marks and "time" in marks
+    marks = {w for hit in api(client, "water -(time OR coffee)")["hits"] for f in every_fragment(hit) for w in marked(f)}
+    assert "water" in marks and not marks & {"time", "coffee"}
+
+
 @BOTH
 def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) -> None:
     """No episode has both words, so any word will do; the excluded word still excludes."""
@@ -457,6 +499,15 @@ def test_a_date_that_is_no_day_month_or_year_is_refused_with_the_forms_that_work
 def test_a_date_clause_inside_quotes_is_words(client) -> None:
     """A quoted ``published:x`` is a phrase to find, not a date to read (nor to refuse)."""
     assert client.get("/api/search", query_string={"q": '"published:yesterday" bread'}).status_code == 200
+
+
+@BOTH
+@pytest.mark.parametrize("q", ["(" * 9 + "lava" + ")" * 9, "volcano " + "-(" * 9 + "lava" + ")" * 9])
+def test_parentheses_nested_too_deep_are_refused_alike(client, q: str) -> None:
+    """OpenSearch read them (Whoosh refused them, from 8 deep)."""
+    res = client.get("/api/search", query_string={"q": q})
+    assert res.status_code == 400 and "nests parentheses 9 deep" in res.get_json()["error"]["message"]
+    assert client.get("/api/search", query_string={"q": "(" * 8 + "lava" + ")" * 8}).status_code == 200
 
 
 @BOTH

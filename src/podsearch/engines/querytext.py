@@ -44,6 +44,25 @@ def plain_words(text: str) -> str:
     return re.sub(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)\b", lambda m: m.group(1).lower(), text)
 
 
+MAX_NESTING = 8  # parentheses inside parentheses
+
+
+def check_text(text: str) -> None:
+    """Refuse, before an engine reads it, what no reading of ``text`` could run cheaply (both engines alike:
+    parentheses nested deeper than ``MAX_NESTING``, a word starting with a wildcard)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(0, depth - 1)
+    if deepest > MAX_NESTING:
+        raise QueryError(f"The query nests parentheses {deepest} deep; the limit is {MAX_NESTING}. "
+                         "Write the words without the extra parentheses.")
+    refuse_leading_wildcard(text)
+
+
 MIN_PREFIX = 1  # letters before a pattern's first wildcard
 # A word that starts with a wildcard (a lone "*" is every episode): "*a*", "?", "-?ube", "title:*go"
 _LEADING = re.compile(r"(?:^|[\s(:])[+-]?(?:[*?][^\s\]}]|\?(?=[\s)]|$))")  # "[a TO *]" is a range

@@ -28,7 +28,7 @@ from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryErr
 from ...lru import LRU
 from .. import compounds, spelling
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
-from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, readings, refuse_leading_wildcard
+from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
 from .analysis import analysis_settings, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, refusal
 from .query import facet_aggregations, facet_counts, filter_clauses, query_terms, sort_clause, text_field, text_query
@@ -389,7 +389,7 @@ class OpenSearchEngine:
         if not text:
             answer = self._run({**base, "query": {"bool": {"filter": filters}} if filters else {"match_all": {}}})
             return self._result(answer, {}, "", False)
-        refuse_leading_wildcard(text)  # as Whoosh says it (the query string's own refusal names no word)
+        check_text(text)  # as Whoosh says it (the query string's own refusal of a wildcard names no word)
         profiles = self._index_profiles(q.filters.language)
         tries = readings(text, plain=False, apart=self._apart(text, profiles, q.deadline))
         answer, used, relaxed, all_words = None, tries[0], False, 0

@@ -161,16 +161,44 @@ def sort_clause(sort: str, has_text: bool) -> list[Any]:
 
 
 # -- the terms a query looks for, to mark them in the answer ---------------------------------------------
-_QUERY_PART = re.compile(r'(?:(?<=\s)|^)(?P<neg>[-!]|NOT\s+)?(?:(?P<field>\w+):)?(?P<word>"[^"]*"|[^\s()"]+)')
+_QUERY_PART = re.compile(r'(?:(?<=[\s(])|^)(?P<neg>[-!]|NOT\s+)?(?:(?P<field>\w+):)?(?P<word>"[^"]*"|[^\s()"]+)')
+_OPERATORS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"})
+_EXCLUDED_GROUP = re.compile(r'(?:(?<=[\s(])|^)(?:[-!]|NOT\s+)\(')
+
+
+def _without_excluded_groups(text: str) -> str:
+    """``text`` without its excluded groups (``-(rust OR go)``, ``NOT (a b)``); ``lenient`` has balanced them."""
+    while m := _EXCLUDED_GROUP.search(text):
+        depth, end = 0, len(text)
+        for end in range(m.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        text = text[:m.start()] + " " + text[end + 1:]
+    return text
+
+
+_FIELD_GROUP = re.compile(r'(?:(?<=[\s(])|^)(\w+):\(([^()]*)\)')
+_GROUP_PART = re.compile(r'[-!]?"[^"]*"|[^\s"]+')
+
+
+def _fields_spread(text: str) -> str:
+    """``text`` with each field's group spread over its words: ``title:(python "go time")`` is
+    ``title:python title:"go time"`` to :func:`query_terms` (operators and signs inside are kept as they are)."""
+    def spread(m: re.Match[str]) -> str:
+        parts = _GROUP_PART.findall(m.group(2))
+        return " ".join(p if p in _OPERATORS or p[0] in "-!" else f"{m.group(1)}:{p}" for p in parts)
+    return _FIELD_GROUP.sub(spread, text)
 
 
 def query_terms(reading: Reading, profiles: list[str]) -> dict[str, set[str]]:
     """The analysed terms of the query, by field (the words excluded with -word or NOT left out)."""
     words: dict[str, list[str]] = {field: [] for field in SEARCH_FIELDS}
     source = words_apart(plain_words(reading.text) if reading.plain else lenient(reading.text), reading.apart)
+    source = _fields_spread(_without_excluded_groups(source))
     for m in _QUERY_PART.finditer(source):
         word = m.group("word")
-        if m.group("neg") or word in {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}:
+        if m.group("neg") or word in _OPERATORS:
             continue
         word = word.strip('"')
         field = _FIELD_NAMES.get((m.group("field") or "").lower())

@@ -36,10 +36,10 @@ from ...lru import LRU
 from ...procs import bind_children_to_me
 from .. import compounds
 from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
-from ..querytext import EVERY_WORD, SUGGEST_BELOW, any_word_first
+from ..querytext import EVERY_WORD, SUGGEST_BELOW, any_word_first, check_text
 from . import fast, spelling
 from .analysis import SpokenAnalyzer, profile_analyzer
-from .bounds import bound, check_text
+from .bounds import bound
 from .build import BuildLimits, ParallelWriter, SerialWriter
 from .facets import DocFacets
 from .query import parse, query_terms, strategy

@@ -23,31 +23,15 @@ from whoosh.query import ConstantScoreQuery, Every, FuzzyTerm, MultiTerm, NullQu
 from whoosh.support.levenshtein import distance
 
 from ...errors import QueryError
-from ..querytext import MIN_PREFIX, leading_wildcard, refuse_leading_wildcard
+from ..querytext import MIN_PREFIX, leading_wildcard
 from .scoring import Expired
 
 MAX_EXPANSIONS = 64  # words a wildcard, prefix, fuzzy or range part is searched with (its most frequent)
 MAX_MATCHING_WORDS = 2000  # words a part may match before it is refused as too broad
 MAX_SCANNED_WORDS = 20000  # words of the index read to find the matches of a pattern (kub?rnetes)
 MAX_CLAUSES = 4096  # terms of the whole query after expansion, every field and language counted
-MAX_NESTING = 8  # parentheses inside parentheses
 MAX_FUZZY_EDITS = 2  # as Lucene: more edits match most of the vocabulary
 
-
-
-def check_text(text: str) -> None:
-    """Refuse, before parsing, what no parse of ``text`` could run cheaply."""
-    depth = deepest = 0
-    for ch in text:
-        if ch == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch == ")":
-            depth = max(0, depth - 1)
-    if deepest > MAX_NESTING:
-        raise QueryError(f"The query nests parentheses {deepest} deep; the limit is {MAX_NESTING}. "
-                         "Write the words without the extra parentheses.")
-    refuse_leading_wildcard(text)
 
 
 def bound(query: Any, reader: Any, deadline: float | None = None,

@@ -19,7 +19,7 @@ from time import monotonic
 from typing import Any
 
 import numpy as np
-from whoosh.query import And, AndMaybe, AndNot, ConstantScoreQuery, Every, NullQuery, Or, Phrase, Require, Term
+from whoosh.query import And, AndMaybe, AndNot, ConstantScoreQuery, Every, Not, NullQuery, Or, Phrase, Require, Term
 
 from ...lru import LRU
 from .bm25f import FieldsTerm
@@ -368,6 +368,9 @@ class Evaluator:
         if isinstance(q, Excluding | AndNot):
             scores, matched = self._eval(q.a, boolean)
             return scores, matched & ~self._eval(q.b, True)[1]
+        if type(q) is Not:  # (excluded words alone: ``-rust``, ``NOT rust``; Whoosh's constant score, 1)
+            matched = ~self._eval(q.query, True)[1]
+            return (self._zeros() if boolean else matched.astype(float)), matched
         if isinstance(q, Require):
             scores, matched = self._eval(q.a, boolean)
             return scores, matched & self._eval(q.b, True)[1]

@@ -6,9 +6,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from whoosh.qparser import AndGroup, FieldAliasPlugin, FuzzyTermPlugin, MultifieldParser, OrGroup, PlusMinusPlugin
+from whoosh.qparser import AndGroup, FieldAliasPlugin, FuzzyTermPlugin, MultifieldParser, OrGroup, PlusMinusPlugin, syntax
 from whoosh.qparser.dateparse import DateParserPlugin
-from whoosh.query import NullQuery, Or, Phrase, Require, Term
+from whoosh.query import AndNot, Not, NullQuery, Or, Phrase, Require, Term
 
 from ...errors import QueryError
 from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, hyphens_apart, lenient, plain_words, readings, words_apart
@@ -25,12 +25,57 @@ from .schema import query_schema
 def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
     group = OrGroup if relaxed else AndGroup
     parser = MultifieldParser(ranking.fields, query_schema(key), fieldboosts=ranking.boosts, group=group)
-    # +word / -word only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas".
-    parser.add_plugin(PlusMinusPlugin(plusexpr=r"(?:^|(?<=[\s(]))\+(?=\w)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\w)"))
+    parser.add_plugin(Signs())
     parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
     parser.add_plugin(DateParserPlugin(free=False))
     parser.add_plugin(FuzzyTermPlugin())  # word~, word~2, word~2/3 (edits / letters kept as typed): bounds.py
     return parser
+
+
+class Signs(PlusMinusPlugin):
+    """``+`` and ``-`` before a word, a phrase or a group, read as OpenSearch's ``query_string`` reads them.
+
+    Only at the start of a word: "real-gas" and "wi-fi" are words, not "NOT gas". ``-"machine learning"`` and
+    ``-(rust OR go)`` exclude the phrase and the group (Whoosh's own plugin took the sign only before a letter:
+    the phrase was then *required*), inside parentheses too (``go (python -rust)`` was an error). ``+`` changes
+    nothing in an all-words reading (every word is required already: ``python +rust`` was rust alone with python
+    optional) and marks the required words of an any-word one. A group of excluded words alone (``-rust``,
+    ``python (-rust)``) is everything but them, as ``NOT rust`` is (it was nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(plusexpr=r"(?:^|(?<=[\s(]))\+(?=[\w\"(])", minusexpr=r"(?:^|(?<=[\s(]))-(?=[\w\"(])")
+
+    def do_plusminus(self, parser: Any, group: Any) -> Any:
+        nodes = [self.do_plusminus(parser, n) if isinstance(n, syntax.GroupNode) else n for n in group]
+        if not any(isinstance(n, (self.Plus, self.Minus)) for n in nodes):
+            group.nodes = nodes  # (a group without signs stays as it is, boost and all)
+            return group
+        every = isinstance(group, syntax.AndGroup)
+        required, optional, banned = syntax.AndGroup(), syntax.AndGroup() if every else syntax.OrGroup(), syntax.OrGroup()
+        into = optional
+        for node in nodes:
+            if isinstance(node, self.Plus):
+                into = optional if every else required
+            elif isinstance(node, self.Minus):
+                into = banned
+            else:
+                into.append(node)
+                into = optional
+        kept = syntax.AndMaybeGroup([required, optional]) if required else optional
+        signed = kept if not banned else _Excluding([kept, banned]) if kept else syntax.NotGroup([banned])
+        signed.boost = group.boost
+        return signed
+
+
+class _Excluding(syntax.AndNotGroup):
+    """``kept -banned``, where ``kept`` may be stop words alone (``to be or not to be -rust``): then it is
+    ``NOT banned``, as on OpenSearch (where analysis drops the words and leaves the exclusion)."""
+
+    def query(self, parser: Any) -> Any:
+        kept, banned = (node.query(parser) for node in self.nodes)
+        if kept is None or kept.normalize() is NullQuery:
+            return syntax.attach(Not(banned), self)
+        return syntax.attach(AndNot(kept, banned), self)
 
 
 def parse(text: str, relaxed: bool = False, plain: bool = False, profiles: list[str] | None = None,
