@@ -209,6 +209,24 @@ def test_words_in_a_group_are_marked_and_an_excluded_group_is_not(client) -> Non
 
 
 @BOTH
+@pytest.mark.parametrize("q", ["to be or not to be", '"to be or not to be"', "TO BE OR NOT TO BE", "The"])
+def test_a_query_of_stop_words_alone_says_why_it_found_nothing(client, q: str) -> None:
+    answer = api(client, q)
+    assert answer["total"] == 0
+    words = sorted({w.lower() for w in q.strip('"').split()})
+    assert [n for n in answer["notes"] if "too common" in n and all(w in n for w in words)], answer["notes"]
+    page = client.get("/search", query_string={"q": q}).get_data(as_text=True)
+    assert "too common to be searched" in page
+
+
+@BOTH
+@pytest.mark.parametrize("q", ["zzqqxx", "to be zzqqxx", "title:zzqqxx"])
+def test_a_query_with_a_word_no_episode_holds_gets_no_stop_word_note(client, q: str) -> None:
+    answer = api(client, q)
+    assert answer["total"] == 0 and not [n for n in answer["notes"] if "too common" in n]
+
+
+@BOTH
 def test_an_exclusion_holds_in_the_any_word_fallback(client, sample_data: Path) -> None:
     """No episode has both words, so any word will do; the excluded word still excludes."""
     assert api(client, "kimchi telegraph")["relaxed"] is True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from dataclasses import replace
@@ -18,7 +19,7 @@ from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult
-from .engines.querytext import has_syntax, phrases_as_words
+from .engines.querytext import has_syntax, phrases_as_words, plain_words
 from .episodes import Episode, Segment, Show
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
@@ -144,6 +145,8 @@ class Library:
                 found = self._corrected(query, found)
             if req.correct and not found.total and not found.timed_out:  # (a phrase no episode says)
                 found = self._unquoted(query, found)
+            if not found.total and not found.timed_out:
+                found.notes = [*self._too_common(query), *found.notes]
         except QueryError:
             self.load.add("refused")
             raise
@@ -187,6 +190,16 @@ class Library:
                 better.notes = [f"No episode says the quoted words as typed; these {how}.", *better.notes]
                 return better
         return found
+
+    def _too_common(self, query: EngineQuery) -> list[str]:
+        """A note for a query that found nothing because each of its words is a stop word of its language (the
+        index leaves them out: ``to be or not to be``); [] for any other."""
+        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", plain_words(query.text))))
+        analyzer = self.engine.analyzer(query.filters.language or "en")
+        if not words or any(analyzer.texts(w) for w in words):
+            return []
+        return [f"Each word of the query is too common to be searched ({', '.join(words[:8])}): the index leaves "
+                "such words out. Add a word that says what the episode is about."]
 
     def _ranked(self, query: EngineQuery) -> EngineResult:
         """The engine's answer; ranked by relevance, its top episodes reordered by their best passages and the
