@@ -62,12 +62,12 @@ class Signs(PlusMinusPlugin):
                 into.append(node)
                 into = optional
         kept = syntax.AndMaybeGroup([required, optional]) if required else optional
-        signed = kept if not banned else _Excluding([kept, banned]) if kept else syntax.NotGroup([banned])
+        signed = kept if not banned else _Without([kept, banned]) if kept else syntax.NotGroup([banned])
         signed.boost = group.boost
         return signed
 
 
-class _Excluding(syntax.AndNotGroup):
+class _Without(syntax.AndNotGroup):
     """``kept -banned``, where ``kept`` may be stop words alone (``to be or not to be -rust``): then it is
     ``NOT banned``, as on OpenSearch (where analysis drops the words and leaves the exclusion)."""
 
