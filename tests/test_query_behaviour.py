@@ -188,6 +188,15 @@ def test_a_sign_before_a_word_phrase_or_group_means_its_operator(client, signed:
 
 
 @BOTH
+@pytest.mark.parametrize("q", ["-coffee", "NOT coffee -bread", "published:[2020 TO 2030]", "to be -coffee"])
+def test_a_query_looking_for_no_word_lists_its_episodes_newest_first(client, q: str) -> None:
+    """Every match scores alike, so they are listed as the empty query lists them (before: in the index's order on
+    Whoosh, by id on OpenSearch, and reordered by the model's vote)."""
+    found = [h["id"] for h in api(client, q)["hits"]]
+    assert len(found) > 1 and found == [h["id"] for h in api(client, "")["hits"] if h["id"] in set(found)], q
+
+
+@BOTH
 def test_excluding_a_phrase_or_group_drops_the_episodes_that_hold_it(client) -> None:
     water, starter = ids(client, "water"), ids(client, '"sourdough starter"')
     coffee_or_flour = ids(client, "coffee OR flour")

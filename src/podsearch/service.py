@@ -214,7 +214,7 @@ class Library:
             found.hits = [h for h in found.hits if h.id not in named]  # (shown on the first page)
             return found
         found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
-        found.hits = self._reordered(found, fb) if fb.on else found.hits
+        found.hits = self._reordered(found, fb) if fb.on and any(found.terms.values()) else found.hits
         place = {h.id: n for n, h in enumerate(found.hits)}
         named = self._allowed(named, query) if any(i not in place for i in named) else named
         if named:

@@ -392,6 +392,8 @@ class OpenSearchEngine:
         check_text(text)  # as Whoosh says it (the query string's own refusal of a wildcard names no word)
         profiles = self._index_profiles(q.filters.language)
         tries = readings(text, plain=False, apart=self._apart(text, profiles, q.deadline))
+        if not any(query_terms(tries[0], profiles).values()):  # (no word looked for: -rust, published:2024)
+            base["sort"] = sort_clause(q.sort, False)
         answer, used, relaxed, all_words = None, tries[0], False, 0
         for i, reading in enumerate(tries):
             found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles)],

@@ -162,6 +162,7 @@ def sort_clause(sort: str, has_text: bool) -> list[Any]:
 
 # -- the terms a query looks for, to mark them in the answer ---------------------------------------------
 _QUERY_PART = re.compile(r'(?:(?<=[\s(])|^)(?P<neg>[-!]|NOT\s+)?(?:(?P<field>\w+):)?(?P<word>"[^"]*"|[^\s()"]+)')
+_RANGES = re.compile(r"(?:(?<=[\s(])|^)[-!]?\w+:[\[{][^\]}]*[\]}]")
 _OPERATORS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"})
 _EXCLUDED_GROUP = re.compile(r'(?:(?<=[\s(])|^)(?:[-!]|NOT\s+)\(')
 
@@ -195,7 +196,7 @@ def query_terms(reading: Reading, profiles: list[str]) -> dict[str, set[str]]:
     """The analysed terms of the query, by field (the words excluded with -word or NOT left out)."""
     words: dict[str, list[str]] = {field: [] for field in SEARCH_FIELDS}
     source = words_apart(plain_words(reading.text) if reading.plain else lenient(reading.text), reading.apart)
-    source = _fields_spread(_without_excluded_groups(source))
+    source = _fields_spread(_without_excluded_groups(_RANGES.sub(" ", source)))  # (a range looks for no word)
     for m in _QUERY_PART.finditer(source):
         word = m.group("word")
         if m.group("neg") or word in _OPERATORS:

@@ -270,6 +270,7 @@ class WhooshEngine:
                     query, notes = self._bounded(s, query, q.deadline)
                 except Expired:
                     return EngineResult(total=0, hits=[], timed_out=True)
+            looks_for_words = query is not None and any(query_terms(query).values())  # (not -rust, published:2024)
             filt = _filter(q.filters)
             if query is None:
                 query = filt or Every()
@@ -279,7 +280,7 @@ class WhooshEngine:
                 if not filt:  # (Whoosh takes an empty set for no filter at all)
                     query, fallback, filt = NullQuery(), None, None
             sortedby: str | None = None  # by score
-            if q.sort == "date" or (not text and q.sort != "oldest"):
+            if q.sort == "date" or (not looks_for_words and q.sort != "oldest"):  # (listed newest first)
                 sortedby = "newest"
             elif q.sort == "oldest":
                 sortedby = "oldest"
