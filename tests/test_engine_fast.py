@@ -118,6 +118,12 @@ def test_deleted_and_changed_episodes_and_several_segments(tmp_path: Path) -> No
         scores, matched = fast.evaluate(q, s)
         ids = {s.stored_fields(int(d))["id"] for d in np.flatnonzero(matched)}
     assert "ep-0" not in ids and "ep-10" in ids  # ep-0 changed (its old copy is deleted), ep-10 did not
+    with engine._index().searcher() as s:  # a term file's document frequency counts what the postings hold
+        leaves = fast._leaves(s.reader())
+        assert any(r.has_deletions() for r, _ in leaves)
+        for r, _ in leaves:
+            for term in r.lexicon("transcript"):
+                assert r.doc_frequency("transcript", term) == len(fast.postings(r, "transcript", term)[0]), term
 
 
 def _lucene_fits(places_of_each: list[list[int]], slop: int) -> bool:
@@ -172,6 +178,14 @@ def test_a_sloppy_phrase_never_runs_whooshs_matcher_and_stops_at_the_deadline(sa
             assert matched(f"NOT {q}") == matched(f"-{q}") == (s.doc_count() - matched(q)[0], False)
         monkeypatch.setattr(fast, "monotonic", lambda: 1e12)  # past due: two words' positions read, not the third
         assert [matched(q, deadline=1.0) for q in three] == [(0, True), (0, True)]
+        # a pattern's words past due: those not read yet are left out; excluded, every episode is (some were)
+        patterns = "title:s* OR title:t*"
+        assert 0 < matched(patterns, deadline=1.0)[0] < matched(patterns)[0] and matched(patterns, deadline=1.0)[1]
+        assert matched(f"NOT ({patterns})", deadline=1.0) == (0, True) != matched(f"NOT ({patterns})")
+        # excluded and cut short, a phrase excludes every episode holding its words (it excluded none)
+        holding = matched("transcript:(returning forager performs)")[0]
+        for q in ('transcript:"returning forager performs"', 'transcript:"returning performs forager"~5'):
+            assert matched(f"NOT {q}", deadline=1.0) == (s.doc_count() - holding, True) != (s.doc_count(), True)
         # a phrase of two words after a part cut short is still read whole
         whole = matched('"forager performs"')[0]
         assert matched('"returning forager performs" OR "forager performs"', deadline=1.0) == (whole, True) != (0, True)
