@@ -392,7 +392,8 @@ class OpenSearchEngine:
         check_text(text)  # as Whoosh says it (the query string's own refusal of a wildcard names no word)
         profiles = self._index_profiles(q.filters.language)
         tries = readings(text, plain=False, apart=self._apart(text, profiles, q.deadline))
-        if not any(query_terms(tries[0], profiles).values()):  # (no word looked for: -rust, published:2024)
+        first_terms = query_terms(tries[0], profiles)
+        if not any(first_terms.values()):  # (no word looked for: -rust, published:2024)
             base["sort"] = sort_clause(q.sort, False)
         answer, used, relaxed, all_words = None, tries[0], False, 0
         for i, reading in enumerate(tries):
@@ -418,7 +419,8 @@ class OpenSearchEngine:
 
             suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count,
                                              None if any_word else all_words)
-        return replace(self._result(answer, query_terms(used, profiles), suggestion, relaxed),
+        terms = first_terms if used is tries[0] else query_terms(used, profiles)
+        return replace(self._result(answer, terms, suggestion, relaxed),
                        all_words=all_words if relaxed else None)
 
     def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:

@@ -270,7 +270,8 @@ class WhooshEngine:
                     query, notes = self._bounded(s, query, q.deadline)
                 except Expired:
                     return EngineResult(total=0, hits=[], timed_out=True)
-            looks_for_words = query is not None and any(query_terms(query).values())  # (not -rust, published:2024)
+            asked, terms = query, query_terms(query) if query is not None else {}
+            looks_for_words = any(terms.values())  # (not -rust, published:2024)
             filt = _filter(q.filters)
             if query is None:
                 query = filt or Every()
@@ -314,7 +315,8 @@ class WhooshEngine:
             # Whoosh clamps a page past the last one to the last page: a page past the end has no hits.
             past_end = (q.page - 1) * q.per_page >= found.total
             hits = [] if past_end else [EngineHit(id=h["id"], score=float(h.score or 0.0)) for h in found]
-            return EngineResult(total=found.total, hits=hits, terms=query_terms(query), facets=facets,
+            terms = terms if query is asked else query_terms(query)  # (the fallback's, or the filter's)
+            return EngineResult(total=found.total, hits=hits, terms=terms, facets=facets,
                                 suggestion=suggestion, relaxed=relaxed, all_words=all_words if relaxed else None,
                                 timed_out=timed_out, notes=notes)
 
