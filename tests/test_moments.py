@@ -13,6 +13,7 @@ import csv
 import random
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from whoosh.query import And, Or, Term
 from podsearch import answers
 from podsearch.engines.whoosh import WhooshEngine
 from podsearch.engines.whoosh.analysis import _SEPARATOR, mark, spoken_analyzer
+from podsearch.engines.whoosh.segments import ALWAYS_READ
 from podsearch.engines.whoosh.spelling import WhooshVocabulary, _letters, lexicon
 from podsearch.requests import SearchRequest
 from podsearch.service import Library
@@ -135,6 +137,40 @@ def test_a_page_read_without_counts_analyses_a_bounded_number_of_segments(site_i
                        for h in page["hits"]), q
             if per_page == 10:
                 _same_moments(lib.search(req).to_dict(), page)
+    finally:
+        lib.close()
+
+
+def test_past_the_deadline_a_patterns_many_words_are_counted_in_part(site_index: Path) -> None:
+    """Twenty patterns' words (1,086 at 10k episodes) read for a page's moments took a second cold, after a search
+    already cut short by its deadline. Past the deadline only ``ALWAYS_READ`` of them are read, the most common
+    first: the counts are a part of the whole ones, the moments hold those words and the answer says it was cut
+    short; before the deadline, or for a short list, every term is read."""
+    lib = Library(site_index)
+    try:
+        q = "(" + " OR ".join(p + "*" for p in ("go", "li", "kn", "ye", "th", "pe", "re", "wa")) + ")"
+        query, found = lib._found(SearchRequest(q=q))
+        ids, terms = [h.id for h in found.hits], found.terms["transcript"]
+        assert len(ids) == 10 and len(terms) > 2 * ALWAYS_READ
+        whole = lib.engine.segment_counts(ids, terms, time.monotonic() + 60)
+        past = time.monotonic() - 1
+        part = lib.engine.segment_counts(ids, terms, past)
+        assert set(whole) == set(part) == set(ids)
+        assert all(c.complete for c in whole.values()) and not any(c.complete for c in part.values())
+        for i in ids:
+            tokens = dict(zip(whole[i].indexes.tolist(), whole[i].tokens.tolist()))
+            assert all(tokens.get(k, 0) >= n for k, n in zip(part[i].indexes.tolist(), part[i].tokens.tolist()))
+        assert sum(c.tokens.sum() for c in part.values()) < sum(c.tokens.sum() for c in whole.values())
+        few = set(sorted(terms)[:ALWAYS_READ])
+        assert all(c.complete for c in lib.engine.segment_counts(ids, few, past).values())
+
+        page = answers.search_answer(q, 1, 10, found, lib.catalog, lib.engine.analyzer,
+                                     segment_counts=lib.engine.segment_counts, deadline=past)
+        assert page.timed_out
+        assert all(h.moments and all("<mark>" in m.text for m in h.moments) for h in page.hits)
+        calm = answers.search_answer(q, 1, 10, found, lib.catalog, lib.engine.analyzer,
+                                     segment_counts=lib.engine.segment_counts, deadline=time.monotonic() + 60)
+        assert calm.timed_out == found.timed_out
     finally:
         lib.close()
 

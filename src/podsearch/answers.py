@@ -166,8 +166,8 @@ def episode_json(ep: Episode) -> dict[str, Any]:
 # -- search answers -------------------------------------------------------------------------------------
 def search_answer(query: str, page: int, per_page: int, found: EngineResult, catalog: Catalog,
                   analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0,
-                  segment_counts: Callable[[list[str], set[str]], dict[str, SegmentCounts]] | None = None
-                  ) -> SearchResult:
+                  segment_counts: Callable[[list[str], set[str], float | None], dict[str, SegmentCounts]]
+                  | None = None, deadline: float | None = None) -> SearchResult:
     """The answer to a search: ``found`` (the engine's) with what the page shows read from ``catalog`` at once.
 
     ``analyzer(language)`` is the engine's analysis of a language: the query's terms are found with it in the
@@ -180,7 +180,7 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     terms = found.terms
     transcript_terms = terms.get("transcript", set())
     ids = [h.id for h in found.hits]
-    counts = segment_counts(ids, transcript_terms) if segment_counts and transcript_terms and ids else {}
+    counts = segment_counts(ids, transcript_terms, deadline) if segment_counts and transcript_terms and ids else {}
     episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts] if transcript_terms
                                       else ())
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
@@ -214,7 +214,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
                         all_words=found.all_words,
-                        corrected=found.corrected, took_ms=took_ms, timed_out=found.timed_out, notes=list(found.notes),
+                        corrected=found.corrected, took_ms=took_ms,
+                        timed_out=found.timed_out or not all(c.complete for c in counts.values()), notes=list(found.notes),
                         total_exact=found.total_exact)
 
 

@@ -121,10 +121,11 @@ class Library:
         answer holds the best of what was read (``timed_out``), or Overloaded when that is nothing. ``deadline``
         (``time.monotonic()``'s clock; :meth:`deadline`): one several searches of a request share."""
         started = time.perf_counter()
+        deadline = deadline if deadline is not None else self.deadline()
         query, found = self._found(req, deadline)
         return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
                              took_ms=round((time.perf_counter() - started) * 1000, 2),
-                             segment_counts=self.engine.segment_counts)
+                             segment_counts=self.engine.segment_counts, deadline=deadline)
 
     def ranked(self, req: SearchRequest) -> EngineResult:
         """What :meth:`search` ranks, without building the page's snippets and moments: the engine's result

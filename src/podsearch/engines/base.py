@@ -103,12 +103,14 @@ class SegmentCounts:
     """Where a query's terms are in one episode's transcript, segment by segment, as an engine's index knows it
     (moments are chosen from this without reading every segment). Parallel arrays over the segments that
     hold at least one term: their place in the episode's segment list, how many distinct terms each holds,
-    how many of its tokens are terms, and its length in words (whitespace-separated)."""
+    how many of its tokens are terms, and its length in words (whitespace-separated). ``complete`` False: only
+    some of the terms were read (the deadline passed), the counts are of those."""
 
     indexes: Any  # numpy int arrays
     distinct: Any
     tokens: Any
     words: Any
+    complete: bool = True
 
 
 class TextAnalyzer(Protocol):
@@ -167,10 +169,12 @@ class Engine(Protocol):
     def warm(self) -> None:
         """Load now what the first search would otherwise load."""
 
-    def segment_counts(self, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+    def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None
+                       ) -> dict[str, SegmentCounts]:
         """For the episodes of ``ids``, where the transcript ``terms`` (analysed) are, segment by segment, read
         from the index; an episode the index cannot say this for is left out (its moments are then found by
-        reading its segments)."""
+        reading its segments). Past ``deadline`` (``time.monotonic()``'s clock) an engine may stop reading the
+        terms of a long list (a pattern's words) and count those it read (``complete`` False)."""
 
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
         """The engine's own "more like this" (a baseline for the similar model)."""

@@ -412,11 +412,12 @@ class WhooshEngine:
                 self._terms_cache.put(key, found)
         return found
 
-    def segment_counts(self, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+    def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None
+                       ) -> dict[str, SegmentCounts]:
         if not ids or not terms:
             return {}
         with self._searcher() as s:
-            return segment_counts(s, ids, terms)
+            return segment_counts(s, ids, terms, deadline)
 
     def analyzer(self, language: str) -> TextAnalyzer:
         return profile_analyzer(languages.profile(language))

@@ -8,6 +8,7 @@ from the catalog (reading and scanning every segment of every hit was a third of
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -17,11 +18,15 @@ from .fast import doc_ids, doc_positions
 from .schema import read_segment_table
 
 FIELD = "transcript"
+ALWAYS_READ = 64  # terms read whatever the deadline (a query's own words; a pattern's most common)
 
 
-def segment_counts(searcher: Any, ids: list[str], terms: set[str]) -> dict[str, SegmentCounts]:
+def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: float | None = None
+                   ) -> dict[str, SegmentCounts]:
     """:meth:`WhooshEngine.segment_counts` over an open searcher (the positions by ``fast.doc_positions``, which
-    keeps what the search's passages read)."""
+    keeps what the search's passages read). Past ``deadline``, once ``ALWAYS_READ`` terms are read, the rest are
+    not (a pattern's words: a thousand of them took a second cold at 10k episodes); a list longer than that is
+    read most common first, the words a page's moments most likely show."""
     tables: dict[int, tuple[str, tuple[np.ndarray, np.ndarray]]] = {}
     numbers = doc_ids(searcher.reader())[1]
     for episode_id in dict.fromkeys(ids):
@@ -33,14 +38,23 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str]) -> dict[str, 
             tables[docnum] = (episode_id, table)
     if not tables:
         return {}
-    found: dict[int, list[np.ndarray]] = {d: [] for d in tables}
+    leaves = []
     for reader, offset in searcher.reader().leaf_readers():
         end = offset + reader.doc_count_all()
         mine = sorted(d for d in tables if offset <= d < end)
-        if not mine:
-            continue
-        for term in sorted(terms):
-            btext = term.encode("utf-8")
+        if mine:
+            leaves.append((reader, offset, mine))
+    ordered = sorted(terms)
+    if len(ordered) > ALWAYS_READ and deadline is not None:
+        ordered.sort(key=lambda t: -searcher.doc_frequency(FIELD, t))
+    found: dict[int, list[np.ndarray]] = {d: [] for d in tables}
+    complete = True
+    for k, term in enumerate(ordered):
+        if k >= ALWAYS_READ and deadline is not None and time.monotonic() > deadline:
+            complete = False
+            break
+        btext = term.encode("utf-8")
+        for reader, offset, mine in leaves:
             if (FIELD, btext) not in reader:
                 continue
             for d, where in doc_positions(reader, FIELD, btext, [d - offset for d in mine]):
@@ -56,5 +70,5 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str]) -> dict[str, 
             distinct += per_segment > 0
         held = np.flatnonzero(tokens)
         out[episode_id] = SegmentCounts(indexes=held, distinct=distinct[held], tokens=tokens[held],
-                                        words=words[held].astype(np.int64))
+                                        words=words[held].astype(np.int64), complete=complete)
     return out
