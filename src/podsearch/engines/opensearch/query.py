@@ -49,7 +49,7 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
     if plain:
         typed = _ALL_SYNTAX.sub(r"\\\1", plain_words(text))
     else:
-        typed = _ESCAPE.sub(r"\\\1", _FUZZY_KEPT.sub(r"\1", lenient(text)))
+        typed = _ESCAPE.sub(r"\\\1", _FUZZY_KEPT.sub(r"\1", operator_groups(lenient(text))))
         typed = re.sub(r"\bANDNOT\b", "AND NOT", typed)
         typed = re.sub(r"\bANDMAYBE\b", "OR", typed)
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
@@ -65,6 +65,107 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         # a fuzzy word (word~, word~2) as Whoosh reads it (engines/whoosh/bounds.py): its first letter as typed,
         # its 64 most frequent matches
         "fuzzy_prefix_length": 1, "fuzzy_max_expansions": 64}}
+
+
+def operator_groups(text: str) -> str:
+    """``text`` (``lenient``'s) with its AND and OR chains in parentheses where Whoosh's parser reads a group: AND
+    before OR, both before the parts side by side (``machine OR react docker`` is ``(machine OR react) docker``,
+    ``a AND b OR c`` is ``(a AND b) OR c``). Lucene's parser gives each clause a flag from the operator beside it
+    instead: with AND the default, ``machine OR react docker`` required docker alone (373 site episodes against
+    Whoosh's 322) and ``machine OR react AND docker`` machine and docker (98 against 1,055).
+
+    As Whoosh's ``Signs`` read them, a level's ``-`` parts exclude from the whole level (``a OR -b c`` is ``(a OR
+    c) -b``), ``+`` adds nothing where every word is required, and ``NOT b`` beside OR is every episode without b
+    (Lucene's excluded b from the chain). A level with ANDNOT or ANDMAYBE, or an operator without a part on each
+    side, is left as it is."""
+    chunks = [_groups_inside(c) for c in _chunks(text)]
+    if not {"AND", "OR"} & set(chunks) or {"ANDNOT", "ANDMAYBE"} & set(chunks):
+        return " ".join(chunks)
+    units: list[str] = []
+    for chunk in chunks:  # NOT and what it excludes are one part
+        if units and units[-1] == "NOT" and chunk not in _OPERATORS:
+            units[-1] = "NOT " + chunk
+        else:
+            units.append(chunk)
+    banned = [u for u in units if u.startswith("-")]
+    kept: list[str] = []
+    for unit in units:
+        if unit.startswith("-") or (unit in ("AND", "OR") and (not kept or kept[-1] in ("AND", "OR"))):
+            continue  # (an operator left beside nothing by an excluded part is dropped, as Whoosh's parser does)
+        kept.append(unit[1:] if unit[:1] == "+" and len(unit) > 1 else unit)
+    while kept and kept[-1] in ("AND", "OR"):
+        kept.pop()
+    if any(u in _OPERATORS for u in kept if u not in ("AND", "OR")):
+        return " ".join(chunks)
+    return " ".join(_chained(_chained(kept, "AND"), "OR") + banned)
+
+
+def _chained(units: list[str], operator: str) -> list[str]:
+    """``units`` with each chain joined by ``operator`` made one part, in parentheses unless it is all of them."""
+    out: list[list[str]] = []
+    for k, unit in enumerate(units):
+        if k and units[k - 1] == operator:
+            out[-1].append(unit)
+        elif unit != operator:
+            out.append([unit])
+    if operator == "OR":  # NOT beside OR is every episode but those (Lucene's excluded them from the chain)
+        out = [[f"(*:* {u})" if u.startswith("NOT ") else u for u in chain] if len(chain) > 1 else chain
+               for chain in out]
+    joined = [f" {operator} ".join(chain) for chain in out]
+    if len(out) == 1:
+        return joined
+    return [f"({j})" if len(chain) > 1 else j for j, chain in zip(joined, out)]
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` split at its spaces outside quotes, parentheses and brackets: a phrase, a group or a range is one
+    chunk with what is glued to it (a sign, a field, a boost)."""
+    out: list[str] = []
+    start, depth, quoted = -1, 0, False
+    for i, c in enumerate(text):
+        if quoted:
+            quoted = c != '"'
+        elif c == '"':
+            quoted = True
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        elif c.isspace() and not depth:
+            if start >= 0:
+                out.append(text[start:i])
+            start = -1
+            continue
+        if start < 0:
+            start = i
+    if start >= 0:
+        out.append(text[start:])
+    return out
+
+
+def _groups_inside(chunk: str) -> str:
+    """A chunk with :func:`operator_groups` applied inside each of its groups in parentheses."""
+    spans: list[tuple[int, int]] = []
+    depth, quoted, opened = 0, False, 0
+    for i, c in enumerate(chunk):
+        if c == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif c == "(":
+            depth += 1
+            opened = i + 1 if depth == 1 else opened
+        elif c == ")" and depth:
+            depth -= 1
+            if not depth:
+                spans.append((opened, i))
+    if depth or quoted:  # (lenient balanced them; left as it is otherwise)
+        return chunk
+    out, last = [], 0
+    for start, end in spans:
+        out += [chunk[last:start], operator_groups(chunk[start:end])]
+        last = end
+    return "".join(out) + chunk[last:]
 
 
 # A quoted phrase's joined words ("3.12", "node.js", "snake_case": words the tokenizer keeps whole) as their
