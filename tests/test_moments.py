@@ -86,7 +86,9 @@ def test_a_segment_changed_since_indexing_is_read_again(config, tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_moments_agree_on_the_site_corpus_real_queries(site_index: Path, corpus: Path, tmp_path: Path) -> None:
+def test_moments_agree_on_the_site_corpus_real_queries(site_index: Path, corpus: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(answers, "PAGE_MOMENT_READS", 10 ** 9)  # (the reading path reads every segment)
     data = tmp_path / "site"
     shutil.copytree(site_index, data)
     queries = []
@@ -177,14 +179,17 @@ def test_past_the_deadline_a_patterns_many_words_are_counted_in_part(site_index:
 
 def test_token_counts_are_the_positions_the_analysis_takes() -> None:
     """A text's count is the positions its tokens take (the segments' starts in the transcript field): a joined
-    word's parts, not its tokens."""
+    word's parts, not its tokens, and a stop word's place (schema version 6), at the end of a text too."""
     ana = spoken_analyzer()
     for key in ("en", "de"):
         texts = tuple(TRICKY)
         assert ana.token_counts(key, texts) == [
-            max((t.pos + 1 for t in ana(mark(key, t), positions=True)), default=0) for t in texts]
+            max((t.pos + 1 for t in ana(mark(key, t), positions=True, removestops=False)), default=0) for t in texts]
     assert ana.token_counts("en", ("one two", "three")) == [2, 1]
-    assert ana.token_counts("en", ("a stay-at-home dad", "node.js")) == [3, 2]
+    assert ana.token_counts("en", ("a stay-at-home dad", "node.js", "the and of", "go to")) == [5, 2, 3, 2]
+    for text in [*TRICKY, "state of the art", "a stay-at-home dad", "to-do: the end"]:  # (the index's positions)
+        assert list(zip(*ana.texts_at(text))) == [(t.text, t.pos) for t in ana(text, positions=True)], text
+    assert ana.texts_at("javascript and python") == (["javascript", "python"], [0, 2])
 
 
 def test_term_spans_are_the_spans_of_those_terms() -> None:

@@ -244,7 +244,12 @@ class SpokenAnalyzer(Tokenizer):
                 stopped = word in stops
                 if folded_stops and not stopped and not word.isascii():
                     stopped = fold(word) in stops
-                if stopped and removestops:
+                if stopped and removestops:  # (it keeps its place: a phrase does not reach across it)
+                    if joined and i == 0:
+                        held = True
+                    else:
+                        pos += 1
+                        held = False
                     continue
                 if stem and not stopped:
                     t.text = cache.get(word) or self._stem(prof, word)
@@ -261,12 +266,11 @@ class SpokenAnalyzer(Tokenizer):
                 if chars:
                     t.startchar = start_char + start
                     t.endchar = start_char + end
-                if not stopped:
-                    if joined and i == 0:
-                        held = True
-                    else:
-                        pos += 1
-                        held = False
+                if joined and i == 0:
+                    held = True
+                else:
+                    pos += 1
+                    held = False
                 yield t
             if held:  # no part took the whole word's position
                 pos += 1
@@ -281,27 +285,38 @@ class SpokenAnalyzer(Tokenizer):
         return list(chain.from_iterable(tokens))
 
     def texts_at(self, value: str) -> tuple[list[str], list[int]]:
-        """``texts(value)`` and the position of each, as ``self(value, positions=True)`` gives them: a joined
-        word ("stay-at-home") stands at its first part's position, its parts one after another, so that the
-        words typed apart ("stay at home") are a phrase of the text too."""
+        """``texts(value)`` and the position of each, as ``self(value, positions=True)`` gives them: a stop word
+        keeps its place (schema version 6), a joined word ("stay-at-home") stands at its first part's position,
+        its parts one after another, so that the words typed apart ("stay at home") are a phrase of the text too."""
         if value.startswith(MARK) or not self.stem:
             tokens = [(t.text, t.pos) for t in self(value, positions=True)]
             return [text for text, _ in tokens], [pos for _, pos in tokens]
         prof, found, words = self._word_tokens(value)
         texts = list(chain.from_iterable(words))
         counts = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        several = np.flatnonzero(counts > 1)
-        if not len(several):  # no word of several tokens: one position a token
+        widths = np.asarray(self._widths(prof, found), dtype=np.int64)  # the positions each word takes
+        if len(texts) == len(found) and (widths == 1).all():  # one position a token, no stop word
             return texts, list(range(len(texts)))
-        widths = counts.copy()  # the positions each word takes
         firsts = np.cumsum(counts) - counts  # each word's first token
         offsets = np.zeros(len(texts), dtype=np.int64)  # each token's position within its word
-        for i in several.tolist():
-            places = self._places(prof, found[i])
-            widths[i] = places[-1] + 1
-            offsets[firsts[i]:firsts[i] + counts[i]] = places
+        for i in np.flatnonzero((counts > 1) | ((counts == 1) & (widths > 1))).tolist():
+            offsets[firsts[i]:firsts[i] + counts[i]] = self._places(prof, found[i])
         starts = np.cumsum(widths) - widths
         return texts, (np.repeat(starts, counts) + offsets).tolist()
+
+    def _widths(self, prof: _Profile, found: list[str]) -> list[int]:
+        """How many positions each word of ``found`` takes (remembered per word, as :meth:`token_counts` does)."""
+        sizes = prof.sizes
+        widths = list(map(sizes.get, found))
+        if None in widths or -1 in widths:  # words not seen yet (or one written as token_counts' separator)
+            if len(sizes) > self.CACHE_LIMIT:
+                sizes.clear()
+            for i, raw in enumerate(found):
+                if widths[i] is None or widths[i] == -1:
+                    widths[i] = self._width(prof, raw)
+                    if raw != _SEPARATOR:
+                        sizes[raw] = widths[i]
+        return widths  # type: ignore[return-value]
 
     def _word_tokens(self, value: str) -> tuple[_Profile, list[str], list[tuple[str, ...]]]:
         """(profile, the words the tokenizer finds in ``value`` (not marked), each word's tokens)."""
@@ -328,9 +343,9 @@ class SpokenAnalyzer(Tokenizer):
         return places
 
     def _width(self, prof: _Profile, raw: str) -> int:
-        """How many positions one word takes (a joined word: its parts')."""
-        tokens = self._word_texts(prof, raw)
-        return len(tokens) if len(tokens) < 2 else self._places(prof, raw)[-1] + 1
+        """How many positions one word takes: one, a stop word too; a joined word its parts'."""
+        low = raw.lower()
+        return 1 if low.isascii() and low.isalnum() else self.width(raw)
 
     def token_counts(self, key: str, texts: tuple[str, ...] | list[str]) -> list[int]:
         """How many positions each of ``texts`` takes under profile ``key`` (a joined word takes its parts':
@@ -359,7 +374,7 @@ class SpokenAnalyzer(Tokenizer):
     def width(self, value: str) -> int:
         """How many positions ``value`` (marked or not) takes."""
         last = -1
-        for t in self(value, positions=True):
+        for t in self(value, positions=True, removestops=False):
             last = t.pos
         return last + 1
 

@@ -124,15 +124,17 @@ def lucene_slop(text: str) -> str:
 
 
 class SpacedPhrase(Phrase):
-    """A phrase some of whose words take more than one position in the index: a joined word (``stay-at-home``,
-    ``node.js``, French ``l'homme``) is indexed whole at its first part's position and its parts one after
-    another (schema version 5), so the word after it is as many places on as it has parts. ``places`` is where
+    """A phrase some of whose words are more than one position apart in the index: a stop word between two keeps
+    its place (schema version 6: ``"javascript python"`` is not "JavaScript and Python", and ``"state of the
+    art"`` is state and art three places apart); a joined word (``stay-at-home``, ``node.js``, French
+    ``l'homme``) is indexed whole at its first part's position and its parts one after another (schema version
+    5), so the word after it is as many places on as it has parts. ``places`` is where
     each word stands, counted from the first (``fast.Evaluator`` matches them there); the query keeps the joined
     word whole (as typed)."""
 
     def __init__(self, fieldname: str, words: list[str], places: tuple[int, ...], boost: float = 1.0,
-                 char_ranges: list[tuple[int, int]] | None = None) -> None:
-        super().__init__(fieldname, words, slop=1, boost=boost, char_ranges=char_ranges)
+                 char_ranges: list[tuple[int, int]] | None = None, slop: int = 1) -> None:
+        super().__init__(fieldname, words, slop=slop, boost=boost, char_ranges=char_ranges)
         self.places = places
 
     def __eq__(self, other: object) -> bool:
@@ -146,22 +148,24 @@ class SpacedPhrase(Phrase):
 
 
 def spaced(q: Any, typed: str, key: str) -> Any:
-    """``q`` with each exact phrase that holds a joined word made a :class:`SpacedPhrase`: the positions each
-    word of the phrase takes are counted by the field's analyzer reading the word as typed (``typed[start:end]``,
-    Whoosh's ``char_ranges``) as it reads an episode's text."""
+    """``q`` with each exact phrase that holds a joined word or a stop word made a :class:`SpacedPhrase`: the
+    positions each word of the phrase takes, and the stop words between two, are counted by the field's analyzer
+    reading the text as typed (``typed[start:end]``, Whoosh's ``char_ranges``) as it reads an episode's text."""
     if type(q) is Phrase:
         ranges = q.char_ranges or []
-        if q.slop != 1 or len(ranges) != len(q.words):
+        if len(ranges) != len(q.words):
             return q
         schema = query_schema(key)
         analyzer = schema[q.fieldname].analyzer if q.fieldname in schema else None
         if not isinstance(analyzer, SpokenAnalyzer):  # (the words field: no positions, no phrases)
             return q
-        sizes = [max(1, n) for n in analyzer.token_counts(key, [typed[start:end] for start, end in ranges])]
-        if all(n == 1 for n in sizes):
+        gaps = [typed[end:start] for (_, end), (start, _) in zip(ranges, ranges[1:])]  # (stop words between)
+        counted = analyzer.token_counts(key, [typed[start:end] for start, end in ranges] + gaps)
+        sizes, between = [max(1, n) for n in counted[:len(ranges)]], counted[len(ranges):]
+        if all(n == 1 for n in sizes) and not any(between):
             return q
-        places = tuple(sum(sizes[:i]) for i in range(len(sizes)))
-        return SpacedPhrase(q.fieldname, q.words, places, boost=q.boost, char_ranges=ranges)
+        places = tuple(sum(sizes[:i]) + sum(between[:i]) for i in range(len(sizes)))
+        return SpacedPhrase(q.fieldname, q.words, places, boost=q.boost, char_ranges=ranges, slop=q.slop)
     if q.is_leaf():
         return q
     return q.apply(lambda sub: spaced(sub, typed, key))

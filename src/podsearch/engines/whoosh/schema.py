@@ -15,8 +15,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 
 # 2: text analysed per language (the mark), the analysis field; 3: the segments field (where each transcript
 # segment's tokens start, and its words); 4: a word's closing "#" kept ("C#", "F#": analysis.TOKEN_PATTERN);
-# 5: a joined word at its first part's position ("stay-at-home" where "stay" is: a phrase typed apart finds it)
-SCHEMA_VERSION = "5"
+# 5: a joined word at its first part's position ("stay-at-home" where "stay" is: a phrase typed apart finds it);
+# 6: a stop word keeps its place ("javascript python" is not a phrase of "JavaScript and Python")
+SCHEMA_VERSION = "6"
 
 
 def make_schema(lang: str = "") -> Schema:
