@@ -218,6 +218,7 @@ def test_and_and_or_bind_before_the_words_side_by_side(client) -> None:
     assert ids(client, "water AND coffee OR bread") == (water & coffee) | bread
     assert ids(client, "bread OR water AND coffee") == bread | (water & coffee)
     assert ids(client, "bread OR -coffee water") == (bread | water) - coffee
+    assert ids(client, "bread OR -coffee OR water") == (bread | water) - coffee  # (Whoosh: bread AND water)
     assert ids(client, "bread OR NOT water") == bread | (every - water)
     assert ids(client, "title:(coffee OR bread water)") == ids(client, "(title:coffee OR title:bread) title:water")
 

@@ -61,10 +61,24 @@ class Signs(PlusMinusPlugin):
             else:
                 into.append(node)
                 into = optional
+        for part in (required, optional):  # an operator the excluded parts left beside nothing is dropped (as
+            part.nodes = _operands(part.nodes)  # OpenSearch's opensearch/query.operator_groups does)
         kept = syntax.AndMaybeGroup([required, optional]) if required else optional
         signed = kept if not banned else _Without([kept, banned]) if kept else syntax.NotGroup([banned])
         signed.boost = group.boost
         return signed
+
+
+def _operands(nodes: list[Any]) -> list[Any]:
+    """``nodes`` without an AND or OR that has no part before or after it (``a OR -b OR c`` without ``-b`` is
+    ``a OR c``: with both ORs Whoosh read ``a AND c``)."""
+    out: list[Any] = []
+    for node in nodes:
+        if not (isinstance(node, syntax.InfixOperator) and (not out or isinstance(out[-1], syntax.InfixOperator))):
+            out.append(node)
+    while out and isinstance(out[-1], syntax.InfixOperator):
+        out.pop()
+    return out
 
 
 class _Without(syntax.AndNotGroup):
