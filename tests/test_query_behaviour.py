@@ -235,6 +235,18 @@ def test_a_phrase_does_not_reach_across_a_stop_word(client) -> None:
 
 
 @BOTH
+def test_a_fuzzy_or_boosted_word_is_read_as_the_index_keeps_it(client) -> None:
+    """A fuzzy word is compared stemmed, as the index keeps words (OpenSearch compared ``feeding~1`` as typed with
+    the index's stems, and found none of the episodes saying "feeding"); the fuzziness and a boost are not words
+    to mark (OpenSearch marked every "1" and "2" of the page)."""
+    feeding = ids(client, "feeding")
+    assert feeding and feeding <= ids(client, "feeding~1") and ids(client, "starters~1") >= ids(client, "starter")
+    for q in ("water^2", "water~1", "water^2 time~1"):
+        marks = {w for hit in api(client, q)["hits"] for f in every_fragment(hit) for w in marked(f)}
+        assert marks and not any(w.isdigit() for w in marks), (q, marks)
+
+
+@BOTH
 def test_words_in_a_group_are_marked_and_an_excluded_group_is_not(client) -> None:
     hits = api(client, "time (water -coffee)")["hits"]
     marks = {w for hit in hits for f in every_fragment(hit) for w in marked(f)}

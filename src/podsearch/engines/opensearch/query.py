@@ -49,7 +49,8 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
     if plain:
         typed = _ALL_SYNTAX.sub(r"\\\1", plain_words(text))
     else:
-        typed = _ESCAPE.sub(r"\\\1", _FUZZY_KEPT.sub(r"\1", operator_groups(lenient(text))))
+        typed = _FUZZY_WORD.sub(lambda m: _fuzzy_stem(m, profile), _FUZZY_KEPT.sub(r"\1", operator_groups(lenient(text))))
+        typed = _ESCAPE.sub(r"\\\1", typed)
         typed = re.sub(r"\bANDNOT\b", "AND NOT", typed)
         typed = re.sub(r"\bANDMAYBE\b", "OR", typed)
         typed = _FIELD_PREFIX.sub(lambda m: _field_prefix(m.group(1), profile), typed)
@@ -180,6 +181,16 @@ _JOINED = re.compile(r"(?<=\w)[._:](?=\w)")
 _FUZZY_KEPT = re.compile(r"(?<=\S)(~\d?)/\d+")
 
 
+# A fuzzy word ("mining~1", "title:kubrnetes~"): compared as the index keeps words, stemmed, as Whoosh compares it
+# (the query string compares the word as typed: "mining~1" found 2 site episodes, none saying "mining")
+_FUZZY_WORD = re.compile(r"(?:(?<=[\s(:+\-])|^)([^\W\d_][^\s()\"~^:\[\]{}]*)(?=~\d*(?![\w.]))")
+
+
+def _fuzzy_stem(m: re.Match[str], profile: str) -> str:
+    stems = python_analyzer(profile, parts=False).texts(m.group(1))
+    return stems[0] if len(stems) == 1 else m.group(1)
+
+
 # Whoosh's ranges as people write them: "[2025-01-01 to 2025-12-31]", "[2025 to]", "{to 2024}"
 _RANGE = re.compile(r"([\[{])\s*(?:([^\s\]}]*)\s+)?(?:to|TO)(?:\s+([^\s\]}]*))?\s*([\]}])")
 
@@ -264,6 +275,7 @@ def sort_clause(sort: str, has_text: bool) -> list[Any]:
 # -- the terms a query looks for, to mark them in the answer ---------------------------------------------
 _QUERY_PART = re.compile(r'(?:(?<=[\s(])|^)(?P<neg>[-!]|NOT\s+)?(?:(?P<field>\w+):)?(?P<word>"[^"]*"|[^\s()"]+)')
 _RANGES = re.compile(r"(?:(?<=[\s(])|^)[-!]?\w+:[\[{][^\]}]*[\]}]")
+_SUFFIX = re.compile(r"(?:[~^][\d./]*)+$")  # a word's fuzziness or boost ("mining~1", "rust^2"): not words
 _OPERATORS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"})
 _EXCLUDED_GROUP = re.compile(r'(?:(?<=[\s(])|^)(?:[-!]|NOT\s+)\(')
 
@@ -302,7 +314,7 @@ def query_terms(reading: Reading, profiles: list[str]) -> dict[str, set[str]]:
         word = m.group("word")
         if m.group("neg") or word in _OPERATORS:
             continue
-        word = word.strip('"')
+        word = _SUFFIX.sub("", word).strip('"')
         field = _FIELD_NAMES.get((m.group("field") or "").lower())
         for name in [field] if field else SEARCH_FIELDS:
             words[name].append(word)
