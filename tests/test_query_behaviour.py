@@ -247,6 +247,16 @@ def test_a_fuzzy_or_boosted_word_is_read_as_the_index_keeps_it(client) -> None:
 
 
 @BOTH
+def test_a_sloppy_phrase_no_episode_says_is_searched_as_its_words(client) -> None:
+    """``"sourdough bees"`` finds nothing as a phrase and is searched as its words; typed with the loose reading's
+    own slop (``~3``) it found nothing and stopped there."""
+    typed, sloppy = api(client, '"sourdough bees"'), api(client, '"sourdough bees"~3')
+    assert typed["total"] and typed["corrected"] == "sourdough bees"
+    assert [h["id"] for h in sloppy["hits"]] == [h["id"] for h in typed["hits"]]
+    assert sloppy["corrected"] == "sourdough bees" and sloppy["notes"]
+
+
+@BOTH
 def test_words_in_a_group_are_marked_and_an_excluded_group_is_not(client) -> None:
     hits = api(client, "time (water -coffee)")["hits"]
     marks = {w for hit in hits for f in every_fragment(hit) for w in marked(f)}

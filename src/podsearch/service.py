@@ -181,8 +181,8 @@ class Library:
             return found
         loose = [(phrases_as_words(query.text, slop=QUOTE_SLOP), "say them a few words apart"), (words_only, "hold them")]
         for words, how in loose:
-            if words == query.text:
-                return found
+            if words == query.text:  # (a phrase typed with the slop already: its words are left to try)
+                continue
             better = self._ranked(replace(query, text=words, suggest=False))
             if better.timed_out:
                 return found

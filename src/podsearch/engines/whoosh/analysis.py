@@ -295,7 +295,7 @@ class SpokenAnalyzer(Tokenizer):
         texts = list(chain.from_iterable(words))
         counts = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         widths = np.asarray(self._widths(prof, found), dtype=np.int64)  # the positions each word takes
-        if len(texts) == len(found) and (widths == 1).all():  # one position a token, no stop word
+        if (counts == 1).all() and (widths == 1).all():  # one position a token, no stop word
             return texts, list(range(len(texts)))
         firsts = np.cumsum(counts) - counts  # each word's first token
         offsets = np.zeros(len(texts), dtype=np.int64)  # each token's position within its word
