@@ -295,6 +295,7 @@ class SpokenAnalyzer(Tokenizer):
         texts = list(chain.from_iterable(words))
         counts = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         widths = np.asarray(self._widths(prof, found), dtype=np.int64)  # the positions each word takes
+        widths[widths < 0] = 1  # (token_counts' separator, written in a text: a word of one place)
         if (counts == 1).all() and (widths == 1).all():  # one position a token, no stop word
             return texts, list(range(len(texts)))
         firsts = np.cumsum(counts) - counts  # each word's first token
@@ -305,17 +306,16 @@ class SpokenAnalyzer(Tokenizer):
         return texts, (np.repeat(starts, counts) + offsets).tolist()
 
     def _widths(self, prof: _Profile, found: list[str]) -> list[int]:
-        """How many positions each word of ``found`` takes (remembered per word, as :meth:`token_counts` does)."""
+        """How many positions each word of ``found`` takes, remembered per word; -1 for :meth:`token_counts`'
+        separator."""
         sizes = prof.sizes
         widths = list(map(sizes.get, found))
-        if None in widths or -1 in widths:  # words not seen yet (or one written as token_counts' separator)
+        if None in widths:  # words not seen yet
             if len(sizes) > self.CACHE_LIMIT:
                 sizes.clear()
             for i, raw in enumerate(found):
-                if widths[i] is None or widths[i] == -1:
-                    widths[i] = self._width(prof, raw)
-                    if raw != _SEPARATOR:
-                        sizes[raw] = widths[i]
+                if widths[i] is None:
+                    widths[i] = sizes[raw] = -1 if raw == _SEPARATOR else self._width(prof, raw)
         return widths  # type: ignore[return-value]
 
     def _word_tokens(self, value: str) -> tuple[_Profile, list[str], list[tuple[str, ...]]]:
@@ -356,17 +356,7 @@ class SpokenAnalyzer(Tokenizer):
         if key not in ("", "en") or not self.stem or lowered.count(_SEPARATOR) != len(texts) - 1:
             return [self.width(mark(key, t)) if t else 0 for t in texts]
         prof = self._profiles.get("en") or self.profile("en")
-        sizes = prof.sizes  # a word -> how many positions it takes (-1: the separator)
-        found = self.expression.findall(lowered)
-        lengths = list(map(sizes.get, found))
-        if None in lengths:  # words not seen yet
-            if len(sizes) > self.CACHE_LIMIT:
-                sizes.clear()
-            sizes[_SEPARATOR] = -1
-            for i, raw in enumerate(found):
-                if lengths[i] is None:
-                    lengths[i] = sizes[raw] = -1 if raw == _SEPARATOR else self._width(prof, raw)
-        counted = np.array(lengths, dtype=np.int64)
+        counted = np.array(self._widths(prof, self.expression.findall(lowered)), dtype=np.int64)
         between = counted < 0
         counted[between] = 0
         return np.bincount(np.cumsum(between), weights=counted, minlength=len(texts)).astype(np.int64).tolist()
