@@ -257,6 +257,19 @@ def test_a_sloppy_phrase_no_episode_says_is_searched_as_its_words(client) -> Non
 
 
 @BOTH
+def test_a_word_said_twice_in_a_sloppy_phrase_is_said_twice(client) -> None:
+    """``"waggle waggle"~N`` is two "waggle"s within N moves, as Lucene counts: the waggle dance episode says it at
+    positions 182 and 190 of its transcript (7 moves), the other waggle episode once (until 5 December 2026 one
+    "waggle" was both on Whoosh, at any slop: 2 episodes)."""
+    def found(q: str) -> list[str]:
+        return [h["id"] for h in api(client, q, correct="false")["hits"]]
+
+    assert len(ids(client, "waggle")) == 2
+    assert len(found('"waggle waggle"~7')) == len(found('"waggle waggle"~100000')) == 1
+    assert found('"waggle waggle"~6') == found('"waggle waggle"') == []
+
+
+@BOTH
 def test_words_in_a_group_are_marked_and_an_excluded_group_is_not(client) -> None:
     hits = api(client, "time (water -coffee)")["hits"]
     marks = {w for hit in hits for f in every_fragment(hit) for w in marked(f)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pickle import loads
 from time import monotonic
 from typing import Any
@@ -146,13 +146,16 @@ _SHIFT = 1 << 32  # a key: document << 32 | the phrase's start as one word's pos
 _PLACE_BIAS = 1 << 20  # keeps a start (a position less a word's place and the slop) within its document's keys
 
 
-def near(keys: list[np.ndarray], slop: int, past_due: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, bool]:
+def near(keys: list[np.ndarray], slop: int, past_due: Callable[[], bool] = lambda: False,
+         places: Sequence[int] = (), again: Sequence[Sequence[int]] = ()) -> tuple[np.ndarray, bool]:
     """The documents where the phrase's words fit within ``slop`` moves, Lucene's sloppy phrase: ``keys[i]`` are word
     i's (document << 32) + (position - its place in the phrase + a bias), ascending; a document matches when one key
     of each word lies in a window ``slop`` wide (a word left out moves the rest one, two words swapped move each
-    other two). The windows tried are those holding a key of the rarest word at each of their places, or, when
-    that is more (a wide slop), those starting at any word's key; the work is bounded by the keys, not the slop.
-    Returns the documents and whether every window was tried (``past_due`` stops it between two rounds)."""
+    other two). ``again`` groups the words that are one word said more than once (their indexes, in the order of
+    their ``places``): as in Lucene, each of them needs a position of its own (``"go go"~2`` is not one "go"). The
+    windows tried are those holding a key of the rarest word at each of their places, or, when that is more (a wide
+    slop), those starting at any word's key; the work is bounded by the keys, not the slop. Returns the documents
+    and whether every window was tried (``past_due`` stops it between two rounds)."""
     slop = min(slop, _PLACE_BIAS)  # (wider than any transcript; a window never reaches the next document's keys)
     rarest = min(keys, key=len)
     if not len(rarest):
@@ -161,17 +164,36 @@ def near(keys: list[np.ndarray], slop: int, past_due: Callable[[], bool] = lambd
         starts = [rarest - back for back in range(slop + 1)]
     else:
         starts = keys
+    repeated = {i for group in again for i in group}
     found, complete = [np.empty(0, np.int64)], True
     for start in starts:
         if len(found) > 1 and past_due():  # (the first round always)
             complete = False
             break
         fits = np.ones(len(start), dtype=bool)
-        for other in keys:
-            at = np.minimum(np.searchsorted(other, start[fits]), len(other) - 1)
-            fits[fits] = (other[at] >= start[fits]) & (other[at] <= start[fits] + slop)
+        for i, other in enumerate(keys):
+            if i not in repeated:
+                at = np.minimum(np.searchsorted(other, start[fits]), len(other) - 1)
+                fits[fits] = (other[at] >= start[fits]) & (other[at] <= start[fits] + slop)
+        for group in again:  # each its own position: the earliest free one, place by place (the windows are alike)
+            said = keys[group[0]] + places[group[0]]  # (document << 32) + position + bias
+            taken = np.full(len(start), -1, dtype=np.int64)
+            for i in group:
+                still = np.flatnonzero(fits)
+                lowest = np.maximum(start[still] + places[i], taken[still] + 1)
+                at = said[np.minimum(np.searchsorted(said, lowest), len(said) - 1)]
+                taken[still] = at
+                fits[still] = (at >= lowest) & (at <= start[still] + places[i] + slop)
         found.append(start[fits])
     return np.unique(np.concatenate(found) // _SHIFT), complete
+
+
+def _said_again(words: list[bytes], places: Sequence[int]) -> list[list[int]]:
+    """The phrase's words grouped by what they say: each group's indexes in the order of their places."""
+    groups: dict[bytes, list[int]] = {}
+    for i in sorted(range(len(words)), key=lambda i: places[i]):
+        groups.setdefault(words[i], []).append(i)
+    return list(groups.values())
 
 
 def _starts(reader: Any, fieldname: str, btext: bytes, candidates: np.ndarray, place: int) -> tuple[np.ndarray, int]:
@@ -471,6 +493,7 @@ class Evaluator:
         if not words:
             return self._zeros(), matched
         places = getattr(q, "places", None) or range(len(words))
+        again = [group for group in _said_again(words, places) if len(group) > 1]
         gave_up = False
         for r, offset in self.leaves:
             # Candidates first: the documents that hold every word (postings only); positions are read only when
@@ -499,11 +522,11 @@ class Evaluator:
                     keys, furthest = _starts(r, q.fieldname, word, candidates, places[i])
                     each.append(keys)
                     last = max(last, furthest)
-                if not cut and moves > last + len(words):  # a window wider than any of the documents: each holds
-                    matched[candidates + offset] = True  # every word
+                if not cut and moves > last + len(words) and not again:  # a window wider than any of the
+                    matched[candidates + offset] = True  # documents: each holds every word
                     continue
                 if not cut:
-                    found, complete = near(each, moves, self._past_due)
+                    found, complete = near(each, moves, self._past_due, places, again)
                     matched[found + offset] = True
                     cut = not complete
             else:
