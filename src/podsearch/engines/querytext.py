@@ -104,8 +104,10 @@ _DOUBLED = re.compile(r"\b(AND|OR|ANDNOT|ANDMAYBE)(?:\s+(?:AND|OR|ANDNOT|ANDMAYB
 _NOT_BEFORE = re.compile(r"\bNOT\s+(?=(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b)")
 _NOT_SIGN = re.compile(r"\b((?:AND)?NOT\s+)[+-]+(?=[\w\"(])")
 _NOT_NOT = re.compile(r"\b((?:AND)?NOT)(?:\s+NOT\b)+")
-_FIELD_NAMES = "|".join([*SEARCH_FIELDS, *(alias for aliases in FIELD_ALIASES.values() for alias in aliases)])
-_HYPHEN_FIELD = re.compile(rf"(?<=\w)[+-]+(?=(?:{_FIELD_NAMES}|published):)", re.IGNORECASE)
+# Every name a query may put before a colon, in any case; any other ``name:`` is text on both engines ("note:",
+# "http:", and the index's own fields: ``year:2024`` is the words year and 2024, not the year field)
+QUERY_FIELD_NAMES = (*SEARCH_FIELDS, *(alias for aliases in FIELD_ALIASES.values() for alias in aliases), "published")
+_HYPHEN_FIELD = re.compile(rf"(?<=\w)[+-]+(?=(?:{'|'.join(QUERY_FIELD_NAMES)}):)", re.IGNORECASE)
 _OPERATOR_FIELD = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)(?=:)")
 _GLUED_FIELD = re.compile(r"(?<=[^\s\w(+\-\\\":])(?=[+-]?[^\W\d_]\w*:)")
 _BAD_BOOST = re.compile(r"\^(?!\d*\.?\d+(?![\w.]))[^\s()\[\]{}\"]*")

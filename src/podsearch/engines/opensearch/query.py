@@ -215,7 +215,8 @@ def _field_prefix(name: str, profile: str) -> str:
         return text_field(field, profile) + ":"
     if name.lower() == "published":
         return "published:"
-    return name + "\\:"  # not a field: the word and the colon are text ("note:", "http:")
+    return name + "\\: "  # not a field: the word and the colon are text ("note:", "http:"), the word after it
+    #                       another word (``foo:water`` was one token to Lucene's tokenizer, two to Whoosh's)
 
 
 def text_query(reading: Reading, profiles: list[str]) -> dict[str, Any]:

@@ -6,12 +6,30 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from whoosh.qparser import AndGroup, FieldAliasPlugin, FuzzyTermPlugin, MultifieldParser, OrGroup, PlusMinusPlugin, syntax
+from whoosh.qparser import (
+    AndGroup,
+    FieldAliasPlugin,
+    FieldsPlugin,
+    FuzzyTermPlugin,
+    MultifieldParser,
+    OrGroup,
+    PlusMinusPlugin,
+    syntax,
+)
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.query import AndNot, Not, NullQuery, Or, Phrase, Require, Term
 
 from ...errors import QueryError
-from ..querytext import FIELD_ALIASES, MAX_QUERY_LENGTH, hyphens_apart, lenient, plain_words, readings, words_apart
+from ..querytext import (
+    FIELD_ALIASES,
+    MAX_QUERY_LENGTH,
+    QUERY_FIELD_NAMES,
+    hyphens_apart,
+    lenient,
+    plain_words,
+    readings,
+    words_apart,
+)
 from .analysis import SpokenAnalyzer
 from .bm25f import as_bm25f
 from .exclusions import exclusions_hold, positive_terms
@@ -25,11 +43,29 @@ from .schema import query_schema
 def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
     group = OrGroup if relaxed else AndGroup
     parser = MultifieldParser(ranking.fields, query_schema(key), fieldboosts=ranking.boosts, group=group)
+    parser.plugins = [QueryFields() if type(p) is FieldsPlugin else p for p in parser.plugins]  # (in its place)
     parser.add_plugin(Signs())
     parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
     parser.add_plugin(DateParserPlugin(free=False))
     parser.add_plugin(FuzzyTermPlugin())  # word~, word~2, word~2/3 (edits / letters kept as typed): bounds.py
     return parser
+
+
+class QueryFields(FieldsPlugin):
+    """The fields a query may name (``querytext.QUERY_FIELD_NAMES``), in any case, as OpenSearch reads them; any
+    other ``name:`` is text. Whoosh's own plugin read every field of the index: ``year:2024``, ``language:en`` or
+    ``duration:[0 TO 600]`` searched the index's year, language and duration (OpenSearch read them as words), and
+    ``link:x`` was refused for a stored field; ``Title:bitcoin`` was text (OpenSearch: the title)."""
+
+    class FieldnameTagger(FieldsPlugin.FieldnameTagger):
+        def create(self, parser: Any, match: Any) -> Any:
+            return syntax.FieldnameNode(match.group("text").lower(), match.group(0))
+
+    def __init__(self) -> None:
+        super().__init__(expr=rf"(?<!\w)(?P<text>(?i:{'|'.join(QUERY_FIELD_NAMES)})|[*]):")
+
+    def taggers(self, parser: Any) -> list[tuple[Any, int]]:
+        return [(self.FieldnameTagger(self.expr), 0)]
 
 
 class Signs(PlusMinusPlugin):
