@@ -187,3 +187,13 @@ def test_texts_gives_what_the_analyzer_gives(words: list[str], lang: str) -> Non
     ana = spoken_analyzer(lang)
     for text in (" ".join(words), mark(lang, " ".join(words))):
         assert ana.texts(text) == [t.text for t in ana(text)]
+
+
+def test_stop_words_of_any_language_in_the_index_are_said_to_be_too_common(lib: Library) -> None:
+    """With no language asked a query is read in each language of the index: German stop words alone found nothing
+    and said nothing (the note read the words as English alone); asked in English they are words no episode says."""
+    german = lib.search(SearchRequest(q="die der und"))
+    assert german.total == 0 and any("too common" in n and "die, der, und" in n for n in german.notes), german.notes
+    asked = lib.search(SearchRequest(q="die der und", language="en"))
+    assert asked.total == 0 and not any("too common" in n for n in asked.notes)
+    assert lib.search(SearchRequest(q="the and")).notes  # (English's, as before)

@@ -193,11 +193,12 @@ class Library:
         return found
 
     def _too_common(self, query: EngineQuery) -> list[str]:
-        """A note for a query that found nothing because each of its words is a stop word of its language (the
-        index leaves them out: ``to be or not to be``); [] for any other."""
+        """A note for a query that found nothing because each of its words is a stop word of a language it was read
+        in (the asked one, else each of the index's: the index leaves them out, ``to be or not to be``, ``die der
+        und``); [] for any other."""
         words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", plain_words(query.text))))
-        analyzer = self.engine.analyzer(query.filters.language or "en")
-        if not words or any(analyzer.texts(w) for w in words):
+        if not words or all(any(self.engine.analyzer(p).texts(w) for w in words)
+                            for p in self.engine.read_as(query.filters.language)):
             return []
         return [f"Each word of the query is too common to be searched ({', '.join(words[:8])}): the index leaves "
                 "such words out. Add a word that says what the episode is about."]

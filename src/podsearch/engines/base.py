@@ -166,6 +166,10 @@ class Engine(Protocol):
     def analyzer(self, language: str) -> TextAnalyzer:
         """The analysis of ``language`` (a primary subtag; "" for English)."""
 
+    def read_as(self, language: str = "") -> list[str]:
+        """The analysis profiles (``languages.profile``) a query is read for: the asked language's, else those of
+        the episodes in the index (["en"] when it has none); each is a language :meth:`analyzer` takes."""
+
     def warm(self) -> None:
         """Load now what the first search would otherwise load."""
 

@@ -475,6 +475,9 @@ class OpenSearchEngine:
     def analyzer(self, language: str) -> TextAnalyzer:
         return python_analyzer(languages.profile(language))
 
+    def read_as(self, language: str = "") -> list[str]:
+        return self._index_profiles(language)
+
     def warm(self) -> None:
         self._index_profiles()
 

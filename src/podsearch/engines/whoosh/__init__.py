@@ -422,6 +422,10 @@ class WhooshEngine:
     def analyzer(self, language: str) -> TextAnalyzer:
         return profile_analyzer(languages.profile(language))
 
+    def read_as(self, language: str = "") -> list[str]:
+        with self._searcher() as s:
+            return self.profiles(s, language)
+
     # -- similar baseline ---------------------------------------------------------------------
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
         """Whoosh's own ``more_like`` over the transcript (a baseline for the similar model).
