@@ -504,3 +504,19 @@ def test_an_episode_named_by_its_show_and_number_comes_first(config, lib: Librar
     assert lib.search(SearchRequest(q="marmoset radio 5", per_page=3, page=2)).hits[0].id != "mr-5"
     dated = search(lib, "marmoset radio 140", sort="date")
     assert "kt-9" in dated and dated[0] != "kt-9"  # another order than relevance (the 2001 episode is not newest)
+
+
+def test_a_word_joined_by_a_slash_finds_what_says_it_not_its_parts_anywhere(config, lib: Library,
+                                                                         tmp_path: Path) -> None:
+    """Whoosh keeps "http/2" one word (and its parts after it); OpenSearch's tokenizer splits it, and the parts
+    anywhere found every episode saying "http" and a "2" (289 site episodes, 32 on Whoosh). Read as the phrase of
+    its parts there, "http/2" and "24/7" find the episodes that say them on both engines."""
+    said = {"slash-http2": "We moved the edge proxy to HTTP/2 and kept the old pool up 24/7 for a while.",
+            "slash-apart": "The HTTP clients retried 2 times; the cluster ran 7 days a week, 24 hours a day."}
+    rows = [{"id": eid, "show": "Slash Radio", "title": "Proxies", "transcript": text} for eid, text in said.items()]
+    import_jsonl(config, write_jsonl(tmp_path / "slash.jsonl", rows))
+    assert set(search(lib, "http AND 2")) >= {"slash-http2", "slash-apart"}  # (the parts, each somewhere)
+    sample = {"https://example.org/signal-path/episodes/8?v=2", "https://example.org/signal-path/episodes/10?v=1"}
+    for q in ("http/2", '"http/2"'):  # (two of the sample's episodes say "HTTP/2" too)
+        assert set(search(lib, q)) == {"slash-http2", *sample}, q
+    assert search(lib, "24/7") == ["slash-http2"]
