@@ -196,6 +196,15 @@ def _said_again(words: list[bytes], places: Sequence[int]) -> list[list[int]]:
     return list(groups.values())
 
 
+def _said_enough(candidates: np.ndarray, keys: list[np.ndarray], again: Sequence[Sequence[int]]) -> np.ndarray:
+    """The ``candidates`` (documents holding every word) that hold each word said more than once in the phrase
+    (``again``) at least as many times: where any positions fit the window, distinct ones are all a phrase needs."""
+    for group in again:
+        docs, counts = np.unique(keys[group[0]] // _SHIFT, return_counts=True)
+        candidates = np.intersect1d(candidates, docs[counts >= len(group)], assume_unique=True)
+    return candidates
+
+
 def _starts(reader: Any, fieldname: str, btext: bytes, candidates: np.ndarray, place: int) -> tuple[np.ndarray, int]:
     """(keys, furthest position) of a phrase's word in the ``candidates`` of one segment: for each of its positions
     p, where the phrase would start were the word at its ``place`` there, as ``document << 32 | p - place + bias``
@@ -522,8 +531,8 @@ class Evaluator:
                     keys, furthest = _starts(r, q.fieldname, word, candidates, places[i])
                     each.append(keys)
                     last = max(last, furthest)
-                if not cut and moves > last + len(words) and not again:  # a window wider than any of the
-                    matched[candidates + offset] = True  # documents: each holds every word
+                if not cut and moves > last + max(places):  # a window wider than any of the documents: each
+                    matched[_said_enough(candidates, each, again) + offset] = True  # holds every word (enough times)
                     continue
                 if not cut:
                     found, complete = near(each, moves, self._past_due, places, again)
