@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from itertools import chain, compress
 from typing import Any
@@ -244,12 +244,13 @@ class SpokenAnalyzer(Tokenizer):
                 stopped = word in stops
                 if folded_stops and not stopped and not word.isascii():
                     stopped = fold(word) in stops
+                at = pos
+                if joined and i == 0:
+                    held = True
+                else:
+                    pos += 1
+                    held = False
                 if stopped and removestops:  # (it keeps its place: a phrase does not reach across it)
-                    if joined and i == 0:
-                        held = True
-                    else:
-                        pos += 1
-                        held = False
                     continue
                 if stem and not stopped:
                     t.text = cache.get(word) or self._stem(prof, word)
@@ -262,15 +263,10 @@ class SpokenAnalyzer(Tokenizer):
                 if keeporiginal:
                     t.original = raw
                 if positions:
-                    t.pos = pos
+                    t.pos = at
                 if chars:
                     t.startchar = start_char + start
                     t.endchar = start_char + end
-                if joined and i == 0:
-                    held = True
-                else:
-                    pos += 1
-                    held = False
                 yield t
             if held:  # no part took the whole word's position
                 pos += 1
@@ -308,30 +304,26 @@ class SpokenAnalyzer(Tokenizer):
     def _widths(self, prof: _Profile, found: list[str]) -> list[int]:
         """How many positions each word of ``found`` takes, remembered per word; -1 for :meth:`token_counts`'
         separator."""
-        sizes = prof.sizes
-        widths = list(map(sizes.get, found))
-        if None in widths:  # words not seen yet
-            if len(sizes) > self.CACHE_LIMIT:
-                sizes.clear()
+        return self._remembered(prof.sizes, found, lambda raw: -1 if raw == _SEPARATOR else self._width(prof, raw))
+
+    def _remembered(self, memo: dict[str, Any], found: list[str], compute: Callable[[str], Any]) -> list[Any]:
+        """``compute(word)`` for each word of ``found``, each word computed once per process (``memo``, emptied
+        past :data:`CACHE_LIMIT` words)."""
+        values = list(map(memo.get, found))
+        if None in values:  # words not seen yet
+            if len(memo) > self.CACHE_LIMIT:
+                memo.clear()
             for i, raw in enumerate(found):
-                if widths[i] is None:
-                    widths[i] = sizes[raw] = -1 if raw == _SEPARATOR else self._width(prof, raw)
-        return widths  # type: ignore[return-value]
+                if values[i] is None:
+                    values[i] = memo[raw] = compute(raw)
+        return values
 
     def _word_tokens(self, value: str) -> tuple[_Profile, list[str], list[tuple[str, ...]]]:
         """(profile, the words the tokenizer finds in ``value`` (not marked), each word's tokens)."""
         key = self.lang or "en"
         prof = self._profiles.get(key) or self.profile(key)
-        memo = prof.words
         found = self.expression.findall(value.lower() if value.isascii() else value)
-        tokens = list(map(memo.get, found))
-        if None in tokens:  # words not seen yet
-            if len(memo) > self.CACHE_LIMIT:
-                memo.clear()
-            for i, raw in enumerate(found):
-                if tokens[i] is None:
-                    tokens[i] = memo[raw] = self._word_texts(prof, raw)
-        return prof, found, tokens  # type: ignore[return-value]
+        return prof, found, self._remembered(prof.words, found, lambda raw: self._word_texts(prof, raw))
 
     def _places(self, prof: _Profile, raw: str) -> tuple[int, ...]:
         """Where each token of one word of more than one token stands, from the word's first position."""
