@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 from conftest import ENGINES, sample_config
 
-from podsearch.requests import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS
+from podsearch.requests import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS, search_request
 from podsearch.web import create_app
 
 
@@ -294,6 +294,31 @@ def test_expensive_searches_cost_more_of_the_rate_limit(sample_data, engine_sett
     refused = [client.get("/api/v1/search", query_string={"q": "hon*", "page": 0}, environ_base={"REMOTE_ADDR": "10.0.0.5"}
                           ).status_code for _ in range(10)]
     assert refused == [400] * 10
+
+
+def test_a_search_is_read_once_per_request(sample_data, engine_settings, monkeypatch):
+    """The rate limit weighs the search the view runs, read once: the page, the API and the feed (whose page of 50
+    is its own default) each parse their query string one time, and a refused one is a 400 with the parser's
+    message."""
+    from podsearch.web import context
+
+    reads = []
+
+    def counted(args):
+        reads.append(args.get("per_page"))
+        return search_request(args)
+
+    monkeypatch.setattr(context, "search_request", counted)
+    client = make_app(sample_data, engine_settings, rate_limit=1, rate_burst=100).test_client()
+    for path, per_page in (("/search", None), ("/api/v1/search", None), ("/api/search", "5"), ("/search.rss", "50")):
+        reads.clear()
+        query = {"q": "honey"} | ({"per_page": "5"} if per_page == "5" else {})
+        assert client.get(path, query_string=query).status_code == 200, path
+        assert reads == [per_page], path
+    reads.clear()
+    res = client.get("/api/v1/search", query_string={"q": "honey", "page": 0})
+    assert res.status_code == 400 and "page" in res.get_json()["error"]["message"]
+    assert len(reads) == 1
 
 
 def test_no_rate_limit_by_default(client):

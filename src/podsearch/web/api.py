@@ -14,10 +14,10 @@ from flask import Blueprint, current_app, g, jsonify, request
 
 from ..answers import episode_json, show_json
 from ..errors import QueryError
-from ..requests import MomentParams, ShowPageParams, SimilarTextParams, SuggestParams, parse, search_request
+from ..requests import MomentParams, ShowPageParams, SimilarTextParams, SuggestParams, parse
 from .admission import admission, run_search
 from .caching import cacheable, stored
-from .context import library
+from .context import asked_search, library
 
 bp = Blueprint("api", __name__)
 site = Blueprint("site_api", __name__)
@@ -29,7 +29,7 @@ ops = Blueprint("ops", __name__)
 def search():
     """Kept in memory by ETag like /similar (a site's popular searches repeat); an answer cut short by its
     deadline is not kept."""
-    result = run_search(search_request(request.args))
+    result = run_search(asked_search())
     if result.timed_out:
         g.podsearch_store = False
     return jsonify(result.to_dict())

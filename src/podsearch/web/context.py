@@ -3,12 +3,35 @@ do not import each other)."""
 
 from __future__ import annotations
 
-from flask import current_app
+from flask import current_app, g, request
 
+from ..errors import QueryError
+from ..requests import SearchRequest, search_request
 from ..service import Library
 
 EXTENSION = "podsearch"
+# What a search route takes when the query string does not say: the search feed's page is longer.
+SEARCH_DEFAULTS: dict[str, dict[str, str]] = {"/search.rss": {"per_page": "50"}}
 
 
 def library() -> Library:
     return current_app.extensions[EXTENSION]
+
+
+def asked_search() -> SearchRequest:
+    """The search this request asks for, read once (the rate limit weighs it, the view runs it): QueryError (a
+    400) when the parser refuses it, each time it is asked."""
+    if "podsearch_asked" not in g:
+        args = request.args
+        if defaults := SEARCH_DEFAULTS.get(request.path):
+            args = args.copy()
+            for name, value in defaults.items():
+                args.setdefault(name, value)
+        try:
+            g.podsearch_asked = search_request(args)
+        except QueryError as exc:
+            g.podsearch_asked = str(exc)
+    asked = g.podsearch_asked
+    if isinstance(asked, str):
+        raise QueryError(asked)
+    return asked

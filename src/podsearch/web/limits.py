@@ -4,8 +4,8 @@ The rate limit is Flask-Limiter's (in-memory, per client address as waitress or 
 ``rate_burst`` requests per ``rate_burst / rate_limit`` seconds in a moving window (exact: every hit is timed), one
 counter per client across every route (Flask-Limiter's application limits; its default limits count each route
 apart), where a request costs what it may cost the server: an expensive search (wildcards, ranges, many words, more
-than 50 results a page: ``SearchRequest.expensive``, read by the views' own request parser) counts
-:data:`EXPENSIVE_COST` requests; one the parser refuses (a 400) counts one. Probes and CORS preflights are never
+than 50 results a page: ``SearchRequest.expensive`` of the request the view then runs, read once:
+``context.asked_search``) counts :data:`EXPENSIVE_COST` requests; one the parser refuses (a 400) counts one. Probes and CORS preflights are never
 limited.
 """
 
@@ -19,7 +19,7 @@ from flask_limiter import Limiter, RequestLimit
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
 from ..errors import QueryError
-from ..requests import search_request
+from .context import asked_search
 
 # Probes must answer even when a load balancer polls faster than the rate limit allows.
 UNLIMITED_PATHS = frozenset({"/healthz", "/readyz"})
@@ -32,7 +32,7 @@ def request_cost() -> int:
     if request.path not in SEARCH_PATHS:
         return 1
     try:
-        asked = search_request(request.args)  # the views' own parser: what they will run
+        asked = asked_search()  # read once: what the view will run
     except QueryError:
         return 1  # refused (400) before any search runs
     return EXPENSIVE_COST if asked.expensive else 1

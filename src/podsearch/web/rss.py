@@ -18,10 +18,10 @@ from flask import Blueprint, Response, request, url_for
 
 from ..answers import Hit, SearchResult
 from ..follow import best_moment, episode_path, feed_query, moment_seconds, plain, standing_search, xml_safe
-from ..requests import SearchRequest, search_request
+from ..requests import SearchRequest
 from .admission import run_search
 from .caching import cacheable
-from .context import library
+from .context import asked_search, library
 from .filters import clock
 from .links import absolute_url, holds_links, site_root, this_url
 
@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 bp = Blueprint("rss", __name__)
 
-FEED_PER_PAGE = 50
 PODCAST_NS = "https://podcastindex.org/namespace/1.0"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 MIMETYPE = "application/rss+xml"
@@ -41,9 +40,7 @@ FEED_ARGS = ("q", "show", "person", "from", "to", "duration_min", "duration_max"
 @holds_links
 @cacheable
 def search_rss() -> Response:
-    args = request.args.copy()
-    args.setdefault("per_page", str(FEED_PER_PAGE))
-    req = search_request(args)
+    req = asked_search()
     lib = library()
     result = run_search(req, lambda r: standing_search(lib, r))
     ends = {h.id: lib.catalog.segment_end(h.id, m.start) for h in result.hits

@@ -9,9 +9,9 @@ from flask import Blueprint, render_template, request, url_for
 from ..answers import SearchResult
 from ..episodes import Segment
 from ..errors import IndexMissing, PodsearchError, QueryError
-from ..requests import MAX_DEPTH, MAX_QUERY_CHARS, SearchRequest, SeekParams, ShowPageParams, parse, search_request
+from ..requests import MAX_DEPTH, MAX_QUERY_CHARS, SearchRequest, SeekParams, ShowPageParams, parse
 from .admission import run_search
-from .context import library
+from .context import asked_search, library
 
 bp = Blueprint("views", __name__)
 
@@ -102,7 +102,7 @@ def home():
 @bp.get("/search")
 def search():
     try:
-        req = search_request(request.args)
+        req = asked_search()
     except QueryError as exc:
         return _refused(exc, query=False)
     lib = library()
