@@ -5,8 +5,8 @@ The rate limit is Flask-Limiter's (in-memory, per client address as waitress or 
 counter per client across every route (Flask-Limiter's application limits; its default limits count each route
 apart), where a request costs what it may cost the server: an expensive search (wildcards, ranges, many words, more
 than 50 results a page: ``SearchRequest.expensive`` of the request the view then runs, read once:
-``context.asked_search``) counts :data:`EXPENSIVE_COST` requests; one the parser refuses (a 400) counts one. Probes and CORS preflights are never
-limited.
+``context.asked_search``) counts :data:`EXPENSIVE_COST` requests; one the parser refuses (a 400) counts one.
+Probes and CORS preflights are never limited.
 """
 
 from __future__ import annotations
