@@ -292,6 +292,30 @@ def _together(m: re.Match[str]) -> str:
     return f'({word.replace("-", " AND ")})' if any(c.isalpha() for c in word) else word
 
 
+# A word joined by slashes (client/server, tcp/ip, 24/7, 12/25/2024), excluded or required too: not a field's
+# value, not part of a hyphenated word or an address (bitcoin.org/en, https://...), not a pattern or a fuzzy word,
+# nor a fuzzy word's bounds (word~1/4); boosted, the boost is the phrase's and the word's (client/server^2)
+_SLASHED = re.compile(r"(?:(?<=[\s(][-+])|(?<=^[-+])|(?<![\w.:/+\-\\~^*?]))(\w+(?:/\w+)+)(?![\w~*?:/]|\.\w)")
+
+
+def slashes_apart(text: str, kept: Callable[[str], bool]) -> str:
+    """A word joined by slashes read as the phrase of its parts too, outside quotes and ranges: ``client/server``
+    as ``("client server" ANDMAYBE client/server)``. The index holds the whole word and its parts one after
+    another (as it does a hyphenated word's), so the phrase finds the word written so and said apart ("client
+    server", "twenty four seven" aside, "24 7"), as OpenSearch, whose tokenizer splits it, reads it; the typed form
+    adds to the score. A phrase, not the parts anywhere: ``http/2`` is not every episode saying "http" and a 2. As
+    typed when a part is a word the index leaves out (``kept`` says no: ``i/o``, ``and/or``; their phrase would be
+    the other part anywhere), a field's value (``title:client/server``), a pattern or a fuzzy word. Excluded
+(``-client/server``), the phrase is what is left out, as it is what the word finds."""
+
+    def read(m: re.Match[str]) -> str:
+        word = m.group(1)
+        parts = word.split("/")
+        return f'("{" ".join(parts)}" ANDMAYBE {word})' if all(kept(p) for p in parts) else word
+
+    return _outside_quotes_and_ranges(text, lambda part: _SLASHED.sub(read, part))
+
+
 # A plain word: not quoted (callers skip quotes), not a field's name or value, not excluded or required, not a
 # pattern, a fuzzy or boosted word, not part of a hyphenated, dotted or symbol-ended word, not an operator.
 _BARE = re.compile(r"(?<![\w:+\-.'’#\\/])([^\W_]+)(?![\w*?~^:\-.'’#+/])")

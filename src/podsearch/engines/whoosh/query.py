@@ -28,6 +28,7 @@ from ..querytext import (
     lenient,
     plain_words,
     readings,
+    slashes_apart,
     words_apart,
 )
 from .analysis import SpokenAnalyzer
@@ -149,11 +150,12 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
     typed = words_apart(hyphens_apart(plain_words(text) if plain else lucene_slop(lenient(text))), apart)
     alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
+        read = typed if plain else slashes_apart(typed, _indexed(key))
         try:
-            q = _parser(key, relaxed, ranking).parse(typed)
+            q = _parser(key, relaxed, ranking).parse(read)
         except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
             raise QueryError(f"Cannot read the query {text!r}: {exc}") from None
-        q = _rewrite(spaced(q, typed, key), ranking)
+        q = _rewrite(spaced(q, read, key), ranking)
         if len(profiles) == 1:
             return q
         if q is not NullQuery:
@@ -161,6 +163,12 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
     parts = [Require(q, Term("analysis", keys[0]) if len(keys) == 1 else Or([Term("analysis", k) for k in keys]))
              for q, keys in alike.values()]
     return Or(parts) if len(parts) > 1 else (parts[0] if parts else NullQuery)
+
+
+def _indexed(key: str) -> Any:
+    """Whether the index keeps a word of profile ``key`` (a stop word it leaves out)."""
+    analyzer = query_schema(key)["transcript"].analyzer
+    return lambda word: bool(analyzer.texts(word))
 
 
 _PHRASE_SLOP = re.compile(r'("[^"]*")~(\d+)')  # (quotes balanced by ``lenient``: each match is one phrase)
