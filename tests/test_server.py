@@ -102,6 +102,23 @@ def test_warm_loads_the_facet_values_and_the_model_with_its_reasons(sample_data)
     lib.close()
 
 
+def test_warm_says_once_what_is_missing_not_at_every_look(tmp_path, caplog):
+    """The server's warmer looks every 2 s: a data folder without an index or a model logged "nothing to warm"
+    at each look (31 lines in the first minute of a server on a folder without a model); now once, and again when
+    what is missing changes."""
+    import logging
+
+    from podsearch.service import Library
+
+    lib = Library(tmp_path / "empty")
+    with caplog.at_level(logging.INFO, logger="podsearch.service"):
+        for _ in range(5):
+            lib.warm()
+    said = [r.getMessage() for r in caplog.records if "nothing to warm" in r.getMessage()]
+    assert len(said) == 1 and "reindex" in said[0]
+    lib.close()
+
+
 # -- durations ------------------------------------------------------------------------------------------
 
 

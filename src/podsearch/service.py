@@ -64,6 +64,7 @@ class Library:
         self._show_names: dict[str, str] = {}
         self.feedback: Feedback = FEEDBACK  # relevance feedback from the model (feedback.py)
         self._feedback_failed = False  # the model could not be loaded for feedback (logged once)
+        self._unwarmed = ""  # what warm() last found missing (logged when it changes, not every look)
         self._names: tuple[tuple[str, float], Names] | None = None  # (engine stamp, the episodes' names)
         self._names_lock = threading.Lock()
 
@@ -89,11 +90,15 @@ class Library:
         """Load what the first search and the first /similar would otherwise load (the server calls this before
         it says it is ready): the index's per-generation facet values and the similarity model with what its reasons
         read, where they exist."""
+        missing = []
         for load in (self.engine.warm, lambda: self.model().warm()):
             try:
                 load()
             except IndexMissing as exc:
-                log.info("nothing to warm: %s", exc)
+                missing.append(str(exc))
+        said, self._unwarmed = self._unwarmed, "; ".join(missing)
+        if self._unwarmed and self._unwarmed != said:  # (the server's warmer looks every 2 s)
+            log.info("nothing to warm: %s", self._unwarmed)
 
     def model(self) -> SimilarModel:
         stamp = self.model_generations.stamp()
