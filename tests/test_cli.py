@@ -190,6 +190,39 @@ def test_a_refused_setting_is_misuse_said_plainly_by_every_command(runner, tmp_p
     assert message in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("args, message", [
+    (["serve", "--threads", "0"], "--threads: bad value for threads"),
+    (["serve", "--threads", "-2"], "--threads: bad value for threads"),
+    (["serve", "--port", "99999"], "--port: bad value for port"),
+    (["serve", "--port", "-1"], "--port: bad value for port"),
+    (["demo", "--port", "70000"], "--port: bad value for port"),
+    (["reindex", "--memory", "lots"], "--memory: bad value for build_memory"),
+])
+def test_an_option_is_checked_as_its_setting_is(runner, tmp_path: Path, monkeypatch, args, message):
+    """``serve --threads 0`` started a server that took connections and never answered them (and ignored
+    SIGTERM), ``--port 99999`` served on another port, ``--port -1`` ended in a traceback, while the same values
+    in the config file or the environment were refused; ``--memory lots`` was said as ``--build-memory``."""
+    monkeypatch.setenv("PODSEARCH_DATA", str(tmp_path / "d"))
+    monkeypatch.setenv("PODSEARCH_FEEDS", str(tmp_path / "feed.xml"))
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line(tmp_path: Path, sample_data: Path):
+    """The port taken ended ``serve`` in a traceback (OSError, errno 98); now one line and exit 1."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(sample_data), "serve", "--port",
+                               str(port)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert f"Cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("command", [["reindex"], ["import", "episodes.jsonl"], ["feeds"], ["watch", "list"],
                                      ["demo", "--no-serve"]])
 def test_a_data_folder_that_cannot_be_made_is_a_clear_failure(runner, tmp_path: Path, monkeypatch, command):

@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import ConfigError, InputError, PodsearchError, QueryError
+from .errors import ConfigError, InputError, ListenError, PodsearchError, QueryError
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -325,7 +325,11 @@ def _serve(config: Config, quiet: bool, access_log: bool | None = None, **option
     except PodsearchError as exc:
         raise fail(exc) from None
     configure_access_log(access_log if access_log is not None else config.access_log and not quiet)
-    sys.exit(serve(app, opts, config, announce=None if quiet else lambda line: click.echo(line, err=True)))
+    try:
+        status = serve(app, opts, config, announce=None if quiet else lambda line: click.echo(line, err=True))
+    except ListenError as exc:
+        raise fail(exc) from None
+    sys.exit(status)
 
 
 @main.command()

@@ -211,6 +211,16 @@ class Config:
         return Path(self.values["data"])
 
 
+# The command-line options whose names are not their setting's (``--memory`` sets build_memory).
+OPTION_NAMES = {"build_memory": "--memory"}
+
+
+def option_value(name: str, raw: Any) -> Any:
+    """A setting's value given as a command-line option, checked as the config file's and the environment's are
+    (ConfigError naming the option)."""
+    return _coerce(_BY_NAME[name], raw, OPTION_NAMES.get(name, f"--{name.replace('_', '-')}"))
+
+
 def _coerce(setting: Setting, raw: Any, origin: str) -> Any:
     try:
         return setting.type(raw)
@@ -245,7 +255,7 @@ def load_config(overrides: dict[str, Any] | None = None, environ: dict[str, str]
         if setting.env in env and setting.name != "config":
             values[setting.name] = _coerce(setting, env[setting.env], setting.env)
     for key, raw in overrides.items():
-        values[key] = _coerce(_BY_NAME[key], raw, f"--{key.replace('_', '-')}")
+        values[key] = option_value(key, raw)
     values["config"] = str(path) if path else ""
     return Config(values=values, path=path)
 

@@ -116,3 +116,7 @@ class TimedOut(Overloaded):
 
 class WatchError(PodsearchError):
     """A watch's query, webhook URL or secret is not acceptable, or no watch has the id given."""
+
+
+class ListenError(PodsearchError):
+    """The server cannot listen where it was asked to (the port is taken, the address is not this machine's)."""

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Config
-from .errors import ConfigError, PodsearchError, ReindexRunning
+from .config import Config, option_value
+from .errors import ConfigError, ListenError, PodsearchError, ReindexRunning
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,9 @@ class ServeOptions:
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> ServeOptions:
-        given = {k: v for k, v in overrides.items() if v is not None}
+        # (an option is checked as the setting is in the config file: --threads 0 served nothing, --port 99999
+        # another port)
+        given = {k: option_value(k, v) for k, v in overrides.items() if v is not None}
         every = given.pop("reindex_every", config.reindex_every)
         return cls(host=given.get("host", config.host), port=given.get("port", config.port),
                    threads=given.get("threads", config.threads),
@@ -289,7 +291,10 @@ class GracefulServer:
         if options.trusted_proxy:
             kwargs.update(trusted_proxy=options.trusted_proxy,
                           trusted_proxy_headers=options.trusted_proxy_headers.split())
-        self.server = create_server(app, **kwargs)
+        try:
+            self.server = create_server(app, **kwargs)
+        except OSError as exc:  # (the port taken, an address this machine does not have, a port below 1024)
+            raise ListenError(f"Cannot listen on {options.host}:{options.port}: {exc.strerror or exc}.") from None
         self.guard = ConnectionGuard(options.client_connections, options.client_timeout, options.trusted_proxy)
         self.server.podsearch_guard = self.guard
         self.server.channel_class = guarded_channel()
