@@ -199,3 +199,11 @@ def test_over_real_http_the_links_open_the_episode_pages(live_server):
     for entry in parsed.entries:
         with urllib.request.urlopen(entry.link.replace("http://localhost", live_server.base), timeout=10) as page:
             assert page.status == 200 and html.escape(entry.title).encode() in page.read()
+
+
+def test_a_refused_feed_query_is_told_in_json(client):
+    """``/search.rss`` is an API (docs/api.md: every error is JSON); a refused query was answered with the search
+    page's HTML."""
+    res = client.get("/search.rss", query_string={"q": "published:x"})
+    assert res.status_code == 400 and res.is_json
+    assert res.get_json()["error"]["code"] == "bad_query" and "published:x" in res.get_json()["error"]["message"]

@@ -142,6 +142,25 @@ def test_serve_refuses_a_bad_interval(runner, sample_data):
     assert "30m, 1h" in result.output
 
 
+def test_a_body_over_the_limit_is_told_in_json_by_the_app(sample_data):
+    """waitress refused any body over ``max_body_bytes`` itself, in plain text ("Request Entity Too Large ...
+    exceeds max_body of 65536"), where the API promises JSON: a body just over the limit is now answered by the
+    app (413, ``too_large``); one of more than twice the limit is still refused by waitress, unread."""
+    server = start_server(sample_data)
+    try:
+        port = port_of(server)
+        body = json.dumps({"text": "bees " * 14000}).encode()  # 70,000 bytes: over 65,536
+        sock, rest = raw_post(port, "/api/v1/similar?k=5", body)
+        sock.sendall(rest)
+        status, answer = read_response(sock)
+        assert status == 413 and json.loads(answer)["error"]["code"] == "too_large"
+        sock, _ = raw_post(port, "/api/v1/similar?k=5", b"x" * (200 * 1024))  # (the head says 200 KiB; not sent)
+        status, answer = read_response(sock)
+        assert status == 413
+    finally:
+        server.stop()
+
+
 # -- SIGTERM ------------------------------------------------------------------------------------------
 
 

@@ -286,7 +286,11 @@ class GracefulServer:
 
         kwargs: dict[str, Any] = dict(host=options.host, port=options.port, threads=options.threads,
                                       ident="podsearch", url_prefix=options.url_prefix.rstrip("/"),
-                                      max_request_body_size=options.max_body_bytes, clear_untrusted_proxy_headers=True,
+                                      # (twice the app's limit: a body just over it is answered by the app, 413 in
+                                      # JSON saying the limit; waitress refuses a larger one, in plain text, by its
+                                      # Content-Length, before reading it)
+                                      max_request_body_size=2 * options.max_body_bytes,
+                                      clear_untrusted_proxy_headers=True,
                                       connection_limit=connection_limit())
         if options.trusted_proxy:
             kwargs.update(trusted_proxy=options.trusted_proxy,

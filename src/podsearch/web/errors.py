@@ -22,7 +22,7 @@ PASSED_HEADERS = ("Retry-After", "Allow")
 
 def wants_json() -> bool:
     path = request.path
-    return (path.startswith("/api/") or path.startswith("/similar") or path in {"/healthz", "/readyz"}
+    return (path.startswith("/api/") or path.startswith("/similar") or path in {"/healthz", "/readyz", "/search.rss"}
             or request.accept_mimetypes.best == "application/json")
 
 
