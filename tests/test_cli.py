@@ -78,6 +78,19 @@ def test_search_answers_a_misspelled_query_for_its_suggestion_unless_no_correct(
     assert typed["corrected"] is None and typed["suggestion"] == "waggle dance"
 
 
+def test_a_cli_search_leaves_the_servers_load_counters_alone(runner, sample_data: Path, tmp_path: Path):
+    """``podsearch stats`` shows the serving process's counters (``server-load.json``): a CLI search wrote its own
+    (one search, its own pid) over them."""
+    import shutil
+
+    data = tmp_path / "copy"
+    shutil.copytree(sample_data, data)
+    (data / "server-load.json").write_text(json.dumps({"searches": 299, "pid": 1}))
+    for _ in range(2):
+        assert runner.invoke(main, ["--data", str(data), "search", "bees", "--json"]).exit_code == 0
+    assert json.loads((data / "server-load.json").read_text()) == {"searches": 299, "pid": 1}
+
+
 def test_similar_json_ranks_by_topic_and_never_returns_itself(runner, sample_data: Path):
     bees = "tag:example.org,2024:field-notes/ep-01"
     result = runner.invoke(main, ["--data", str(sample_data), "similar", bees, "-k", "3", "--json"])

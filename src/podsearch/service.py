@@ -52,7 +52,9 @@ class Library:
         self.data_dir = Path(data_dir)
         self.engine: Engine = engine or open_engine(self.data_dir)
         self.search_deadline = search_deadline  # seconds of engine work per search; 0: none
-        self.load = LoadCounters(self.data_dir)
+        # Counted in memory; written to the data folder (for ``podsearch stats``) by a serving library only
+        # (web/app.py): a CLI search wrote its own one search over the server's counters.
+        self.load = LoadCounters()
         self.model_generations = Generations(self.data_dir / "model")
         self._local = threading.local()
         self._model: SimilarModel | None = None

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask
 
 from ..config import Config, load_config
+from ..load import LoadCounters
 from ..service import Library
 from . import admission, api, caching, cors, embed, errors, filters, limits, links, rss, views
 from .accesslog import AccessLog
@@ -33,7 +34,8 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.config.update(PODSEARCH=config, JSON_SORT_KEYS=False)
     if test_config:
         app.config.update(test_config)
-    app.extensions[EXTENSION] = Library.from_config(config)
+    served = app.extensions[EXTENSION] = Library.from_config(config)
+    served.load = LoadCounters(config.data_dir)  # the serving process's counters, which `podsearch stats` reads
     app.extensions[admission.EXTENSION] = admission.Admission(int(config.threads), int(config.expensive_searches))
 
     app.register_blueprint(views.bp)
