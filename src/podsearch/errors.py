@@ -115,7 +115,7 @@ class TimedOut(Overloaded):
 
 
 class WatchError(PodsearchError):
-    """A watch's query, webhook URL or secret is not acceptable, or no watch has the id given."""
+    """A watch's query, webhook URL or secret is not acceptable."""
 
 
 class ListenError(PodsearchError):

@@ -35,7 +35,7 @@ from . import languages
 from .answers import Hit
 from .catalog import Catalog
 from .config import Config
-from .errors import FetchError, PodsearchError, QueryError, WatchError
+from .errors import FetchError, NotFound, PodsearchError, QueryError, WatchError
 from .follow import best_moment, episode_path, feed_query, moment_seconds, plain, standing_search
 from .ingest.fetch import Fetcher, FetchLimits, check_address
 from .requests import SearchRequest
@@ -174,10 +174,11 @@ def list_watches(config: Config) -> list[Watch]:
 
 
 def remove_watch(config: Config, watch_id: int) -> None:
-    """Remove a watch and its pending deliveries; WatchError when there is none with that id."""
+    """Remove a watch and its pending deliveries; NotFound when there is none with that id (the CLI's exit 1, as
+    an episode id not found: until 5 December 2026 it was misuse, exit 2)."""
     with Catalog.in_dir(config.data_dir) as catalog:
         if not catalog.remove_watch(watch_id):
-            raise WatchError(f"No watch with id {watch_id} (see 'podsearch watch list').")
+            raise NotFound(f"No watch with id {watch_id} (see 'podsearch watch list').")
 
 
 def _watches(catalog: Catalog) -> list[Watch]:
