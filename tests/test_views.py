@@ -163,6 +163,17 @@ def test_show_page_lists_episodes_newest_first_and_searches_inside(client):
     assert '<input type="hidden" name="show" value="field-notes">' in html and '<label for="show-q"' in html
 
 
+def test_show_page_links_keep_the_page_size(client):
+    """``/shows/field-notes?per_page=5``: "Older" led to page 2 of 50 a page ("No episodes yet.")."""
+    html = page(client, "/shows/field-notes?per_page=5")
+    older = re.search(r'<a href="([^"]+)" rel="next">', html).group(1).replace("&amp;", "&")
+    assert "per_page=5" in older and "page=2" in older
+    second = page(client, older)
+    dates = re.findall(r'<time datetime="([^"]+)"', second)
+    assert len(dates) == 5 and "per_page=5" in re.search(r'<a href="([^"]+)" rel="prev">', second).group(1)
+    assert "per_page" not in page(client, "/shows/field-notes?page=1")  # (the default is not written out)
+
+
 def test_opensearch_description(client):
     response = client.get("/opensearch.xml")
     assert response.status_code == 200 and response.mimetype == "application/opensearchdescription+xml"

@@ -171,5 +171,7 @@ def show(show_id: str):
     show = lib.show(show_id)
     episodes = lib.episodes_of(show_id, limit=page * per_page + 1)
     chunk = episodes[(page - 1) * per_page:page * per_page]
-    return render_template("show.html", show=show, episodes=chunk, page=page,
+    # (a page size asked for is kept by the page links: "Older" dropped it, and page 2 of 5 was page 2 of 50)
+    kept = per_page if "per_page" in request.args else None
+    return render_template("show.html", show=show, episodes=chunk, page=page, per_page=kept,
                            has_more=len(episodes) > page * per_page)
