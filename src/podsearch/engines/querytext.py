@@ -124,6 +124,7 @@ _LONE_SIGN = re.compile(r"(?<![\w+#-])[+-]+(?![\w\"(])")
 _SIGNS = re.compile(r"(?:^|(?<=[\s(]))[+-]{2,}(?=[\w\"(])")
 _LONE_FUZZY = re.compile(r"(?<![\w\"])~+")
 _BOOST_RUN_ON = re.compile(r"(?<=[\w\")\]}*?])(\^\d*\.?\d+)(?![\d.])(?=[^\s()\[\]{}\"])")
+_FUZZY_MANY = re.compile(r"(?<=\w)~\d{2,}")  # word~10: Whoosh's parser reads one digit (word~1, then a word 0)
 _FUZZY_SLASH = re.compile(r"(~\d*(?:\.\d+)?)([/.])(?!\d)")
 _FUZZY_RUN_ON = re.compile(r"(?<=[\w\"])(~\d*(?:\.\d+)?(?:/\d+)?)(?![\d./])(?=[^\s()\[\]{}^\"])")
 _BRACKETS = re.compile(r"([\[{])([^\[\]{}]*)([\]}])")
@@ -143,6 +144,7 @@ def lenient(text: str) -> str:
     if not _nested(text.replace("{", "[").replace("}", "]"), "[", "]", deepest=1):  # ({a TO b] is a range)
         text = text.translate(_NO_BRACKETS)
     text = _BRACKETS.sub(_range_or_words, text)
+    text = _FUZZY_MANY.sub("~2", text)  # (more than 2 edits are read as 2)
     text = _FUZZY_RUN_ON.sub(r"\1 ", _FUZZY_SLASH.sub(r"\1 \2", _LONE_FUZZY.sub(" ", _BOOST_RUN_ON.sub(r"\1 ", text))))
     text = _OPERATOR_FIELD.sub(lambda m: m.group(1).lower(), _GLUED_FIELD.sub(" ", _HYPHEN_FIELD.sub(" ", text)))
     text = _TRAILING_COLON.sub(" ", _NO_VALUE.sub(" ", _BARE_COLON.sub(" ", _CHAINED_FIELD.sub(r"\1 ", text))))
@@ -502,3 +504,4 @@ def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
     if OPERATORS.search(text):
         return [Reading(text, False, False, apart)]
     return [Reading(text, False, False, apart), Reading(text, True, False, apart)]
+
