@@ -90,6 +90,16 @@ def test_field_queries(lib: Library) -> None:
     assert search(lib, "guest:szabo") == [WAGGLE]
 
 
+def test_a_person_field_finds_whom_the_person_filter_finds(lib: Library) -> None:
+    """``host:``, ``person:`` and ``speaker:`` search the episode's persons and its transcript's speakers, as the
+    person filter does: a show's host named at the channel (and speaking in every transcript) was found by the
+    filter in the sample's 12 Field Notes episodes and by ``host:"Maya Okafor"`` in none."""
+    hosted = set(search(lib, person="Maya Okafor"))
+    assert len(hosted) == 12
+    for q in ('host:"Maya Okafor"', 'person:"Maya Okafor"', "speaker:okafor", "Person:okafor"):
+        assert set(search(lib, q)) == hosted, q
+
+
 def test_date_range_query_and_filters(lib: Library) -> None:
     in_2025 = search(lib, "published:[2025-01-01 to 2025-12-31]")
     assert len(in_2025) == 2

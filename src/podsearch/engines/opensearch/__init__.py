@@ -27,7 +27,16 @@ from ... import languages
 from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryError
 from ...lru import LRU
 from .. import compounds, spelling
-from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, SegmentCounts, TextAnalyzer, facet_values
+from ..base import (
+    DocumentSource,
+    EngineHit,
+    EngineQuery,
+    EngineResult,
+    SegmentCounts,
+    TextAnalyzer,
+    facet_values,
+    people,
+)
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
 from .analysis import analysis_settings, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, refusal
@@ -35,7 +44,9 @@ from .query import facet_aggregations, facet_counts, filter_clauses, query_terms
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"  # 2: the text fields' BM25 similarity (BM25_K1, BM25_B); 3: "C#", "C++" words of their own
+# 2: the text fields' BM25 similarity (BM25_K1, BM25_B); 3: "C#", "C++" words of their own; 4: the persons field
+# holds the transcript's speakers too (base.people)
+SCHEMA_VERSION = "4"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,
@@ -91,7 +102,7 @@ def document_body(doc: Any) -> dict[str, Any]:
     """One episode as the index keeps it."""
     key = languages.profile(doc.language)
     facets = facet_values(doc)
-    persons = ", ".join(doc.persons)
+    persons = ", ".join(people(doc))
     body: dict[str, Any] = {
         "id": doc.id, "show_id": doc.show_id, "title": doc.title, "content_hash": doc.content_hash,
         "person_key": facets["person"], "year": facets["year"], "analysis": key,

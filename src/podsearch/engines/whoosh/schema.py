@@ -10,14 +10,15 @@ import numpy as np
 from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
 from ... import languages
-from ..base import Document, facet_values
+from ..base import Document, facet_values, people
 from .analysis import mark, plain_analyzer, spoken_analyzer
 
 # 2: text analysed per language (the mark), the analysis field; 3: the segments field (where each transcript
 # segment's tokens start, and its words); 4: a word's closing "#" kept ("C#", "F#": analysis.TOKEN_PATTERN);
 # 5: a joined word at its first part's position ("stay-at-home" where "stay" is: a phrase typed apart finds it);
-# 6: a stop word keeps its place ("javascript python" is not a phrase of "JavaScript and Python")
-SCHEMA_VERSION = "6"
+# 6: a stop word keeps its place ("javascript python" is not a phrase of "JavaScript and Python"); 7: the persons
+# field holds the transcript's speakers too (base.people)
+SCHEMA_VERSION = "7"
 
 
 def make_schema(lang: str = "") -> Schema:
@@ -59,7 +60,7 @@ def query_schema(key: str) -> Schema:
 def whoosh_fields(doc: Document) -> dict[str, Any]:
     """The fields Whoosh indexes for a document (text marked with its language's analysis profile)."""
     key = languages.profile(doc.language)
-    persons = ", ".join(doc.persons)
+    persons = ", ".join(people(doc))
     facets = facet_values(doc)
     fields: dict[str, Any] = {
         "id": doc.id,
