@@ -527,6 +527,20 @@ def test_a_fuzzy_word_finds_the_words_within_its_edits(client, typo: str, word: 
 
 
 @BOTH
+def test_the_any_word_fallback_keeps_the_show_the_person_and_the_dates(client) -> None:
+    """Fewer than a page of episodes hold every word, so the search is run again on any word; a show, a person or
+    dates asked for stay asked for (``published:2024 volcano`` answered 2023's volcano episodes second and third,
+    ``show:"signal path" volcano`` other shows' volcano episodes)."""
+    dated = api(client, "published:2024 volcano")
+    assert dated["relaxed"] and dated["total"] and all(h["published"].startswith("2024") for h in dated["hits"])
+    assert "volcano" in dated["hits"][0]["title"].lower() or "volcan" in dated["hits"][0]["snippet"].lower()
+    shown = api(client, 'show:"signal path" volcano')
+    assert shown["total"] and all(h["show"] == "Signal Path" for h in shown["hits"])
+    hosted = api(client, 'host:"Hannah Szabo" volcano')
+    assert hosted["total"] and {h["id"] for h in hosted["hits"]} <= {h["id"] for h in api(client, 'guest:szabo')["hits"]}
+
+
+@BOTH
 @pytest.mark.parametrize("many", ["volcano~10", "volcano~99", "volcano~10/2"])
 def test_a_fuzzy_word_of_more_than_nine_edits_is_read_as_two(client, many: str) -> None:
     """More than 2 edits are read as 2 (docs/search.md); Whoosh's parser read one digit of ``volcano~10``, then

@@ -503,5 +503,28 @@ def readings(text: str, plain: bool, long_query_words: int = LONG_QUERY_WORDS,
         return [Reading(text, False, plain, apart), Reading(text, True, plain, apart)]
     if OPERATORS.search(text):
         return [Reading(text, False, False, apart)]
-    return [Reading(text, False, False, apart), Reading(text, True, False, apart)]
+    return [Reading(text, False, False, apart), Reading(restrictions_kept(text), True, False, apart)]
 
+
+# A clause that says which episodes rather than which words: a show, a person, dates
+_RESTRICTION = re.compile(rf"(?<![\w+\-:\\])(?:published|show|{'|'.join(FIELD_ALIASES['show'])}|persons|"
+                          rf"{'|'.join(FIELD_ALIASES['persons'])}):", re.IGNORECASE)
+
+
+def restrictions_kept(text: str) -> str:
+    """``text`` with its show, person and date clauses wanted (``+show:...``) where they stand on their own (not in
+    quotes or parentheses, not signed), for the any-word reading: ``published:2024 volcano`` is the volcano episodes
+    of 2024 (before, 2024's episodes or any about volcanoes: 17 sample episodes, two of 2023 among the first three),
+    ``show:"signal path" volcano`` that show's."""
+    out, depth, quoted, last = [], 0, False, 0
+    for m in _RESTRICTION.finditer(text):
+        for ch in text[last:m.start()]:
+            if ch == '"':
+                quoted = not quoted
+            elif not quoted:
+                depth += {"(": 1, ")": -1}.get(ch, 0)
+        out.append(text[last:m.start()])
+        out.append(m.group(0) if quoted or depth > 0 else "+" + m.group(0))
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
