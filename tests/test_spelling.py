@@ -9,6 +9,7 @@ from podsearch.engines.spelling import suggestion
 EPISODES = {
     "toxic": {1, 2}, "taxi": {3, 4, 5, 6}, "waste": {1, 3}, "ceremony": {1}, "topic": set(range(10, 40)),
     "clarity": set(range(20, 30)), "charity": {7}, "majors": {7}, "libhoney": {7},
+    "python": set(range(100, 170)), "pyto": {200}, "zero": {50}, "volcanic": {60}, "volcano": set(range(60, 70)),
 }
 
 
@@ -45,3 +46,18 @@ def test_nothing_is_offered_that_finds_no_more() -> None:
     assert suggestion("toxic waste", Vocabulary(), count, None) == ""  # every word known
     assert suggestion("taxic libhoney", Vocabulary(), count, None) == ""  # no replacement is said with it
     assert suggestion("zzzz waste", Vocabulary(), count, None) == ""  # no replacement at all
+
+
+def test_of_replacements_as_near_the_one_that_finds_the_most_is_offered() -> None:
+    """``pyton`` is one edit from "pyto" (the longer common beginning, tried first) and from "python": the site
+    corpus answered "pyto" (1 episode) for it, not "python" (671)."""
+    assert suggestion("pyton", Vocabulary(), count, 0) == "python"
+
+
+def test_a_short_word_is_corrected_by_one_edit_at_most() -> None:
+    """Two edits are too many for a word of five letters or fewer (as Lucene's fuzziness AUTO): ``zebra`` was
+    offered "zero"; a longer word keeps two (``volcanoes`` -> "volcano", ``vulcanec`` -> "volcanic")."""
+    assert suggestion("zebra", Vocabulary(), count, 0) == ""
+    assert suggestion("volcanoes", Vocabulary(), count, 0) == "volcano"
+    assert suggestion("vulcanec", Vocabulary(), count, 0) == "volcanic"
+
