@@ -236,9 +236,11 @@ class SearchRequest:
             lang = languages.primary(languages.normalize(self.language[:40]))
             if not lang:
                 raise QueryError(f"language must be a language code such as en, de or pt-BR, not {self.language!r}.")
+        start, end = parse_date(self.published_from, "from"), parse_date(self.published_to, "to", end=True)
+        if start and end and end < start:  # written backwards (from=2025&to=2023), as published:[2025 TO 2023] is
+            start, end = parse_date(self.published_to, "to"), parse_date(self.published_from, "from", end=True)
         filters = Filters(shows=tuple(self.shows), person=self.person.strip().lower(),
-                          published_from=parse_date(self.published_from, "from"),
-                          published_to=parse_date(self.published_to, "to", end=True),
+                          published_from=start, published_to=end,
                           duration_min=self.duration_min, duration_max=self.duration_max, language=lang)
         # "*" alone: every episode; “typographic quotes” are the phrase's quotes
         text = "" if BROWSE.fullmatch(checked.q) else questions_asked(straight_quotes(checked.q))
