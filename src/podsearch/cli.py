@@ -408,8 +408,11 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
     relaxed = f" with any of the words ({result.all_words or 0} with every word)" if result.relaxed else ""
-    click.echo(f"{result.total} episodes{relaxed}" + (f" (did you mean: {result.suggestion})" if result.suggestion else "")
+    click.echo(f"{result.total} episode{'' if result.total == 1 else 's'}{relaxed}"
+               + (f" (did you mean: {result.suggestion})" if result.suggestion else "")
                + (f" for {result.corrected!r} (--no-correct: as typed)" if result.corrected else ""))
+    for note in result.notes:  # (what the page says: a query of stop words only, a pattern cut short)
+        click.echo(f"note: {note}")
     if result.past_end:
         click.echo(f"page {result.page} is past the last page ({result.pages})")
     for n, hit in enumerate(result.hits, (result.page - 1) * result.per_page + 1):
