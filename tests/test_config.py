@@ -114,3 +114,16 @@ def test_every_setting_is_documented():
         assert f"`{setting.name}`" in docs, f"setting {setting.name} missing from docs/configuration.md"
         assert setting.env in docs, f"{setting.env} missing from docs/configuration.md"
         assert setting.help
+
+
+@pytest.mark.parametrize("given, read", [("podsearch", "/podsearch"), ("/podsearch/", "/podsearch"), ("/", ""),
+                                         ("/a/b", "/a/b"), ("", "")])
+def test_a_url_prefix_has_one_leading_slash_and_none_at_the_end(given: str, read: str):
+    """``--url-prefix nope`` was served under /nope/ by waitress but announced as ``http://127.0.0.1:8795nope/``
+    (and made the search feed's links so)."""
+    assert load_config({"url_prefix": given}, environ={}).url_prefix == read
+
+
+def test_a_url_prefix_with_a_query_or_a_space_is_refused():
+    with pytest.raises(ConfigError, match="url_prefix"):
+        load_config({"url_prefix": "/a?b=1"}, environ={})

@@ -92,6 +92,16 @@ def _public_url(value: Any) -> str:
     return text
 
 
+def _path_prefix(value: Any) -> str:
+    """A path the site is served under: "" (the root) or ``/podsearch``, with one leading slash and none at the end
+    (``podsearch`` and ``/podsearch/`` are read so; without the slash the start-up line announced
+    ``http://127.0.0.1:8080podsearch/``)."""
+    if not isinstance(value, str) or any(c in value for c in "?#\x00 "):
+        raise ValueError(f"expected a path such as /podsearch, got {value!r}")
+    path = value.strip().strip("/")
+    return f"/{path}" if path else ""
+
+
 _SECONDS = _bounded(float, 0)  # 0 means "none" where the help says so
 _POSITIVE_SECONDS = _bounded(float, 0, above=True)
 _COUNT = _bounded(int, 0)
@@ -123,7 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("host", str, "127.0.0.1", "Address `podsearch serve` listens on."),
     Setting("port", _bounded(int, 0, 65535), 8080, "Port `podsearch serve` listens on."),
     Setting("threads", _SOME, 4, "Worker threads of the waitress server."),
-    Setting("url_prefix", str, "", "Path the site is served under behind a reverse proxy (e.g. /podsearch); empty: the root."),
+    Setting("url_prefix", _path_prefix, "", "Path the site is served under behind a reverse proxy (e.g. /podsearch); empty: the root."),
     Setting("trusted_proxy", str, "",
             "Address of the reverse proxy whose X-Forwarded-* headers are believed ('*' for any); empty: none."),
     Setting("trusted_proxy_headers", str, "x-forwarded-for x-forwarded-host x-forwarded-proto x-forwarded-port",
