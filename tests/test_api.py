@@ -54,6 +54,17 @@ def test_suggest_on_both_paths(client, path):
     assert data["query"] == "bee" and data["suggestions"]
 
 
+def test_suggest_offers_no_word_the_index_leaves_out(client):
+    """``/api/suggest?q=the`` offered "the", which leads to a page that finds nothing (the index leaves stop words
+    out); every word offered is one a search finds."""
+    for prefix in ("the", "wit", "and"):
+        words = [s["text"] for s in client.get("/api/suggest", query_string={"q": prefix}).get_json()["suggestions"]
+                 if s["kind"] == "term"]
+        assert prefix not in words and "with" not in words, (prefix, words)
+        for word in words:
+            assert client.get("/api/search", query_string={"q": word}).get_json()["total"], word
+
+
 def test_ids_with_slash_colon_and_question_mark(client):
     hits = client.get("/api/v1/search?q=&per_page=50").get_json()["hits"]
     awkward = [h["id"] for h in hits if "/" in h["id"] and (":" in h["id"] or "?" in h["id"])]

@@ -297,9 +297,12 @@ class Library:
                 add("show", show.title, id=show.id)
         for episode_id, title in found.get("episode", []):
             add("episode", title, id=episode_id)
-        for kind in ("person", "term"):
-            for _, text in found.get(kind, []):
-                add(kind, text)
+        for _, text in found.get("person", []):
+            add("person", text)
+        analyzers = [self.engine.analyzer(key) for key in self.engine.read_as()]
+        for _, text in found.get("term", []):
+            if any(a.texts(text) for a in analyzers):  # not a word the index leaves out ("the", "they", "there":
+                add("term", text)  # each led to a page that found nothing)
         return out
 
     def episode(self, episode_id: str) -> Episode:
