@@ -78,6 +78,13 @@ def test_search_answers_a_misspelled_query_for_its_suggestion_unless_no_correct(
     assert typed["corrected"] is None and typed["suggestion"] == "waggle dance"
 
 
+def test_search_prints_the_answers_notes(runner, sample_data: Path):
+    """A query of stop words only printed "0 episodes" and nothing else (the page says why)."""
+    result = runner.invoke(main, ["--data", str(sample_data), "search", "the"])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == "0 episodes" and "note: " in result.output and "too common" in result.output
+
+
 def test_a_cli_search_leaves_the_servers_load_counters_alone(runner, sample_data: Path, tmp_path: Path):
     """``podsearch stats`` shows the serving process's counters (``server-load.json``): a CLI search wrote its own
     (one search, its own pid) over them."""
