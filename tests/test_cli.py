@@ -243,8 +243,21 @@ def test_serve_on_a_taken_port_says_so_in_one_line(tmp_path: Path, sample_data: 
     assert f"Cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("command", [["reindex"], ["import", "episodes.jsonl"], ["feeds"], ["watch", "list"],
-                                     ["demo", "--no-serve"]])
+def test_commands_that_only_read_make_no_data_folder(runner, tmp_path: Path, monkeypatch):
+    """``feeds`` and ``watch list`` on a mistyped ``--data`` made the folder and an empty catalog there, exit 0
+    (after which ``stats`` said zeros instead of "No catalog"); now "No catalog", exit 1, and nothing made. With
+    feeds in the config, ``feeds`` lists them as not read yet (before the first reindex)."""
+    data = tmp_path / "mistyped"
+    for command in (["watch", "list"], ["watch", "remove", "1"], ["feeds"], ["stats"]):
+        result = runner.invoke(main, ["--data", str(data), *command])
+        assert result.exit_code == 1 and "No catalog in" in result.output, (command, result.output)
+    monkeypatch.setenv("PODSEARCH_FEEDS", str(tmp_path / "feed.xml"))
+    listed = runner.invoke(main, ["--data", str(data), "feeds"])
+    assert listed.exit_code == 0 and "feed.xml" in listed.output
+    assert not data.exists()
+
+
+@pytest.mark.parametrize("command", [["reindex"], ["import", "episodes.jsonl"], ["demo", "--no-serve"]])
 def test_a_data_folder_that_cannot_be_made_is_a_clear_failure(runner, tmp_path: Path, monkeypatch, command):
     """A data folder under a file (or on a read-only file system) ended ``reindex`` and ``import`` in a
     traceback; now one line and exit 1 (the command was right, the machine refused)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink
-from .errors import CatalogError
+from .errors import CatalogError, IndexMissing
 from .names import episode_names
 
 log = logging.getLogger(__name__)
@@ -218,6 +218,15 @@ class Catalog:
     @classmethod
     def in_dir(cls, data_dir: Path | str) -> Catalog:
         return cls(Path(data_dir) / cls.FILENAME)
+
+    @classmethod
+    def existing(cls, data_dir: Path | str) -> Catalog:
+        """The data folder's catalog, for a command that only reads it: IndexMissing when there is none (``feeds``
+        and ``watch list`` on a mistyped ``--data`` made a folder and an empty catalog there, and said nothing)."""
+        path = Path(data_dir) / cls.FILENAME
+        if not path.exists():
+            raise IndexMissing(f"No catalog in {data_dir}. Run 'podsearch reindex' first.")
+        return cls(path)
 
     def close(self) -> None:
         self.db.close()

@@ -76,10 +76,7 @@ class Library:
         """A catalog connection for this thread (SQLite connections stay in their thread)."""
         cat = getattr(self._local, "catalog", None)
         if cat is None:
-            path = self.data_dir / Catalog.FILENAME
-            if not path.exists():
-                raise IndexMissing(f"No catalog in {self.data_dir}. Run 'podsearch reindex' first.")
-            cat = self._local.catalog = Catalog(path)
+            cat = self._local.catalog = Catalog.existing(self.data_dir)
         return cat
 
     def close(self) -> None:

@@ -150,11 +150,15 @@ class FeedInfo:
 
 
 def list_feeds(config: Config) -> list[FeedInfo]:
-    """Every feed of the data folder: the config's (read or not yet), then those added, with their state."""
-    with Catalog.in_dir(config.data_dir) as cat:
-        rows = {row["source"]: row for row in cat.feeds()}
-        counts = cat.episode_counts()
-        titles = {show.id: show.title for show in cat.shows()}
+    """Every feed of the data folder: the config's (read or not yet), then those added, with their state. Without
+    a catalog, the config's feeds as not read yet (none: IndexMissing); none is made."""
+    if not (config.data_dir / Catalog.FILENAME).exists() and config.feeds:
+        rows, counts, titles = {}, {}, {}
+    else:
+        with Catalog.existing(config.data_dir) as cat:
+            rows = {row["source"]: row for row in cat.feeds()}
+            counts = cat.episode_counts()
+            titles = {show.id: show.title for show in cat.shows()}
     out = []
     for source in _sources(config, rows.values()):
         row = rows.get(source) or {}

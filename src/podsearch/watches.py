@@ -169,14 +169,14 @@ def check_webhook(url: str, *, allow_private: bool) -> None:
 
 
 def list_watches(config: Config) -> list[Watch]:
-    with Catalog.in_dir(config.data_dir) as catalog:
+    with Catalog.existing(config.data_dir) as catalog:
         return _watches(catalog)
 
 
 def remove_watch(config: Config, watch_id: int) -> None:
     """Remove a watch and its pending deliveries; NotFound when there is none with that id (the CLI's exit 1, as
     an episode id not found: until 5 December 2026 it was misuse, exit 2)."""
-    with Catalog.in_dir(config.data_dir) as catalog:
+    with Catalog.existing(config.data_dir) as catalog:
         if not catalog.remove_watch(watch_id):
             raise NotFound(f"No watch with id {watch_id} (see 'podsearch watch list').")
 
