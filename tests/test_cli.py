@@ -127,6 +127,16 @@ def test_stats_json(runner, sample_data: Path):
     assert data["last_reindex"]["failed"] is False
 
 
+def test_stats_text_reads_as_words(runner, sample_data: Path):
+    """The figures other parts add (the server's load) were printed as Python: ``{'searches': 1, ..., 'x': None}``."""
+    (sample_data / "server-load.json").write_text(json.dumps({"searches": 299, "timed_out": 0, "pid": 4242}))
+    result = runner.invoke(main, ["--data", str(sample_data), "stats"])
+    assert result.exit_code == 0
+    line = next(x for x in result.output.splitlines() if x.startswith("server load: "))
+    assert line.startswith("server load: searches 299, timed out 0, pid 4242") and "{" not in result.output
+    assert "None" not in result.output
+
+
 def test_commands_on_an_empty_data_folder_say_what_to_do(runner, tmp_path: Path):
     result = runner.invoke(main, ["--data", str(tmp_path / "empty"), "search", "bees"])
     assert result.exit_code == 1
