@@ -154,7 +154,9 @@ def test_add_then_reindex_then_unchanged(runner, tmp_path: Path):
 
     data = str(tmp_path / "d")
     feed = sample_feeds()[0]
-    assert runner.invoke(main, ["--data", data, "add", feed]).exit_code == 0
+    assert runner.invoke(main, ["--data", data, "add", feed]).output.startswith("added ")
+    again = runner.invoke(main, ["--data", data, "add", feed])  # (it said "added" again)
+    assert again.exit_code == 0 and "was added already" in again.output
     first = runner.invoke(main, ["--data", data, "-q", "reindex", "--json"])
     assert first.exit_code == 0, first.output
     report = json.loads(first.output)

@@ -208,10 +208,11 @@ def add(obj: Context, source: str) -> None:
     from .sources import add_feed
 
     try:
-        source = add_feed(obj.config, source)
+        source, new = add_feed(obj.config, source)
     except PodsearchError as exc:
         raise fail(exc) from None
-    click.echo(f"added {source}; run 'podsearch reindex' to read it")
+    click.echo(f"added {source}; run 'podsearch reindex' to read it" if new
+               else f"{source} was added already; 'podsearch feeds' shows it")
 
 
 @main.command("feeds")

@@ -42,14 +42,17 @@ def normalize_source(source: str) -> str:
     return source
 
 
-def add_feed(config: Config, source: str) -> str:
-    """Register a feed for the next reindex; returns the source as stored."""
+def add_feed(config: Config, source: str) -> tuple[str, bool]:
+    """Register a feed for the next reindex; returns the source as stored and whether it is new (not added
+    before)."""
     source = normalize_source(source)
     if source in config.feeds:
         raise InputError(f"{source} is already listed in the config file {config.path}")
     with Catalog.in_dir(config.data_dir) as cat:
-        cat.set_feed_state(source, origin=ADDED)
-    return source
+        known = any(row["source"] == source and row["origin"] == ADDED for row in cat.feeds())
+        if not known:
+            cat.set_feed_state(source, origin=ADDED)
+    return source, not known
 
 
 def _counts_as_added(row: dict[str, Any], config: Config) -> bool:
