@@ -223,6 +223,10 @@ def test_many_new_matches_are_split_into_posts_of_a_hundred(runner, sample_data,
     (["kubernetes", "--webhook", "https://93.184.216.34/h", "--lang", "not a language"], "language must be a code"),
     (["kubernetes", "--webhook", "https://93.184.216.34/h", "--duration-min", "-5"], "-5"),
     (["kubernetes"], "Missing option '--webhook'"),
+    # the query and the secret are checked before the webhook's host is looked up (a host that did not resolve hid
+    # them; ".invalid" never resolves, and is not looked up now)
+    (["kubernetes", "--webhook", "https://hooks.invalid/h", "--secret", "short"], "at least 16 characters"),
+    (["published:x", "--webhook", "https://hooks.invalid/h"], "The query cannot be used"),
 ])
 def test_bad_watch_input_is_refused_with_exit_2(runner, sample_data, args, message):
     result = runner.invoke(main, ["--data", str(sample_data), "watch", "add", *args])

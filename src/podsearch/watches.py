@@ -135,7 +135,6 @@ def add_watch(config: Config, query: str, webhook: str, secret: str | None = Non
         if not tag:
             raise WatchError(f"The language must be a code such as en, de or pt-BR, not {kept['language']!r}.")
         kept["language"] = tag
-    check_webhook(webhook, allow_private=bool(config.allow_private_hosts))
     if secret is None:
         secret = secrets.token_hex(32)
     elif len(secret) < MIN_SECRET:
@@ -148,6 +147,9 @@ def add_watch(config: Config, query: str, webhook: str, secret: str | None = Non
         raise WatchError(f"The query cannot be used: {exc}") from None
     finally:
         lib.close()
+    # last: it may look the host up (the query and the secret were said wrong only once the webhook's host was
+    # found, and a host that does not resolve hid them)
+    check_webhook(webhook, allow_private=bool(config.allow_private_hosts))
     with Catalog.in_dir(config.data_dir) as catalog:
         watch_id = catalog.add_watch(query, kept, webhook, secret)
         return next(w for w in _watches(catalog) if w.id == watch_id), secret
