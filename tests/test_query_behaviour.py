@@ -527,6 +527,14 @@ def test_a_fuzzy_word_finds_the_words_within_its_edits(client, typo: str, word: 
 
 
 @BOTH
+def test_a_negative_slop_is_none(client) -> None:
+    """``"coffee pot"~-1`` was the phrase and an excluded 1, found nothing and was answered for "coffee pot-1"."""
+    read, exact = api(client, '"coffee pot"~-1'), api(client, '"coffee pot"')
+    assert exact["total"] and [h["id"] for h in read["hits"]] == [h["id"] for h in exact["hits"]]
+    assert read["corrected"] is None
+
+
+@BOTH
 def test_the_any_word_fallback_keeps_the_show_the_person_and_the_dates(client) -> None:
     """Fewer than a page of episodes hold every word, so the search is run again on any word; a show, a person or
     dates asked for stay asked for (``published:2024 volcano`` answered 2023's volcano episodes second and third,
