@@ -135,7 +135,8 @@ def test_never_the_spelling_suggestion(client):
 
 def test_bad_parameters_are_a_400_with_a_message(client):
     for query, message in (("q=bees&from=yesterday", "must be a date like"), ("q=bees&per_page=500", "per_page"),
-                           ("q=bees&lang=!!", "lang must be a language code"), ("q=" + "x" * 600, "the limit is 500")):
+                           ("q=bees&lang=!!", "lang (or language) must be a language code"),
+                           ("q=" + "x" * 600, "the limit is 500")):
         response = client.get(f"/search.rss?{query}")
         assert response.status_code == 400 and message in response.get_data(as_text=True), query
 

@@ -270,7 +270,7 @@ def _language(raw: str) -> str:
         return ""
     tag = languages.normalize(raw[:40])
     if not tag:
-        raise QueryError(f"lang must be a language code such as en, de or pt-BR, not {raw[:40]!r}.")
+        raise QueryError(f"lang (or language) must be a language code such as en, de or pt-BR, not {raw[:40]!r}.")
     return tag
 
 
