@@ -395,7 +395,7 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
 
     \b
     Example:
-      podsearch search '"sourdough starter" -rye' --per-page 5 --from 2023
+      podsearch search '"sourdough starter" -vinegar' --per-page 5 --from 2023
     """
     from .requests import search_request
 
