@@ -9,7 +9,8 @@ from podsearch.engines.spelling import suggestion
 EPISODES = {
     "toxic": {1, 2}, "taxi": {3, 4, 5, 6}, "waste": {1, 3}, "ceremony": {1}, "topic": set(range(10, 40)),
     "clarity": set(range(20, 30)), "charity": {7}, "majors": {7}, "libhoney": {7},
-    "python": set(range(100, 170)), "pyto": {200}, "zero": {50}, "volcanic": {60}, "volcano": set(range(60, 70)),
+    "python": set(range(100, 170)), "pyto": {200}, "kimchi": {8}, "kitchen": set(range(300, 315)), "zero": {50},
+    "volcanic": {60}, "volcano": set(range(60, 70)),
 }
 
 
@@ -50,8 +51,10 @@ def test_nothing_is_offered_that_finds_no_more() -> None:
 
 def test_of_replacements_as_near_the_one_that_finds_the_most_is_offered() -> None:
     """``pyton`` is one edit from "pyto" (the longer common beginning, tried first) and from "python": the site
-    corpus answered "pyto" (1 episode) for it, not "python" (671)."""
+    corpus answered "pyto" (1 episode) for it, not "python" (671). A common beginning shorter by more than a letter
+    is tried after: "kimchee" is "kimchi", not the more frequent "kitchen"."""
     assert suggestion("pyton", Vocabulary(), count, 0) == "python"
+    assert suggestion("kimchee", Vocabulary(), count, 0) == "kimchi"
 
 
 def test_a_short_word_is_corrected_by_one_edit_at_most() -> None:

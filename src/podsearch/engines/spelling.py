@@ -76,10 +76,11 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
 
     ``count(text)``: how many episodes hold every word of a query (with the request's filters), however long it
     is; ``before``: that count for the text as typed, or None to have it counted when a correction is found.
-    Each unknown word takes its nearest replacement; a single unknown word's other replacements as near are
-    tried too, and the one that finds the most is taken (``caarity`` is one edit from ``clarity`` and from
-    ``charity``: ``caarity majors go time libhoney`` is answered for ``charity``, which an episode says with
-    the other words; ``pyton`` for ``python``, 671 site episodes, not ``pyto``, 1, the nearer beginning).
+    Each unknown word takes its nearest replacement. Of a single unknown word, the replacements as near whose
+    common beginning with it is as long or one letter shorter are tried together and the one that finds the most
+    is taken (``pyton``: ``python``, 671 site episodes, not ``pyto``, 1); then the others as near, in turn
+    (``caarity`` is one edit from ``clarity`` and from ``charity``: ``caarity majors go time libhoney`` is
+    answered for ``charity``, which an episode says with the other words).
     """
     try:
         words = correctable(text)
@@ -96,21 +97,31 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
         if not unknown:
             return ""
         typed = count(text) if before is None else before
-        tries = [[u[3][0] for u in unknown]]
+        groups = [[[u[3][0] for u in unknown]]]
         if len(unknown) == 1:  # (as near as the nearest: a farther word is never preferred to it)
             low, options = unknown[0][2].lower(), unknown[0][3]
-            tries += [[o] for o in options[1:] if closeness(low, o)[0] == closeness(low, options[0])[0]]
-        best, most = "", max(1, 2 * typed, typed + 1) - 1
-        for chosen in tries:  # (of replacements as near, the one that finds the most: pyton "python", not "pyto")
-            out, last = [], 0
-            for (start, end, word, _), replacement in zip(unknown, chosen):
-                out.append(text[last:start] + _same_case(word, replacement))
-                last = end
-            suggested = "".join(out) + text[last:]
-            found = count(suggested)
-            if found > most:
-                best, most = suggested, found
-        return best
+            edits, start = closeness(low, options[0])
+            near = [o for o in options[1:] if closeness(low, o)[0] == edits]
+            # those whose common beginning is as long, or one letter shorter (pyton: "pyto" 4, "python" 3; a letter
+            # left out or put in moves it by one), are one choice: the one that finds the most; then the others,
+            # in turn (kimchee: "kimchi" 5 before "kitchen" 2, which finds more)
+            groups[0] += [[o] for o in near if closeness(low, o)[1] <= start + 1]
+            groups += [[[o]] for o in near if closeness(low, o)[1] > start + 1]
+        least = max(1, 2 * typed, typed + 1)  # (found clearly more: twice as many, and at least one more)
+        for group in groups:
+            best, most = "", least - 1
+            for chosen in group:
+                out, last = [], 0
+                for (start_at, end, word, _), replacement in zip(unknown, chosen):
+                    out.append(text[last:start_at] + _same_case(word, replacement))
+                    last = end
+                suggested = "".join(out) + text[last:]
+                found = count(suggested)
+                if found > most:
+                    best, most = suggested, found
+            if best:
+                return best
+        return ""
     except Exception:  # a suggestion is a nicety; never fail the search for it
         log.exception("spelling suggestion failed for %r", text)
         return ""
