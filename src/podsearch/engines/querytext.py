@@ -309,7 +309,7 @@ def slashes_apart(text: str, kept: Callable[[str], bool]) -> str:
     adds to the score. A phrase, not the parts anywhere: ``http/2`` is not every episode saying "http" and a 2. As
     typed when fewer than two parts are words the index keeps (``kept``: ``i/o``, ``and/or``; their phrase would be
     the other part anywhere), a field's value (``title:client/server``), a pattern or a fuzzy word. Excluded
-(``-client/server``), the phrase is what is left out, as it is what the word finds."""
+    (``-client/server``), the phrase is what is left out, as it is what the word finds."""
 
     def read(m: re.Match[str]) -> str:
         word = m.group(1)

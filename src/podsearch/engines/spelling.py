@@ -28,13 +28,6 @@ from typing import Protocol
 log = logging.getLogger(__name__)
 
 MAX_DISTANCE = 2
-
-
-def edits_allowed(word: str) -> int:
-    """How far a correction of ``word`` may be: 1 edit for a word of 5 letters or fewer, 2 for a longer one (as
-    Lucene's fuzziness AUTO). With 2 for every word, a short word the index lacks became another short word two
-    letters apart: ``zebra`` "zero", ``taco`` "take", ``café`` "can"."""
-    return 1 if len(word) <= 5 else MAX_DISTANCE
 CANDIDATES = 5  # per unknown word, closest first
 # Spans of the query that are never corrected: markup, a field name with its colon, an operator in capitals, a
 # pattern (``pyth*``, ``te?t``), a fuzzy word (``kubrnetes~``: near spellings are asked for already), a range.
@@ -55,6 +48,13 @@ class Vocabulary(Protocol):
     def in_language(self, word: str) -> bool:
         """Whether ``word`` is a content word of one of the query's languages: not a stop word, and in the text
         of an episode analysed for that language."""
+
+
+def edits_allowed(word: str) -> int:
+    """How far a correction of ``word`` may be: 1 edit for a word of 5 letters or fewer, 2 for a longer one (as
+    Lucene's fuzziness AUTO). With 2 for every word, a short word the index lacks became another short word two
+    letters apart: ``zebra`` "zero", ``taco`` "take", ``café`` "can"."""
+    return 1 if len(word) <= 5 else MAX_DISTANCE
 
 
 def correctable(text: str) -> list[tuple[int, int, str]]:
