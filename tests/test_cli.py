@@ -85,6 +85,16 @@ def test_search_prints_the_answers_notes(runner, sample_data: Path):
     assert result.output.splitlines()[0] == "0 episodes" and "note: " in result.output and "too common" in result.output
 
 
+@pytest.mark.parametrize("args, said", [(["--per-page", "500"], "--per-page must be between 1 and 100"),
+                                        (["--from", "yesterday"], "--from must be a date like"),
+                                        (["--language", "xx!!"], "--language must be a language code")])
+def test_search_names_its_options_in_a_refusal(runner, sample_data: Path, args, said):
+    """The API's parser named its parameters (``per_page must be between 1 and 100``) where the command's options
+    are ``--per-page`` and the like."""
+    result = runner.invoke(main, ["--data", str(sample_data), "search", "bees", *args])
+    assert result.exit_code == 2 and said in result.output, result.output
+
+
 def test_a_cli_search_leaves_the_servers_load_counters_alone(runner, sample_data: Path, tmp_path: Path):
     """``podsearch stats`` shows the serving process's counters (``server-load.json``): a CLI search wrote its own
     (one search, its own pid) over them."""

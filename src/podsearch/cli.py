@@ -402,6 +402,9 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     args = {"q": query, "show": list(options.pop("shows")), "from": options.pop("from_"), **options}
     try:
         req = search_request({k: v for k, v in args.items() if v is not None})
+    except QueryError as exc:  # (the API's parser names its parameters: said as this command's options)
+        raise fail(QueryError(_as_option(str(exc)))) from None
+    try:
         result = _library(obj).search(req)
     except PodsearchError as exc:
         raise fail(exc) from None
@@ -469,6 +472,20 @@ def stats(obj: Context, as_json: bool) -> None:
         click.echo(json.dumps(figures, indent=2))
         return
     click.echo(_stats_text(figures))
+
+
+# The search's parameters whose names differ from this command's options (``per_page must be ...``)
+_OPTION_OF = {"per_page": "--per-page", "page": "--page", "from": "--from", "to": "--to", "sort": "--sort",
+              "duration_min": "--duration-min", "duration_max": "--duration-max", "person": "--person",
+              "show": "--show", "lang (or language)": "--language", "q": "the query"}
+
+
+def _as_option(message: str) -> str:
+    """A request parser's message with its parameter named as the option typed (``--per-page must be ...``)."""
+    for name, option in _OPTION_OF.items():
+        if message.startswith(name + " "):
+            return option + message[len(name):]
+    return message
 
 
 def _stats_text(figures: dict[str, Any]) -> str:
