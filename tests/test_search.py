@@ -43,6 +43,12 @@ def write_jsonl(path: Path, lines: list[dict]) -> Path:
     return path
 
 
+def import_said(config, folder: Path, show: str, title: str, said: dict[str, str]) -> None:
+    """Import one episode per id of ``said`` (its transcript), all of ``show`` and titled ``title``."""
+    rows = [{"id": eid, "show": show, "title": title, "transcript": text} for eid, text in said.items()]
+    import_jsonl(config, write_jsonl(folder / "said.jsonl", rows))
+
+
 def test_plain_words_find_the_episode_first(lib: Library) -> None:
     assert search(lib, "waggle dance")[0] == WAGGLE
     assert search(lib, "enigma")[0] == ENIGMA
@@ -208,9 +214,7 @@ def test_a_hyphenated_word_finds_it_written_apart_the_typed_form_first(config, l
     hyphenated word into a graph of both readings and scores them its own way)."""
     said = {"os-joined": "Our marmoset tools are open-source, and the marmoset team ships weekly.",
             "os-apart": "Our marmoset tools are open source, and the marmoset team ships weekly."}
-    path = write_jsonl(tmp_path / "hyphens.jsonl", [
-        {"id": eid, "show": "Marmoset Radio", "title": "Marmoset tools", "transcript": text} for eid, text in said.items()])
-    import_jsonl(config, path)
+    import_said(config, tmp_path, "Marmoset Radio", "Marmoset tools", said)
     # (fewer than 3 episodes hold every word: the any-word fallback lists other episodes after them)
     for q in ("marmoset open-source", "marmoset open source", "open-source", "open source"):
         assert set(search(lib, q)[:2]) == {"os-joined", "os-apart"}, q
@@ -231,9 +235,7 @@ def test_a_joined_word_finds_it_said_apart_when_the_episodes_say_it_apart(config
              **{f"py-apart-{i}": f"We moved to Python 3 in release {i}." for i in range(12)},
              **{f"js-{i}": f"The JavaScript client, release {i}." for i in range(RELAX_BELOW)},
              "js-apart": "Not Java: a script in Java, then a shell script."}
-    path = write_jsonl(tmp_path / "joined.jsonl", [
-        {"id": eid, "show": "Joined Radio", "title": "Tools", "transcript": text} for eid, text in said.items()])
-    import_jsonl(config, path)
+    import_said(config, tmp_path, "Joined Radio", "Tools", said)
     apart = set(search(lib, '"open source"'))  # (and an episode of the sample)
     assert apart >= {f"os-apart-{i}" for i in range(12)}
     assert set(search(lib, "opensource")) == apart | {"os-joined"}
@@ -280,9 +282,7 @@ def test_c_sharp_f_sharp_and_c_plus_plus_are_words_of_their_own(config, lib: Lib
     said = {"lang-sharp": "We rewrote the billing service in C# and kept F# for the pricing rules.",
             "lang-plus": "The old engine is written in C++ with a driver in plain C.",
             "lang-c": "Plain C only, pointers everywhere; issue#5 and the ## headings are not words."}
-    path = write_jsonl(tmp_path / "langs.jsonl", [
-        {"id": eid, "show": "Compiler Hour", "title": "Languages", "transcript": text} for eid, text in said.items()])
-    import_jsonl(config, path)
+    import_said(config, tmp_path, "Compiler Hour", "Languages", said)
     assert search(lib, "c#") == ["lang-sharp"]
     assert search(lib, "F#") == ["lang-sharp"]
     assert search(lib, "c++") == ["lang-plus"]
@@ -523,8 +523,7 @@ def test_a_word_joined_by_a_slash_finds_what_says_it_not_its_parts_anywhere(conf
     its parts there, "http/2" and "24/7" find the episodes that say them on both engines."""
     said = {"slash-http2": "We moved the edge proxy to HTTP/2 and kept the old pool up 24/7 for a while.",
             "slash-apart": "The HTTP clients retried 2 times; the cluster ran 7 days a week, 24 hours a day."}
-    rows = [{"id": eid, "show": "Slash Radio", "title": "Proxies", "transcript": text} for eid, text in said.items()]
-    import_jsonl(config, write_jsonl(tmp_path / "slash.jsonl", rows))
+    import_said(config, tmp_path, "Slash Radio", "Proxies", said)
     assert set(search(lib, "http AND 2")) >= {"slash-http2", "slash-apart"}  # (the parts, each somewhere)
     sample = {"https://example.org/signal-path/episodes/8?v=2", "https://example.org/signal-path/episodes/10?v=1"}
     for q in ("http/2", '"http/2"'):  # (two of the sample's episodes say "HTTP/2" too)
@@ -543,8 +542,7 @@ def test_a_word_joined_by_a_slash_finds_it_said_apart_on_both_engines(config, li
             "slash-parts": "The server restarted; the client kept reading, then started to write again.",
             "slash-ab": "We ran an A/B test on the landing page.",
             "slash-b": "Plan B was to run a test."}
-    rows = [{"id": eid, "show": "Slash Radio", "title": "Designs", "transcript": text} for eid, text in said.items()]
-    import_jsonl(config, write_jsonl(tmp_path / "slash.jsonl", rows))
+    import_said(config, tmp_path, "Slash Radio", "Designs", said)
     for q in ("client/server", "read/write"):
         assert set(search(lib, q)) == {"slash-typed", "slash-said"}, q
     kept = search(lib, "server -client/server")  # excluded: what the word finds is left out
@@ -565,8 +563,7 @@ def test_a_joined_word_in_a_quoted_phrase_finds_it_said_apart(config, lib: Libra
             "qp-other": "Open maintainers of source code run a server for each client.",
             "qp-ateam": "The A-Team rules the depot.",
             "qp-team": "The team rules the depot."}
-    rows = [{"id": eid, "show": "Quote Radio", "title": "Maintainers", "transcript": text} for eid, text in said.items()]
-    import_jsonl(config, write_jsonl(tmp_path / "quoted.jsonl", rows))
+    import_said(config, tmp_path, "Quote Radio", "Maintainers", said)
     for q in ('"open-source maintainers"', '"open source maintainers"', '"client/server design"',
               '"client server design"'):
         assert set(search(lib, q)) == {"qp-joined", "qp-apart"}, q
