@@ -10,8 +10,9 @@ from ..requests import SearchRequest, search_request
 from ..service import Library
 
 EXTENSION = "podsearch"
+FEED_PATH = "/search.rss"  # the search as an RSS feed (rss.py), an API: its errors are JSON (errors.py)
 # What a search route takes when the query string does not say: the search feed's page is longer.
-SEARCH_DEFAULTS: dict[str, dict[str, str]] = {"/search.rss": {"per_page": "50"}}
+SEARCH_DEFAULTS: dict[str, dict[str, str]] = {FEED_PATH: {"per_page": "50"}}
 
 
 def library() -> Library:

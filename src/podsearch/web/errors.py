@@ -8,6 +8,7 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from ..errors import EngineUnavailable, IndexMissing, NotFound, Overloaded, PodsearchError, QueryError, ReindexRunning
+from .context import FEED_PATH
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +23,7 @@ PASSED_HEADERS = ("Retry-After", "Allow")
 
 def wants_json() -> bool:
     path = request.path
-    return (path.startswith("/api/") or path.startswith("/similar") or path in {"/healthz", "/readyz", "/search.rss"}
+    return (path.startswith("/api/") or path.startswith("/similar") or path in {"/healthz", "/readyz", FEED_PATH}
             or request.accept_mimetypes.best == "application/json")
 
 

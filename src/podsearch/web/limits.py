@@ -19,12 +19,12 @@ from flask_limiter import Limiter, RequestLimit
 from werkzeug.exceptions import RequestEntityTooLarge, TooManyRequests
 
 from ..errors import QueryError
-from .context import asked_search
+from .context import FEED_PATH, asked_search
 
 # Probes must answer even when a load balancer polls faster than the rate limit allows.
 UNLIMITED_PATHS = frozenset({"/healthz", "/readyz"})
 EXPENSIVE_COST = 5
-SEARCH_PATHS = ("/search", "/api/search", "/api/v1/search", "/search.rss")
+SEARCH_PATHS = ("/search", "/api/search", "/api/v1/search", FEED_PATH)
 
 
 def request_cost() -> int:

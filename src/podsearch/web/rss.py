@@ -21,7 +21,7 @@ from ..follow import best_moment, episode_path, feed_query, moment_seconds, plai
 from ..requests import SearchRequest
 from .admission import run_search
 from .caching import cacheable
-from .context import asked_search, library
+from .context import FEED_PATH, asked_search, library
 from .filters import clock
 from .links import absolute_url, holds_links, site_root, this_url
 
@@ -36,7 +36,7 @@ MIMETYPE = "application/rss+xml"
 FEED_ARGS = ("q", "show", "person", "from", "to", "duration_min", "duration_max", "language", "lang")
 
 
-@bp.get("/search.rss")
+@bp.get(FEED_PATH)
 @holds_links
 @cacheable
 def search_rss() -> Response:
