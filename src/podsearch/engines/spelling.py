@@ -85,35 +85,34 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
     try:
         words = correctable(text)
         known = vocabulary.known(sorted({w.lower() for _, _, w in words}))
-        unknown = []  # (start, end, word as typed, its replacements nearest first)
+        unknown = []  # (start, end, word as typed, its replacements nearest first, each with its closeness)
         for start, end, word in words:
             low = word.lower()
             if low not in known:
-                options = [c for c in sorted(vocabulary.candidates(low), key=lambda c, low=low: closeness(low, c))
-                           if closeness(low, c)[0] <= edits_allowed(low)
-                           and vocabulary.in_language(c)]  # (sorted is stable: then the more frequent)
+                scored = sorted(((closeness(low, c), c) for c in vocabulary.candidates(low)), key=lambda pair: pair[0])
+                options = [(near, c) for near, c in scored  # (sorted is stable: then the more frequent)
+                           if near[0] <= edits_allowed(low) and vocabulary.in_language(c)]
                 if options:
                     unknown.append((start, end, word, options))
         if not unknown:
             return ""
         typed = count(text) if before is None else before
-        groups = [[[u[3][0] for u in unknown]]]
+        groups = [[[u[3][0][1] for u in unknown]]]
         if len(unknown) == 1:  # (as near as the nearest: a farther word is never preferred to it)
-            low, options = unknown[0][2].lower(), unknown[0][3]
-            edits, start = closeness(low, options[0])
-            near = [o for o in options[1:] if closeness(low, o)[0] == edits]
+            (edits, begun), _ = unknown[0][3][0]
+            near = [(shorter, o) for (d, shorter), o in unknown[0][3][1:] if d == edits]
             # those whose common beginning is as long, or one letter shorter (pyton: "pyto" 4, "python" 3; a letter
             # left out or put in moves it by one), are one choice: the one that finds the most; then the others,
             # in turn (kimchee: "kimchi" 5 before "kitchen" 2, which finds more)
-            groups[0] += [[o] for o in near if closeness(low, o)[1] <= start + 1]
-            groups += [[[o]] for o in near if closeness(low, o)[1] > start + 1]
+            groups[0] += [[o] for shorter, o in near if shorter <= begun + 1]
+            groups += [[[o]] for shorter, o in near if shorter > begun + 1]
         least = max(1, 2 * typed, typed + 1)  # (found clearly more: twice as many, and at least one more)
         for group in groups:
             best, most = "", least - 1
             for chosen in group:
                 out, last = [], 0
-                for (start_at, end, word, _), replacement in zip(unknown, chosen):
-                    out.append(text[last:start_at] + _same_case(word, replacement))
+                for (start, end, word, _), replacement in zip(unknown, chosen):
+                    out.append(text[last:start] + _same_case(word, replacement))
                     last = end
                 suggested = "".join(out) + text[last:]
                 found = count(suggested)

@@ -151,7 +151,8 @@ def _parse_cached(text: str, relaxed: bool, plain: bool, profiles: tuple[str, ..
     typed = words_apart(hyphens_apart(plain_words(text) if plain else lucene_slop(lenient(text))), apart)
     alike: dict[str, tuple[Any, list[str]]] = {}  # languages that read the text alike share one query
     for key in profiles:
-        read = typed if plain else quoted_parts(slashes_apart(typed, _indexed(key)), _indexed(key))
+        kept = _indexed(key)
+        read = typed if plain else quoted_parts(slashes_apart(typed, kept), kept)
         try:
             q = _parser(key, relaxed, ranking).parse(read)
         except Exception as exc:  # Whoosh's parser raises assorted errors on odd input
