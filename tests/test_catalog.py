@@ -88,5 +88,25 @@ def test_what_a_query_may_call_an_episode_follows_it(tmp_path: Path):
         cat.upsert_episode(first)
         cat.db.executescript("DROP TABLE names; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
     with Catalog.in_dir(tmp_path) as cat:
-        assert cat.schema_version() == 4
+        assert cat.schema_version() == 5
         assert cat.called(["episode 7"], 5) == cat.called(["#s 70"], 5) == ["ep/7?x=1"]
+
+
+def test_people_keep_the_spelling_with_capitals(tmp_path: Path):
+    """The people table (schema 5): a person's name as written, by key; a spelling with capitals wins over one
+    without, else the first stays; a catalog of schema 4 gets its episodes' people when opened."""
+    from dataclasses import replace
+
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="Show"))
+        cat.upsert_episode(replace(_episode(1), persons=[Person("ian mcallister")]))
+        cat.upsert_episode(replace(_episode(2), persons=[Person("Ian McAllister")],
+                                   segments=[Segment("Hello.", speaker="Ada deLuca")]))
+        cat.upsert_episode(replace(_episode(3), persons=[Person("Ian Mcallister")]))
+        assert cat.person_names(["ian mcallister", "ada deluca", "nobody"]) == {
+            "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
+        cat.db.executescript("DROP TABLE people; UPDATE meta SET value = '4' WHERE key = 'schema_version';")
+    with Catalog.in_dir(tmp_path) as cat:
+        assert cat.schema_version() == 5
+        assert cat.person_names(["ian mcallister", "ada deluca"]) == {
+            "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}

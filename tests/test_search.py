@@ -140,6 +140,21 @@ def test_facets_count_shows_years_and_persons(lib: Library) -> None:
     assert persons.get("Hannah Szabo") == 1
 
 
+def test_people_are_shown_as_written(config, lib: Library, tmp_path: Path) -> None:
+    """A person's facet label, typeahead and active filter are the name as written. They were the lower-case key
+    title-cased: "Ian Mcallister", "Ada Deluca"."""
+    rows = [{"id": "mc-1", "show": "Names Hour", "title": "Quokka census", "persons": ["Ian McAllister"],
+             "segments": [{"speaker": "Ada deLuca", "text": "The quokka census starts at dawn."}]},
+            {"id": "mc-2", "show": "Names Hour", "title": "Quokka diet", "persons": ["ian mcallister"],
+             "transcript": "Quokkas eat leaves."}]
+    import_jsonl(config, write_jsonl(tmp_path / "names.jsonl", rows))
+    labels = {f["value"]: f["label"] for f in lib.search(SearchRequest(q="quokka")).facets["person"]}
+    assert labels == {"ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
+    assert {"kind": "person", "text": "Ian McAllister"} in lib.suggest("ian mcal", 20)
+    assert lib.person_name("IAN McALLISTER ") == "Ian McAllister"
+    assert lib.person_name("nobody known") == "Nobody Known"  # a key the catalog does not hold: title-cased
+
+
 def test_facets_and_total_count_only_what_the_filters_let_through(lib: Library) -> None:
     everywhere = lib.search(SearchRequest(q="people"))
     by_show = {f["value"]: f["count"] for f in everywhere.facets["show"]}

@@ -115,6 +115,13 @@ def test_did_you_mean_and_no_results_help(client):
     assert "No episodes match" in html and 'href="/search?q=volcano">Search all episodes</a>' in html
 
 
+def test_a_person_is_named_as_written(client):
+    """The person filter in use and the person facet name her as the feed does ("Fiona MacLeod"), not as her
+    lower-case key title-cased ("Fiona Macleod")."""
+    html = page(client, "/search?person=fiona+macleod")
+    assert 'aria-label="Remove filter Person: Fiona MacLeod"' in html and "Macleod" not in html
+
+
 def test_empty_search_is_a_friendly_start(client):
     html = page(client, "/search")
     assert "Type a few words you remember" in html and 'href="/shows/field-notes"' in html

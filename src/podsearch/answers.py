@@ -212,8 +212,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
             left -= read
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or []))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
-                        facets=facet_rows(found.facets, shows), suggestion=found.suggestion, relaxed=found.relaxed,
-                        all_words=found.all_words,
+                        facets=facet_rows(found.facets, shows, catalog.person_names), suggestion=found.suggestion,
+                        relaxed=found.relaxed, all_words=found.all_words,
                         corrected=found.corrected, took_ms=took_ms,
                         timed_out=found.timed_out or not all(c.complete for c in counts.values()), notes=list(found.notes),
                         total_exact=found.total_exact)
@@ -238,16 +238,25 @@ def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: 
                moments=moments, language=lang)
 
 
-def facet_rows(counts: dict[str, dict[str, int]], shows: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """The answer's facets: per facet, the ``FACET_TOP`` values by count, with their labels."""
+def person_label(key: str, names: dict[str, str]) -> str:
+    """A person's name as shown: as written in the catalog (``Catalog.person_names``), else the key title-cased."""
+    return names.get(key) or key.title()
+
+
+def facet_rows(counts: dict[str, dict[str, int]], shows: dict[str, str],
+               person_names: Callable[[list[str]], dict[str, str]]) -> dict[str, list[dict[str, Any]]]:
+    """The answer's facets: per facet, the ``FACET_TOP`` values by count, with their labels (a person's as
+    ``person_names`` gives it)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for facet in FACETS:
         rows = []
-        for key, count in heapq.nsmallest(FACET_TOP, counts.get(facet, {}).items(), key=lambda kv: (-kv[1], kv[0])):
+        top = heapq.nsmallest(FACET_TOP, counts.get(facet, {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        names = person_names([key for key, _ in top]) if facet == "person" and top else {}
+        for key, count in top:
             if facet == "show":
                 label = shows.get(key, key)
             elif facet == "person":
-                label = key.title()
+                label = person_label(key, names)
             else:
                 label = languages.name(key) if facet == "language" else key
             rows.append({"value": key, "label": label, "count": count})

@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink
+from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink, people_named, person_key
 from .errors import CatalogError, IndexMissing
 from .names import episode_names
 
@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 # 2: watches, their inbox of new episodes and their pending deliveries (alerts)
 # 3: feeds.origin and feeds.url (feeds that move, the config as the source of truth), the transcripts table
 # 4: names (what a query may call an episode: its numbered title, its show and number), filled for every episode
-SCHEMA_VERSION = 4
+# 5: people (each person's and speaker's name as shown, by its key), filled from every episode
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -65,6 +66,12 @@ CREATE TABLE IF NOT EXISTS names (
     PRIMARY KEY (name, episode_id)
 );
 CREATE INDEX IF NOT EXISTS names_episode ON names(episode_id);
+-- How a person (a feed's person or a transcript's speaker) is written, by the lower-case key that the person
+-- filter and facet use (episodes.person_key): "Ian McAllister", not the key's "Ian Mcallister".
+CREATE TABLE IF NOT EXISTS people (
+    key TEXT PRIMARY KEY,
+    name TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS segments (
     episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
@@ -211,6 +218,10 @@ class Catalog:
                 rows = self.db.execute("SELECT id, title, show_id, json_extract(doc, '$.number') FROM episodes")
                 for row in rows.fetchall():
                     self._name(row[0], row[1], row[2], row[3] if isinstance(row[3], int) else None)
+            if version < 5:  # the people table is made by SCHEMA; the episodes stored before it give theirs
+                self._people(p["name"] for (doc,) in self.db.execute("SELECT doc FROM episodes").fetchall()
+                             for p in json.loads(doc).get("persons", []))
+                self._people(r[0] for r in self.db.execute("SELECT DISTINCT speaker FROM segments WHERE speaker != ''"))
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         if version < SCHEMA_VERSION:
             log.info("catalog %s: schema %d migrated to %d", self.path, version, SCHEMA_VERSION)
@@ -319,15 +330,18 @@ class Catalog:
         return bool(row) and row["source"] != source
 
     # -- episodes -------------------------------------------------------------------------------
+    def _pairs_in(self, sql: str, keys: Iterable[str]) -> dict[str, str]:
+        """{first column: second} of ``sql`` (a SELECT of two columns ending ``IN``) over ``keys``, 500 at a time."""
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, str] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            out.update({r[0]: r[1] for r in self.db.execute(f"{sql} ({','.join('?' * len(chunk))})", chunk)})
+        return out
+
     def owners(self, episode_ids: Iterable[str]) -> dict[str, str]:
         """{episode id: its show id} for the ids the catalog holds."""
-        ids = list(dict.fromkeys(episode_ids))
-        out: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            rows = self.db.execute(f"SELECT id, show_id FROM episodes WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-            out.update({r["id"]: r["show_id"] for r in rows})
-        return out
+        return self._pairs_in("SELECT id, show_id FROM episodes WHERE id IN", episode_ids)
 
     def episode_count(self, show_id: str) -> int:
         return self.db.execute("SELECT COUNT(*) FROM episodes WHERE show_id = ?", (show_id,)).fetchone()[0]
@@ -369,6 +383,7 @@ class Catalog:
             [(ep.id, i, s.start, s.end, s.speaker, s.text) for i, s in enumerate(ep.segments)],
         )
         self._name(ep.id, ep.title, ep.show_id, ep.number)
+        self._people(people_named(ep))
         return "updated" if row else "new"
 
     def _name(self, episode_id: str, title: str, show_id: str, number: int | None) -> None:
@@ -376,6 +391,18 @@ class Catalog:
         self.db.execute("DELETE FROM names WHERE episode_id = ?", (episode_id,))
         self.db.executemany("INSERT OR IGNORE INTO names (name, episode_id) VALUES (?, ?)",
                             [(name, episode_id) for name in episode_names(title, show_id, number)])
+
+    def _people(self, names: Iterable[str]) -> None:
+        """Record how these people are written. A spelling with a capital replaces one without ("ian mcallister"
+        then "Ian McAllister"); otherwise the first spelling stays."""
+        self.db.executemany(
+            "INSERT INTO people (key, name) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET name = excluded.name "
+            "WHERE people.name = lower(people.name) AND excluded.name != lower(excluded.name)",
+            [(person_key(name), name.strip()) for name in dict.fromkeys(names) if name.strip()])
+
+    def person_names(self, keys: Iterable[str]) -> dict[str, str]:
+        """{key: the name as written} of the people with these keys that the catalog knows."""
+        return self._pairs_in("SELECT key, name FROM people WHERE key IN", keys)
 
     def mark_gone(self, show_id: str, keep_ids: Iterable[str], prune: bool = False) -> int:
         """Mark (or with prune, delete) the episodes of a show that are no longer in its feed.

@@ -8,7 +8,7 @@ from datetime import datetime
 from . import languages
 from .catalog import Catalog
 from .engines.base import Document
-from .episodes import Episode
+from .episodes import Episode, people_named
 
 
 def parse_datetime(value: str | None) -> datetime | None:
@@ -25,7 +25,7 @@ def episode_document(ep: Episode, show_title: str, content_hash: str) -> Documen
     persons = [p.name for p in ep.persons]
     return Document(
         id=ep.id, show_id=ep.show_id, show=show_title, title=ep.title, persons=persons,
-        speakers=sorted({s.speaker for s in ep.segments if s.speaker} - set(persons)),
+        speakers=people_named(ep)[len(persons):],
         notes=ep.description_text, transcript=ep.transcript_text, published=parse_datetime(ep.published),
         duration=ep.duration, language=languages.primary(ep.language), link=ep.link, audio_url=ep.audio_url,
         content_hash=content_hash, segments=tuple(s.text for s in ep.segments))

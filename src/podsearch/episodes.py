@@ -15,6 +15,19 @@ class Person:
     img: str = ""
 
 
+def person_key(name: str) -> str:
+    """A person's key: the person filter's and facet's value, and what a shown name is looked up by (the
+    catalog's ``people``). Lower case: "Ian McAllister" and "ian mcallister" are one person."""
+    return name.strip().lower().replace(",", " ")
+
+
+def people_named(ep: Episode) -> list[str]:
+    """The episode's people as written: its persons (as the feed names them), then the speakers its transcript
+    names that are not among them."""
+    persons = [p.name for p in ep.persons]
+    return persons + sorted({s.speaker for s in ep.segments if s.speaker} - set(persons))
+
+
 @dataclass
 class Segment:
     """One time-coded piece of a transcript. start/end are seconds (None when the format has no times)."""

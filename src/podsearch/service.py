@@ -15,12 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .answers import SearchResult, SimilarItem, SimilarResult, search_answer
+from .answers import SearchResult, SimilarItem, SimilarResult, person_label, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult
 from .engines.querytext import has_syntax, phrases_as_words, plain_words
-from .episodes import Episode, Segment, Show
+from .episodes import Episode, Segment, Show, person_key
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
@@ -294,8 +294,10 @@ class Library:
                 add("show", show.title, id=show.id)
         for episode_id, title in found.get("episode", []):
             add("episode", title, id=episode_id)
-        for _, text in found.get("person", []):
-            add("person", text)
+        keys = [key for _, key in found.get("person", [])]
+        names = self.catalog.person_names(keys) if keys else {}
+        for key in keys:
+            add("person", person_label(key, names))
         analyzers = [self.engine.analyzer(key) for key in self.engine.read_as()]
         for _, text in found.get("term", []):
             if any(a.texts(text) for a in analyzers):  # not a word the index leaves out ("the", "they", "there":
@@ -316,6 +318,11 @@ class Library:
 
     def shows(self) -> list[Show]:
         return self.catalog.shows()
+
+    def person_name(self, key: str) -> str:
+        """A person's name as written, from the key the person filter takes (``person=ian mcallister``)."""
+        key = person_key(key)
+        return person_label(key, self.catalog.person_names([key]))
 
     def episodes_of(self, show_id: str, limit: int = 500) -> list[Episode]:
         self.show(show_id)

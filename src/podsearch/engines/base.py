@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..episodes import person_key
+
 SORTS = ("relevance", "date", "oldest")
 FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
 
@@ -160,8 +162,8 @@ class Engine(Protocol):
         """(id, score) best first for ``text`` as the search box reads it (``plain``: ignoring query syntax)."""
 
     def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
-        """Completions of a typed prefix: {"episode": [(id, title)], "person": [("", name)],
-        "term": [("", word)]}, best first."""
+        """Completions of a typed prefix: {"episode": [(id, title)], "person": [("", key)] (``person_key``: the
+        library shows the name as written), "term": [("", word)]}, best first."""
 
     def analyzer(self, language: str) -> TextAnalyzer:
         """The analysis of ``language`` (a primary subtag; "" for English)."""
@@ -201,4 +203,4 @@ def people(doc: Document) -> list[str]:
 
 def person_keys(doc: Document) -> list[str]:
     """The person filter and facet values: lower-cased names of persons and speakers."""
-    return [p.lower().replace(",", " ") for p in people(doc)]
+    return [person_key(p) for p in people(doc)]

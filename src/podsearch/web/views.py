@@ -35,11 +35,11 @@ def search_url(**changes: Any) -> str:
     return url_for("views.search", **args)
 
 
-def active_filters(req: SearchRequest, shows: dict[str, str]) -> list[tuple[str, str]]:
-    """(label, URL without that filter) for each filter in use."""
+def active_filters(req: SearchRequest, shows: dict[str, str], person: str = "") -> list[tuple[str, str]]:
+    """(label, URL without that filter) for each filter in use (``person``: the person's name as shown)."""
     out = [(f"Show: {shows.get(s, s)}", search_url(show=[x for x in req.shows if x != s] or None)) for s in req.shows]
     if req.person:
-        out.append((f"Person: {req.person.title()}", search_url(person=None)))
+        out.append((f"Person: {person or req.person}", search_url(person=None)))
     if req.published_from or req.published_to:
         span = req.published_from if req.published_from == req.published_to else \
             f"{req.published_from or '…'} – {req.published_to or '…'}"
@@ -129,7 +129,8 @@ def _refused(exc: QueryError, query: bool) -> tuple[str, int]:
 
 
 def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]:
-    return {"filters": active_filters(req, shows), "search_url": search_url, "sorts": SORT_LABELS,
+    person = library().person_name(req.person) if req.person else ""
+    return {"filters": active_filters(req, shows, person), "search_url": search_url, "sorts": SORT_LABELS,
             "shows": shows}
 
 

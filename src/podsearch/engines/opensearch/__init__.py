@@ -480,7 +480,7 @@ class OpenSearchEngine:
                          "aggs": {"t": {"terms": {"field": "vocab", "include": pattern, "size": limit}}}}}}}})
         aggs = answer.get("aggregations", {}).get("all", {})
         return {"episode": [(h["_id"], h["_source"].get("title", "")) for h in answer["hits"]["hits"]],
-                "person": [("", b["key"].title()) for b in aggs.get("person", {}).get("p", {}).get("buckets", [])],
+                "person": [("", b["key"]) for b in aggs.get("person", {}).get("p", {}).get("buckets", [])],
                 "term": [("", b["key"]) for b in aggs.get("term", {}).get("t", {}).get("buckets", [])]}
 
     def analyzer(self, language: str) -> TextAnalyzer:

@@ -395,7 +395,7 @@ class WhooshEngine:
             episodes = [(hit["id"], hit["title"]) for hit in top.results()]
             persons = self._frequent(s, "person_key", prefix, 3)
             terms = self._frequent(s, "words", word, limit)
-        return {"episode": episodes, "person": [("", name.title()) for name in persons],
+        return {"episode": episodes, "person": [("", key) for key in persons],
                 "term": [("", term) for term in terms]}
 
     def _frequent(self, searcher: Any, field: str, prefix: str, limit: int) -> list[str]:
