@@ -366,6 +366,50 @@ def test_a_connection_has_client_timeout_to_send_a_request_whatever_it_trickles(
         stop(server)
 
 
+def test_connections_that_never_read_their_answers_are_closed_and_free_their_workers(sample_data, tmp_path):
+    """Two connections that pipelined requests for long pages and read nothing held both workers (each waits for
+    room in its connection's output, 16 MB, which the client never takes) for as long as they stayed open: nobody
+    else was answered, not even ``/healthz``. A connection whose answers are not taken for ``client_timeout`` is
+    closed."""
+    from conftest import sample_config
+
+    from podsearch.reindex import import_jsonl
+
+    long_talk = {"id": "long-talk", "show": "Long Talks", "title": "A long talk",  # a page of about 1 MB
+                 "transcript": " ".join(f"Sentence {n} of a talk that goes on." for n in range(25000))}
+    (tmp_path / "long.jsonl").write_text(json.dumps(long_talk) + "\n", encoding="utf-8")
+    import_jsonl(sample_config(sample_data, {}), tmp_path / "long.jsonl")
+    server = start_server(sample_data, "--threads", "2", env={"PODSEARCH_CLIENT_TIMEOUT": "2"})
+    port = port_of(server)
+    page = "/episodes/long-talk"
+    count = 60  # (waitress reads at most 8 KB of requests while answers wait: 60 of these; 60 MB of pages)
+    hogs = []
+    try:
+        for _ in range(2):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.bind(("127.0.0.2", 0))
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(b"".join(b"GET %s?n=%d HTTP/1.1\r\nHost: x\r\n\r\n" % (page.encode(), n) for n in range(count)))
+            hogs.append(sock)  # and never read
+        time.sleep(4)  # the workers fill both outputs
+        started = time.monotonic()
+        status, doc, _ = get(server.url("/healthz"))
+        assert status == 200 and doc == {"status": "ok"} and time.monotonic() - started < 10
+        _, ready, _ = get(server.url("/readyz"))
+        assert ready["connections"]["timed_out"] >= 2
+        for sock in hogs:  # what reached the client before the server closed it, then the end
+            sock.settimeout(5.0)
+            with pytest.raises((ConnectionResetError, EOFError)):
+                while sock.recv(1 << 16):
+                    pass
+                raise EOFError
+    finally:
+        for sock in hogs:
+            sock.close()
+        stop(server)
+
+
 # -- absolute links ---------------------------------------------------------------------------------------
 
 # The answers that hold absolute links to the server (web/links.py).

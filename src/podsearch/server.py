@@ -241,15 +241,37 @@ class ConnectionGuard:
     def sweep(self, channels: list[Any], now: float) -> None:
         """Close the connections that have waited too long to send a whole request. A connection's time starts
         when it opens and again when a request of it has been answered (``service``, in a worker thread), or when
-        the sweep finds it answered; seeing it idle between two requests of a steady stream must not count."""
+        the sweep finds it answered; seeing it idle between two requests of a steady stream must not count.
+
+        And close those that do not take their answers (``stalled``)."""
         for channel in channels:
-            if channel.requests or channel.total_outbufs_len or channel.will_close or channel.close_when_flushed:
+            if self.stalled(channel, now):
+                channel.handle_close()  # (its worker, waiting for room, is woken and told the client left)
+                self.timed_out += 1
+            elif channel.requests or channel.total_outbufs_len or channel.will_close or channel.close_when_flushed:
                 channel.podsearch_waiting = None  # being answered: its next request's time starts after
             elif channel.podsearch_waiting is None:
                 channel.podsearch_waiting = now
             elif now - channel.podsearch_waiting > self.timeout:
                 channel.will_close = True
                 self.timed_out += 1
+
+    def stalled(self, channel: Any, now: float) -> bool:
+        """Whether a connection has not taken its answers for ``timeout`` seconds: nothing of them sent for that
+        long, or its output at waitress's high-water mark (its worker waits for room) all that time. Four
+        connections that pipelined 200 requests each and read nothing held all four workers for as long as they
+        stayed open (each worker waits for its client to read, and the client never does), and no other client
+        was answered, not even ``/healthz``; a client reading a byte now and then would do the same."""
+        pending = channel.total_outbufs_len
+        if not pending:
+            channel.podsearch_full = None
+            return False
+        if pending < channel.adj.outbuf_high_watermark:
+            channel.podsearch_full = None
+        elif channel.podsearch_full is None:
+            channel.podsearch_full = now
+        full_for = now - channel.podsearch_full if channel.podsearch_full is not None else 0.0
+        return max(now - channel.last_activity, full_for) > self.timeout
 
 
 @functools.cache
@@ -260,6 +282,7 @@ def guarded_channel() -> type:
 
     class GuardedChannel(HTTPChannel):
         podsearch_waiting: float | None = None
+        podsearch_full: float | None = None  # since when its output is at the high-water mark
 
         def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:  # noqa: A002
             super().__init__(server, sock, addr, adj, map)
