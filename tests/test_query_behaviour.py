@@ -624,12 +624,24 @@ def test_a_date_clause_means_the_same_days_on_both_engines(client, sample_data: 
     ("published:2023-02-29", "Cannot read the date '2023-02-29'"),
     ("published:[2023 TO soon]", "Cannot read the date 'soon'"),
     ("published:{2023 TO 2024}", "hold no day"),
+    # the calendar's ends were 500s: the day before 0001-01-01 and the day after 9999-12-31
+    ("published:<0001", "hold no day"), ("published:<0001-01", "hold no day"), ("published:{* TO 0001}", "hold no day"),
+    ("published:9999", "Cannot read the date '9999'"), ("published:>9999-12", "Cannot read the date '9999-12'"),
+    ("published:２０２４", "Cannot read the date '２０２４'"),  # ASCII digits, as from= and to= read them
 ])
 def test_a_date_that_is_no_day_month_or_year_is_refused_with_the_forms_that_work(client, q: str, said: str) -> None:
     res = client.get("/api/search", query_string={"q": q})
     assert res.status_code == 400, (q, res.get_json())
     message = res.get_json()["error"]["message"]
     assert said in message and "2024-05-01" in message, message
+
+
+@BOTH
+def test_the_first_year_is_a_year(client) -> None:
+    """``published:0001`` was a 500 (the day before it was computed whatever the clause asked); it is a year in
+    which no episode was published."""
+    res = client.get("/api/search", query_string={"q": "published:0001 OR published:>=0001-01-01"})
+    assert res.status_code == 200 and res.get_json()["total"] == 36
 
 
 @BOTH

@@ -56,10 +56,16 @@ def test_thousands_of_show_filters_are_refused_everywhere(client) -> None:
     assert fifty.status_code == 200 and len(fifty.data) < 1_000_000
 
 
-def test_an_impossible_date_is_refused_naming_the_parameter(client) -> None:
-    resp = client.get("/api/search", query_string={"q": "bees", "from": "2024-02-31"})
-    assert resp.status_code == 400
-    assert resp.get_json()["error"]["message"].startswith("from must be a date")
+@pytest.mark.parametrize("name, value", [("from", "2024-02-31"), ("to", "9999-12"), ("to", "9999"), ("from", "0000"),
+                                         ("from", "２０２４")])
+def test_an_impossible_date_is_refused_naming_the_parameter(client, name: str, value: str) -> None:
+    """``to=9999-12`` was a 500 (its last day is in the year 10000), and ``to=9999`` was taken where
+    ``published:9999`` was refused: the parameters read a date as ``published:`` does (``querytext.period``)."""
+    for path in ("/api/search", "/search", "/search.rss"):
+        resp = client.get(path, query_string={"q": "bees", name: value})
+        assert resp.status_code == 400, (path, value)
+    assert client.get("/api/search", query_string={"q": "bees", name: value}).get_json()["error"]["message"] \
+        .startswith(f"{name} must be a date")
 
 
 def test_dates_written_backwards_are_read_forwards(client) -> None:

@@ -11,13 +11,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from datetime import time as dtime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from . import languages
 from .engines.base import SORTS, EngineQuery, Filters
-from .engines.querytext import questions_asked, straight_quotes
+from .engines.querytext import period, questions_asked, straight_quotes
 from .errors import QueryError
 
 MAX_QUERY_CHARS = 500
@@ -275,20 +276,13 @@ def _language(raw: str) -> str:
 
 
 def parse_date(value: str, name: str, end: bool = False) -> datetime | None:
-    """``2024``, ``2024-05`` or ``2024-05-01`` as the first (or with ``end`` the last) second it covers."""
+    """``2024``, ``2024-05`` or ``2024-05-01`` as the first (or with ``end`` the last) second it covers; read as
+    ``published:`` reads it (``querytext.period``: ``to=9999-12`` was a 500, ``to=9999`` taken where
+    ``published:9999`` was refused)."""
     if not value:
         return None
-    for fmt, pad in (("%Y-%m-%d", None), ("%Y-%m", "month"), ("%Y", "year")):
-        try:
-            dt = datetime.strptime(value, fmt)
-        except ValueError:
-            continue
-        if end:
-            if pad == "year":
-                dt = dt.replace(month=12, day=31)
-            elif pad == "month":
-                nxt = dt.replace(year=dt.year + dt.month // 12, month=dt.month % 12 + 1)
-                dt = datetime.fromordinal(nxt.toordinal() - 1)
-            dt = dt.replace(hour=23, minute=59, second=59)
-        return dt
-    raise QueryError(f"{name} must be {DATE_HINT}, not {value!r}.")
+    try:
+        first, last = period(value)
+    except ValueError:
+        raise QueryError(f"{name} must be {DATE_HINT}, not {value!r}.") from None
+    return datetime.combine(last, dtime(23, 59, 59)) if end else datetime.combine(first, dtime())

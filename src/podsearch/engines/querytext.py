@@ -183,7 +183,7 @@ def _range_or_words(m: re.Match[str]) -> str:
 
 
 # A date as both engines read it the same: a year, a month or a day (2024, 2024-05, 2024-05-01).
-_DATE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
+_DATE = re.compile(r"([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2}))?)?")
 _PUBLISHED = re.compile(r"(?<![\w\\])published:(?:(>=|<=|>|<)?([^\s()\[\]{}\"]+)|([\[{])([^\]}]*)([\]}]))",
                         re.IGNORECASE)
 _DATES_READ = "write 2024, 2024-05 or 2024-05-01, a range [2024-01 TO 2024-06], or >2023, <=2024-05"
@@ -215,8 +215,12 @@ def _published_clause(m: re.Match[str]) -> str:
         if value == "*" and not sign:
             return "published:[to]"
         first, last = _period(value, clause)
-        start, end = {">": (last + timedelta(days=1), None), ">=": (first, None),
-                      "<": (None, first - timedelta(days=1)), "<=": (None, last)}.get(sign or "", (first, last))
+        if sign == ">":
+            start, end = last + timedelta(days=1), None
+        elif sign == "<":
+            start, end = None, _day_before(first, clause)
+        else:
+            start, end = (first if sign != "<=" else None), (last if sign != ">=" else None)
     else:
         bounds = _RANGE_INSIDE.fullmatch(inside)
         if bounds is None:
@@ -228,7 +232,7 @@ def _published_clause(m: re.Match[str]) -> str:
             start = last + timedelta(days=1) if opening == "{" else first
         if high:
             first, last = _period(high, clause)
-            end = first - timedelta(days=1) if closing == "}" else last
+            end = _day_before(first, clause) if closing == "}" else last
         if start and end and end < start:
             if opening == "{" or closing == "}":
                 raise QueryError(f"The dates {clause!r} hold no day: {_DATES_READ}.")
@@ -236,13 +240,17 @@ def _published_clause(m: re.Match[str]) -> str:
     return f"published:[{start or ''} to {end or ''}]".replace("[ ", "[").replace(" ]", "]")
 
 
-def _period(value: str, clause: str) -> tuple[date, date]:
-    """The first and last day of the year, month or day ``value`` names."""
+def period(value: str) -> tuple[date, date]:
+    """The first and last day of the year, month or day ``value`` names (``2024``, ``2024-05``, ``2024-05-01``; ASCII
+    digits, years 0001 to 9998, as the date parameters ``from`` and ``to`` read them too); ValueError if it names
+    none."""
     m = _DATE.fullmatch(value)
     try:
         if m is None:
             raise ValueError(value)
         year, month, day = int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0)
+        if year < 1 or year > 9998:  # (the day after 9999-12-31 is no date: "published:>9999" was a 500)
+            raise ValueError(value)
         if day:
             first = last = date(year, month, day)
         elif month:
@@ -250,11 +258,23 @@ def _period(value: str, clause: str) -> tuple[date, date]:
             last = (first + timedelta(days=31)).replace(day=1) - timedelta(days=1)
         else:
             first, last = date(year, 1, 1), date(year, 12, 31)
-        if year < 1 or first.year > 9998:
-            raise ValueError(value)
     except (ValueError, OverflowError):
-        raise QueryError(f"Cannot read the date {value!r} in {clause!r}: {_DATES_READ}.") from None
+        raise ValueError(value) from None
     return first, last
+
+
+def _period(value: str, clause: str) -> tuple[date, date]:
+    try:
+        return period(value)
+    except ValueError:
+        raise QueryError(f"Cannot read the date {value!r} in {clause!r}: {_DATES_READ}.") from None
+
+
+def _day_before(day: date, clause: str) -> date:
+    """The day before ``day``; ``published:<0001`` holds no day (the day before 0001-01-01 was a 500)."""
+    if day == date.min:
+        raise QueryError(f"The dates {clause!r} hold no day: {_DATES_READ}.")
+    return day - timedelta(days=1)
 
 
 _HYPHENATED = re.compile(r"(?<![\w:+-])(\w+(?:-\w+)+)(?![\w*?~^:-])")
