@@ -149,6 +149,8 @@ def test_if_modified_since(client):
     assert client.get("/api/v1/shows", headers={"If-Modified-Since": since}).status_code == 304
     old = formatdate(time.time() - 10 * 365 * 86400, usegmt=True)
     assert client.get("/api/v1/shows", headers={"If-Modified-Since": old}).status_code == 200
+    future = formatdate(time.time() + 10 * 365 * 86400, usegmt=True)  # not a date the server sent: ignored
+    assert client.get("/api/v1/shows", headers={"If-Modified-Since": future}).status_code == 200
 
 
 def test_etag_changes_when_a_reindex_finishes(app, client, sample_data):

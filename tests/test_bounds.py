@@ -194,6 +194,22 @@ def test_the_deadline_answers_with_what_was_found(site_index: Path, monkeypatch,
     assert lib.load.snapshot()["timed_out"] == 1
 
 
+def test_an_answer_cut_short_is_neither_cached_nor_validated(site_index: Path, monkeypatch) -> None:
+    """A partial answer (``timed_out``) carried ``Cache-Control: public`` and an ETag, so browsers and proxies kept
+    it, and revalidating it got a 304 as if it were whole; a whole answer to the same request had the same ETag."""
+    client = _app(site_index, search_deadline=5).test_client()
+    for path in ("/api/search", "/search", "/search.rss"):
+        monkeypatch.setattr(fast, "monotonic", _Clock(after=0))
+        cut = client.get(path, query_string={"q": "published:[2019 to 2023]", "sort": "date"})
+        monkeypatch.undo()
+        assert cut.status_code == 200 and cut.headers["Cache-Control"] == "no-store" and "ETag" not in cut.headers, path
+        if path == "/api/search":
+            assert cut.get_json()["timed_out"]
+        whole = client.get(path, query_string={"q": "published:[2019 to 2023]", "sort": "date"})
+        assert "no-store" not in whole.headers.get("Cache-Control", ""), path
+        assert whole.headers.get("ETag") or path == "/search", path  # (the page is not validated)
+
+
 def test_an_exclusion_cut_short_by_the_deadline_excludes_more_never_less(site_index: Path, monkeypatch) -> None:
     """A part cut short answers with fewer matches than it has; excluded, that let through episodes holding what was
     excluded (``-published:[...]`` answered 1,741 of the 1,869 site episodes, past due: those after the range's

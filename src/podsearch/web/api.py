@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, current_app, g, jsonify, request
+from flask import Blueprint, current_app, jsonify, request
 
 from ..answers import episode_json, show_json
 from ..errors import QueryError
@@ -28,11 +28,8 @@ ops = Blueprint("ops", __name__)
 @stored
 def search():
     """Kept in memory by ETag like /similar (a site's popular searches repeat); an answer cut short by its
-    deadline is not kept."""
-    result = run_search(asked_search())
-    if result.timed_out:
-        g.podsearch_store = False
-    return jsonify(result.to_dict())
+    deadline is not kept (``caching``)."""
+    return jsonify(run_search(asked_search()).to_dict())
 
 
 @bp.get("/suggest")

@@ -16,6 +16,7 @@ keys; the least recently used answers are dropped beyond the ``answer_store`` se
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from email.utils import formatdate
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from .. import __version__
 from ..errors import PodsearchError
 from ..lru import LRU
 from ..service import Library
+from .admission import OUTCOME
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,9 +102,11 @@ def register(app: Flask, library: Callable[[], Library]) -> None:
             return None
         version, modified = data_version(library())
         g.podsearch_etag, g.podsearch_modified = request_etag(version), modified
+        since = request.if_modified_since.timestamp() if request.if_modified_since else None
+        if since is not None and since > time.time():  # a date the server cannot have sent: ignored (RFC 9110)
+            since = None
         not_modified = (request.if_none_match.contains_weak(g.podsearch_etag) if request.if_none_match
-                        else bool(request.if_modified_since and modified
-                                  and int(modified) <= request.if_modified_since.timestamp()))
+                        else bool(since is not None and modified and int(modified) <= since))
         if not_modified:
             response = Response(status=304)
             _validators(response, max_age)
@@ -117,7 +121,10 @@ def register(app: Flask, library: Callable[[], Library]) -> None:
 
     @app.after_request
     def _headers(response: Response) -> Response:
-        if "podsearch_etag" in g and response.status_code == 200:
+        if request.environ.get(OUTCOME) == "timed_out":  # a partial answer: neither kept nor validated (a cache
+            response.headers["Cache-Control"] = "no-store"  # kept it, and a 304 confirmed it, as if it were whole)
+            response.headers.pop("ETag", None)
+        elif "podsearch_etag" in g and response.status_code == 200:
             if g.get("podsearch_store") and not response.is_streamed:
                 store.put(g.podsearch_etag, response.get_data(), response.mimetype or "application/json")
             _validators(response, max_age)
