@@ -256,7 +256,11 @@ SCHEMA_1 = """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
                            start REAL, "end" REAL, speaker TEXT NOT NULL DEFAULT '', text TEXT NOT NULL,
                            PRIMARY KEY (episode_id, seq));
     CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, finished REAL, summary TEXT);
-    INSERT INTO feeds (source, show_id, last_status) VALUES ('https://example.org/f.xml', 'f', 'ok');"""
+    INSERT INTO feeds (source, show_id, last_status) VALUES ('https://example.org/f.xml', 'f', 'ok');
+    INSERT INTO shows VALUES ('f', 'https://example.org/f.xml', 'F', '{"id": "f", "title": "F"}');
+    INSERT INTO episodes VALUES ('e1', 'f', 'One', NULL,
+        '{"id": "e1", "show_id": "f", "title": "One", "persons": [{"name": "Ian McAllister"}]}', 'h', 0, 1, 1);
+    INSERT INTO segments VALUES ('e1', 0, NULL, NULL, 'Ada deLuca', 'Hello.');"""
 WATCHES_2 = """UPDATE meta SET value = '2' WHERE key = 'schema_version';
     CREATE TABLE watches (id INTEGER PRIMARY KEY AUTOINCREMENT, query TEXT NOT NULL,
                           filters TEXT NOT NULL DEFAULT '{}', webhook TEXT NOT NULL, secret TEXT NOT NULL,
@@ -282,7 +286,9 @@ def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
     db.commit()
     db.close()
     with Catalog.in_dir(data) as cat:
-        assert cat.schema_version() == SCHEMA_VERSION == 4
+        assert cat.schema_version() == SCHEMA_VERSION == 5
+        assert cat.person_names(["ian mcallister", "ada deluca"]) == {"ian mcallister": "Ian McAllister",
+                                                                      "ada deluca": "Ada deLuca"}
         assert cat.feeds() == [{"source": "https://example.org/f.xml", "show_id": "f", "etag": None,
                                 "last_modified": None, "last_fetch": None, "last_status": "ok", "last_error": None,
                                 "origin": None, "url": None}]
@@ -291,7 +297,7 @@ def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
         assert cat.pending_deliveries() == []
         assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
     with Catalog.in_dir(data) as cat:  # opened again: nothing to do
-        assert cat.schema_version() == 4
+        assert cat.schema_version() == 5
 
 
 def test_a_catalog_of_a_newer_podsearch_is_refused(tmp_path: Path) -> None:
