@@ -110,3 +110,40 @@ def test_import_command_exit_status(tmp_path, runner):
     bad = write(good, [json.dumps(GOOD[0]), BAD[1]])  # the same export, now with a bad line
     result = runner.invoke(main, ["--data", data, "-q", "import", str(bad)])
     assert result.exit_code == 1 and "line 2: missing id" in result.output and "1 unchanged" in result.output
+
+
+FEED = """<?xml version="1.0"?>
+<rss version="2.0"><channel><title>Away From Keyboard</title><link>https://example.org/afk</link>
+<item><guid>afk-12</guid><title>Twelve</title><description>The feed's own notes.</description></item>
+<item><guid>afk-13</guid><title>Thirteen</title><description>More notes.</description></item>
+</channel></rss>
+"""
+
+
+def test_an_import_cannot_take_a_feeds_episode_or_join_its_show(tmp_path, runner):
+    """An imported line with a feed episode's id took that episode over (its show and text), and the feed's next run
+    stored the feed's episode under a new id; a line whose show was the feed's show joined it, and the feed's next
+    run marked it gone. Both are refused with the reason; the other lines go in."""
+    feed = tmp_path / "afk.xml"
+    feed.write_text(FEED, encoding="utf-8")
+    data = str(tmp_path / "data")
+    assert runner.invoke(main, ["--data", data, "-q", "add", str(feed)]).exit_code == 0
+    assert runner.invoke(main, ["--data", data, "-q", "reindex"]).exit_code == 0
+    with Catalog.in_dir(data) as catalog:
+        show_id = catalog.episode_owner("afk-12")
+    lines = [{"id": "afk-12", "show": "Kitchen Radio", "title": "Hijacked", "transcript": "sourdough"},
+             {"id": "afk-bonus", "show": "Away From Keyboard", "title": "Bonus", "transcript": "hi"},
+             {"id": "afk-bonus-2", "show": "Bonus", "show_id": show_id, "title": "Bonus", "transcript": "hi"},
+             {"id": "kr-1", "show": "Kitchen Radio", "title": "Fine", "transcript": "bread"}]
+    export = write(tmp_path / "export.jsonl", [json.dumps(line) for line in lines])
+    result = runner.invoke(main, ["--data", data, "-q", "import", str(export)])
+    assert result.exit_code == 1 and "1 new" in result.output, result.output
+    assert f"line 1: the id 'afk-12' is an episode of the show '{show_id}', read from the feed" in result.output
+    assert f"line 2: the show '{show_id}' is read from the feed" in result.output and "line 3: the show" in result.output
+    feed.write_text(FEED.replace("More notes.", "More notes, edited."), encoding="utf-8")  # the feed changes
+    assert runner.invoke(main, ["--data", data, "-q", "reindex"]).exit_code == 0
+    with Catalog.in_dir(data) as catalog:
+        ep = catalog.episode("afk-12")
+        assert ep.title == "Twelve" and ep.show_id == show_id
+        assert sorted(e.id for e in catalog.episodes(show_id)) == ["afk-12", "afk-13"]  # no copy, nothing gone
+        assert catalog.episode("kr-1") is not None and catalog.episode("afk-bonus") is None

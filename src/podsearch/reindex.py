@@ -16,7 +16,7 @@ from .documents import CatalogDocuments
 from .engines import Engine, open_engine
 from .errors import PodsearchError
 from .generations import Generations
-from .ingest.jsonl import read_jsonl
+from .ingest.jsonl import ImportedLine, read_jsonl
 from .ingest.run import ingest
 from .lock import ReindexLock
 from .progress import Progress
@@ -130,10 +130,22 @@ def import_lines(catalog: Catalog, path: Path | str, *, progress: Progress | Non
     started = time.perf_counter()
     progress.phase(f"import {path}", None)
     shows_seen: set[str] = set()
+    fed: dict[str, str] = {}  # {show id: its feed} of the shows a feed is read into
+
+    def feed_of(show_id: str) -> str:
+        if show_id not in fed:
+            feeds = catalog.feeds_of_show(show_id)
+            fed[show_id] = feeds[0]["source"] if feeds else ""
+        return fed[show_id]
+
     with catalog.transaction():
         for item in read_jsonl(path):
             if isinstance(item, PodsearchError):
                 report.errors.append(str(item))
+                continue
+            refused = _fed_already(item, catalog.episode_owner(item.episode.id), feed_of)
+            if refused:
+                report.errors.append(f"{path}: line {item.line_no}: {refused}")
                 continue
             if item.show.id not in shows_seen:
                 catalog.upsert_show(item.show)
@@ -156,6 +168,19 @@ def import_jsonl(config: Config, path: Path | str, *, full: bool = False, wait: 
         import_lines(catalog, path, progress=progress, report=report)
 
     return locked_run(config, work, full=full, wait=wait, progress=progress)
+
+
+def _fed_already(item: ImportedLine, owner: str | None, feed_of: Callable[[str], str]) -> str:
+    """Why an imported line may not be stored ("" if it may): a feed's episodes and shows are the feed's. An imported
+    line with a feed episode's id took it over (a later feed run then stored the feed's episode under another id),
+    and one whose show was a feed's show was marked gone by the feed's next run."""
+    if owner is not None and feed_of(owner):
+        return (f"the id {item.episode.id!r} is an episode of the show {owner!r}, read from the feed "
+                f"{feed_of(owner)}; an import cannot replace it (give the line another id)")
+    if feed_of(item.show.id):
+        return (f"the show {item.show.id!r} is read from the feed {feed_of(item.show.id)}; an import cannot add to it "
+                f"(give the line another show or show_id)")
+    return ""
 
 
 def remove_feed(config: Config, source: str, *, prune: bool = False, wait: bool = False,

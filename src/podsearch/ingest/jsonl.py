@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 class ImportedLine:
     show: Show
     episode: Episode
+    line_no: int = 0
 
 
 def _text(value: Any, name: str, line_no: int) -> str:
@@ -119,7 +120,7 @@ def parse_line(obj: Any, line_no: int, source: str) -> ImportedLine:
         audio_url=_text(obj.get("audio_url"), "audio_url", line_no), language=language,
         persons=persons, segments=segments, number=number,
     )
-    return ImportedLine(show=Show(id=show_id, title=show_title, source=source), episode=episode)
+    return ImportedLine(show=Show(id=show_id, title=show_title, source=source), episode=episode, line_no=line_no)
 
 
 def read_jsonl(path: Path | str) -> Iterator[ImportedLine | ImportFormatError]:
