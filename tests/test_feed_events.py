@@ -396,6 +396,25 @@ def test_a_new_feed_url_that_cannot_be_read_leaves_the_feed_where_it_is(tmp_path
     assert state(tmp_path / "data")["feeds"] == {old: ("config", None, "heron-hour", "ok")}
 
 
+def test_a_new_feed_url_where_another_listed_feed_is_read_is_not_followed(tmp_path: Path, server: FaultServer,
+                                                                           www: Path) -> None:
+    """Spotlight's feed named AFK's address (also in the config) as its new one: Spotlight's episodes were all
+    marked gone, the show renamed, and AFK's episodes stored a second time under Spotlight's ids (and sent to the
+    watches as new). The other feed's address is not followed; the feed is read where it is, with a warning."""
+    a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
+    (www / "b" / "feed.xml").write_bytes(feed(range(1, 4), title="Egret Hour", link="https://example.org/egrets"))
+    ok(reindex(config(tmp_path, [a, b])))
+    before = state(tmp_path / "data")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 5), new_feed_url=b))
+    report = reindex(config(tmp_path, [a, b]))
+    assert report.new == 1 and report.gone == 0 and not report.failed, report.to_dict()
+    assert any(f"says it moved to {b}" in w and "not followed" in w for w in report.warnings)
+    after = state(tmp_path / "data")
+    assert after["shows"] == before["shows"] == ["egret-hour", "heron-hour"]
+    assert after["feeds"][a] == ("config", None, "heron-hour", "ok")
+    assert len(after["episodes"]) == len(before["episodes"]) + 1
+
+
 def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:
     """A feed read from a file is the file the operator chose, whatever address its publisher gives it."""
     local = www / "a" / "feed.xml"

@@ -150,6 +150,13 @@ class FeedIngest:
         from now on. If it cannot be read there, the feed as read at its old address serves, with a warning.
         (A feed read from a local file is not followed: the file is what the operator chose.)"""
         target = parsed.new_feed_url
+        other = self.catalog.feed_state(target) or self.catalog.feed_at(target)
+        if other and other["source"] != source:  # another registered feed's address: that show is read from there
+            message = (f"feed {source} says it moved to {target} (itunes:new-feed-url), which is where the feed "
+                       f"{other['source']} is read; not followed (list only one of them)")
+            self.report.warnings.append(message + "; read at its old address")
+            log.info("%s; read at its old address", message)
+            return result, parsed, address
         try:
             moved = self.feed_fetcher.fetch_any(target)
             moved_parsed = self._parse(source, moved)
