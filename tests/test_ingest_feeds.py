@@ -326,3 +326,22 @@ def test_chapter_times_are_finite_seconds():
     assert [(c.start, c.end, c.title) for c in chapters] == [(0.0, None, "from the start"), (5.0, None, "open end")]
     with pytest.raises(ValueError, match="nested too deep"):
         parse_chapters(b"[" * 100000)
+
+
+def test_a_link_every_item_shares_is_no_episode_id() -> None:
+    """Five guid-less items without enclosures whose links were all the show's home page were one episode (the id
+    was the link; four were dropped as duplicates). A link or an enclosure several items share, or the show's own
+    link, names no one episode: those items are known by their title and date; a link of one item still is its id."""
+    items = "".join(f"<item><title>Talk {n}</title><link>https://example.org/show</link>"
+                    f"<pubDate>Mon, 0{n} Jan 2024 10:00:00 GMT</pubDate></item>" for n in range(1, 6))
+    items += ("<item><title>Own page</title><link>https://example.org/show/own</link></item>"
+              '<item><title>Same file A</title><enclosure url="https://example.org/a.mp3" type="audio/mpeg"/></item>'
+              '<item><title>Same file B</title><enclosure url="https://example.org/a.mp3" type="audio/mpeg"/></item>')
+    xml = (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Show</title><link>https://example.org/show</link>'
+           f"{items}</channel></rss>").encode()
+    parsed = parse_feed(xml, "https://example.org/feed.xml")
+    ids = [e.id for e in parsed.episodes]
+    assert len(ids) == len(set(ids)) == 8 and not parsed.warnings
+    assert "https://example.org/show/own" in ids and "https://example.org/show" not in ids
+    assert sum(i.startswith("sha1:") for i in ids) == 7
+    assert [e.id for e in parse_feed(xml, "https://example.org/feed.xml").episodes] == ids  # the same each time

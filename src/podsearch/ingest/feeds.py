@@ -11,6 +11,7 @@ import html
 import logging
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -387,6 +388,11 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
 
     episodes: list[Episode] = []
     seen: set[str] = set()
+    # A link or enclosure that several items share (often the show's home page) names no one episode: four of five
+    # guid-less items whose links were all the show's page were dropped as duplicates of the first.
+    links = Counter(_absolute(base, e.get("link", "") or "") for e in entries)
+    links[show.link] += 2
+    enclosures = Counter(_absolute(base, _enclosure(e)[0]) for e in entries)
     for position, entry in enumerate(entries):
         guid = _entry_guid(entry)
         raw = by_guid.get(guid) if guid else None
@@ -397,7 +403,8 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
         link = _absolute(base, entry.get("link", "") or "")
         ep_title = _title(entry.get("title", ""), entry.get("title_detail")) or _title_from_url(enclosure)
         published = struct_to_iso(entry.get("published_parsed") or entry.get("updated_parsed"))
-        eid = episode_id(guid, enclosure, link, ep_title, published)
+        eid = episode_id(guid, enclosure if enclosures[enclosure] < 2 else "", link if links[link] < 2 else "",
+                         ep_title, published)
         if eid in seen:
             warnings.append(f"{source}: duplicate episode id {eid!r}; kept the first")
             continue
