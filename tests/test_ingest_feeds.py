@@ -345,3 +345,16 @@ def test_a_link_every_item_shares_is_no_episode_id() -> None:
     assert "https://example.org/show/own" in ids and "https://example.org/show" not in ids
     assert sum(i.startswith("sha1:") for i in ids) == 7
     assert [e.id for e in parse_feed(xml, "https://example.org/feed.xml").episodes] == ids  # the same each time
+
+
+@pytest.mark.parametrize("cut", [8, 30, 50, 70])
+def test_a_feed_cut_short_is_refused_not_read_leniently(cut: int) -> None:
+    """A feed cut inside its last item (a transfer cut off) was read leniently: the cut item became an "(untitled)"
+    episode and the items after the cut were marked gone, exit 0. It is a failed feed now: skipped, nothing
+    changed. A whole feed with an error elsewhere is still read leniently."""
+    whole = FEED.decode() if isinstance(FEED, bytes) else FEED
+    at = whole.rfind("<item") + cut
+    with pytest.raises(FeedError, match="cut short"):
+        parse_feed(whole[:at].encode(), "https://example.org/feed.xml")
+    lenient = whole.replace("</channel>", "<bad attr=1></channel>", 1) + "\n<!-- end -->\n"
+    assert parse_feed(lenient.encode(), "https://example.org/feed.xml").warnings

@@ -336,6 +336,12 @@ def _no_character(m: re.Match[bytes]) -> bytes:
     return b"&#xFFFD;" if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF else m.group(0)
 
 
+# The end of a whole feed: its root element's closing tag, then only white space and comments. A feed read leniently
+# without it was cut short: read, its cut last item became an "(untitled)" episode, and the items after the cut were
+# marked gone (exit 0).
+_CLOSED = re.compile(rb"</(?:[\w.-]+:)?(?:rss|feed|rdf)\s*>\s*(?:<!--.*?-->\s*)*\Z", re.IGNORECASE | re.DOTALL)
+
+
 def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: str | None = None,
                content_type: str | None = None) -> ParsedFeed:
     """Parse feed bytes into a Show and its Episodes. Raises FeedError when nothing usable is there."""
@@ -355,6 +361,9 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
     if not entries and not feed.get("title") and not version:
         reason = str(parsed.get("bozo_exception") or "no RSS or Atom feed found")
         raise FeedError(f"{source}: not a feed ({reason})")
+    if parsed.get("bozo") and not _CLOSED.search(data[-4096:]):
+        raise FeedError(f"{source}: the feed is cut short (it ends before its closing </rss> or </feed>: a transfer "
+                        f"cut off, or a file still being written); skipped, nothing changed")
     warnings = []
     if parsed.get("bozo"):
         warnings.append(f"{source}: feed is not well-formed ({parsed.get('bozo_exception')}); read leniently")
