@@ -215,10 +215,10 @@ class Library:
         end = query.page * query.per_page
         start = end - query.per_page
         named = self._named(query)
-        if not ((fb.on or named) and query.sort == "relevance" and query.text.strip() and start < fb.depth):
-            found = self.engine.search(query)  # (past the reordered top, the engine's order is the order)
-            found.hits = [h for h in found.hits if h.id not in named]  # (shown on the first page)
-            return found
+        # (past the reordered top, the engine's order is the order; but with a named episode put first, every page
+        # is cut from the one list: paged from the engine's, one episode fell between the top and the next page)
+        if not ((fb.on or named) and query.sort == "relevance" and query.text.strip() and (start < fb.depth or named)):
+            return self.engine.search(query)
         found = self.engine.search(replace(query, page=1, per_page=max(end, fb.depth)))
         found.hits = self._reordered(found, fb) if fb.on and any(found.terms.values()) else found.hits
         place = {h.id: n for n, h in enumerate(found.hits)}
