@@ -127,3 +127,15 @@ def test_the_openapi_parameters_are_the_declared_limits(client) -> None:
     assert params["q"]["schema"]["maxLength"] == 500
     assert params["from"]["schema"]["pattern"] == declared["from_"].metadata[0].pattern
     assert params["sort"]["schema"]["enum"] == ["relevance", "date", "oldest"]
+
+
+def test_pages_counts_only_the_pages_that_can_be_asked_for() -> None:
+    """``pages`` counted every match: ``-bitcoin`` 7 a page said 178 pages on the site corpus, and page 143 was a
+    400 (past the first MAX_DEPTH results). It is the last page that can be asked for."""
+    from podsearch.answers import SearchResult
+
+    assert SearchResult(query="x", total=1245, page=1, per_page=7, hits=[]).pages == MAX_DEPTH // 7 == 142
+    assert SearchResult(query="x", total=1245, page=1, per_page=10, hits=[]).pages == 100
+    assert SearchResult(query="x", total=45, page=1, per_page=7, hits=[]).pages == 7
+    assert SearchResult(query="x", total=0, page=1, per_page=7, hits=[]).pages == 1
+    assert search_request({"q": "x", "page": "142", "per_page": "7"}).page == 142  # the last page is served

@@ -26,6 +26,7 @@ from .catalog import Catalog
 from .documents import parse_datetime
 from .engines.base import FACETS, EngineResult, SegmentCounts, TextAnalyzer
 from .episodes import Chapter, Episode, Segment, Show
+from .requests import MAX_DEPTH
 
 FACET_TOP = 20  # values shown per facet
 SNIPPET_CHARS = 240  # a snippet fragment at most, and the notes shown when nothing matched in them
@@ -95,7 +96,9 @@ class SearchResult:
 
     @property
     def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
+        """The pages that can be asked for: of ``total``, those within the first ``MAX_DEPTH`` results (``-bitcoin``,
+        7 a page, said 178 pages, and page 143 was a 400)."""
+        return max(1, min(-(-self.total // self.per_page), MAX_DEPTH // self.per_page))
 
     @property
     def past_end(self) -> bool:
