@@ -353,3 +353,12 @@ def test_access_log_line_per_request(client, caplog):
     assert "secret" not in first  # the query string is not logged
     assert lines[0].access["status"] == 200 and lines[0].access["ms"] >= 0
     assert "status=404" in second and "\n" not in second and "%0A" in second
+
+
+def test_odd_paths_and_the_browsers_suggestions_answer_json_errors(client):
+    """``/opensearch/suggest`` with a prefix over the limit answered its 400 as an HTML page, and ``/api/v1//search``
+    a 308 with an HTML body to a Location built from the Host header (``Host: evil.example``)."""
+    res = client.get("/opensearch/suggest", query_string={"q": "x" * (MAX_PREFIX_CHARS + 1)})
+    assert res.status_code == 400 and res.get_json()["error"]["code"] == "bad_query"
+    res = client.get("/api/v1//search?q=x", headers={"Host": "evil.example"})
+    assert res.status_code == 404 and "Location" not in res.headers and res.get_json()["error"]["code"] == "not_found"

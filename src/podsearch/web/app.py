@@ -31,6 +31,9 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     """Build the app. ``config`` defaults to the environment (``PODSEARCH_*``) and config file."""
     config = config or load_config()
     app = Flask("podsearch", template_folder=template_folder(), static_folder=None)
+    # "/api/v1//search" is no route (404), not a redirect to the path with one slash: Werkzeug answered 308 with an
+    # HTML body and a Location built from the request's Host header, whatever host it named
+    app.url_map.merge_slashes = False
     app.config.update(PODSEARCH=config, JSON_SORT_KEYS=False)
     if test_config:
         app.config.update(test_config)

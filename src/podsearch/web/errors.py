@@ -19,11 +19,14 @@ STATUS = {QueryError: (400, "bad_query"), NotFound: (404, "not_found"), IndexMis
 HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
               429: "rate_limited"}
 PASSED_HEADERS = ("Retry-After", "Allow")
+# Paths outside /api/ and /similar whose errors are JSON: the probes, the search feed (read by programs), and the
+# browsers' suggestions (their 400 was an HTML page).
+JSON_PATHS = frozenset({"/healthz", "/readyz", FEED_PATH, "/opensearch/suggest"})
 
 
 def wants_json() -> bool:
     path = request.path
-    return (path.startswith("/api/") or path.startswith("/similar") or path in {"/healthz", "/readyz", FEED_PATH}
+    return (path.startswith("/api/") or path.startswith("/similar") or path in JSON_PATHS
             or request.accept_mimetypes.best == "application/json")
 
 
