@@ -215,3 +215,16 @@ def test_embed_script(client):
     body = response.get_data(as_text=True)
     assert '"http://localhost/embed/similar/__ID__"' in body and "data-podsearch-similar" in body
     assert "max-age" in response.headers["Cache-Control"]
+
+
+def test_pages_may_not_be_framed_by_other_sites_and_no_answer_is_sniffed(client):
+    """No answer said ``nosniff``, and every page could be framed by any site; the widget's pages are made to be."""
+    page_ = client.get("/search?q=volcano")
+    assert page_.headers["X-Content-Type-Options"] == "nosniff"
+    assert page_.headers["Content-Security-Policy"] == "frame-ancestors 'self'"
+    assert page_.headers["X-Frame-Options"] == "SAMEORIGIN"
+    widget = client.get("/embed/similar/" + quote("tag:example.org,2024:field-notes/ep-01", safe=""))
+    assert widget.status_code == 200 and "X-Frame-Options" not in widget.headers
+    assert "Content-Security-Policy" not in widget.headers and widget.headers["X-Content-Type-Options"] == "nosniff"
+    api = client.get("/api/search?q=volcano")
+    assert api.headers["X-Content-Type-Options"] == "nosniff" and "X-Frame-Options" not in api.headers

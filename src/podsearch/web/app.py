@@ -11,7 +11,7 @@ from flask import Flask
 from ..config import Config, load_config
 from ..load import LoadCounters
 from ..service import Library
-from . import admission, api, caching, cors, embed, errors, filters, limits, links, rss, views
+from . import admission, api, caching, cors, embed, errors, filters, headers, limits, links, rss, views
 from .accesslog import AccessLog
 from .context import EXTENSION, library
 
@@ -53,6 +53,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     caching.register(app, library)
     errors.register(app)
     links.register(app)
+    headers.register(app)
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]
     app.add_template_filter(filters.clock)
     app.add_template_filter(filters.date)
