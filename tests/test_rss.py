@@ -73,6 +73,15 @@ def test_the_moment_is_escaped_and_a_soundbite_in_the_podcast_namespace(client):
     assert root.find("./channel/{http://www.w3.org/2005/Atom}link").get("rel") == "self"
 
 
+def test_the_self_link_is_percent_encoded(client):
+    """The feed's self link held the query as typed (``q=<script>``, quotes raw), where its channel link was
+    percent-encoded."""
+    response, _ = feed(client, 'q=%3Cscript%3E+%22water%22&show=field-notes')
+    self_link = ET.fromstring(response.data).find("./channel/{http://www.w3.org/2005/Atom}link").get("href")
+    assert self_link.endswith("/search.rss?q=%3Cscript%3E+%22water%22&show=field-notes"), self_link
+    assert not set('<>" ') & set(self_link)
+
+
 @pytest.mark.parametrize("query", [
     "q=water&show=field-notes",
     "q=water&person=maya+okafor",

@@ -12,6 +12,7 @@ empty) is a 400 instead of links to ``http:///``. A public site sets ``public_ur
 from __future__ import annotations
 
 from typing import Any, TypeVar
+from urllib.parse import quote, urlencode
 
 from flask import Flask, Response, current_app, request, url_for
 from werkzeug.exceptions import BadRequest
@@ -44,8 +45,10 @@ def absolute_url(endpoint: str, **values: Any) -> str:
 
 
 def this_url() -> str:
-    """The address of the current request (its path and query) as an absolute address."""
-    return site_root() + "/" + request.url[len(request.url_root):]
+    """The address of the current request (its path and query) as an absolute address, percent-encoded (the feed's
+    self link held the query as typed: ``q=<script>`` and its quotes raw)."""
+    query = urlencode(list(request.args.items(multi=True)))
+    return site_root() + quote(request.path) + (f"?{query}" if query else "")
 
 
 def register(app: Flask) -> None:
