@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import random
@@ -484,10 +485,11 @@ def test_garbage_bytes_rejected_by_structured_formats(mime: str) -> None:
 
 
 @pytest.mark.parametrize("mime", [HTML, PLAIN, ""])
-def test_garbage_bytes_read_as_text(mime: str) -> None:
-    segments = parse_transcript(GARBAGE, mime)
-    assert segments and all(s.text for s in segments)
-    assert not any(ch in s.text for s in segments for ch in "\x00\x07\x1b")
+def test_garbage_bytes_are_no_transcript_whatever_their_type(mime: str) -> None:
+    """Random bytes were read as text (control characters removed) and indexed as a transcript of garbled words;
+    bytes that hold more control characters than text ever does are refused (``binary_kind``)."""
+    with pytest.raises(TranscriptError, match="not a transcript: binary data"):
+        parse_transcript(GARBAGE, mime)
 
 
 # ------------------------------------------------------------------------------------ whole site corpus
@@ -526,3 +528,23 @@ def test_every_site_transcript_parses(corpus: Path, site_rows: list[dict[str, st
             failures.append(f"{row['transcript_path']}: plain text with a time")
     assert not failures, "\n".join(failures[:20])
     assert empty_files <= 1  # one btc-talks text file is just two newlines
+
+
+@pytest.mark.parametrize("data, mime, kind", [
+    (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<</Type/Catalog>>endobj\n", "application/pdf", "a PDF file"),
+    (gzip.compress(b"Ana: Feed the starter daily.\n" * 40), "text/plain", "a gzip file"),
+    (random.Random(7).randbytes(4096), "application/x-weird", "binary data"),
+    (b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb" * 100, "text/html", "an MP3 file"),
+])
+def test_a_file_that_is_not_text_is_no_transcript(data: bytes, mime: str, kind: str) -> None:
+    """A PDF, a gzip file served as text/plain (without Content-Encoding) and random bytes were each read as a
+    transcript of garbled text (``%PDF-1.4 x��…``), indexed and shown."""
+    with pytest.raises(TranscriptError, match=f"not a transcript: {kind}"):
+        parse_transcript(data, mime, "https://example.org/t")
+
+
+def test_text_in_any_encoding_is_still_text() -> None:
+    said = "Ana: Feed the starter daily. Ça marche, très bien.\n\nBo: Keep it warm.\n"
+    for encoded in (said.encode("utf-8"), said.encode("utf-16-le"), said.encode("utf-16"), said.encode("cp1252"),
+                    said.encode("utf-32")):
+        assert "starter" in " ".join(s.text for s in parse_transcript(encoded, "text/plain"))

@@ -652,6 +652,32 @@ def _chunk_lines(lines: Sequence[str], max_chars: int) -> list[str]:
 _PARSERS = {JSON: _parse_json, VTT: _parse_vtt, SRT: _parse_srt, HTML: _parse_html, PLAIN: _parse_plain}
 
 
+# Files that are no text, by how they begin: a PDF, a gzip file served as text/plain without Content-Encoding, and
+# random bytes were each read as a transcript of garbled text, indexed and shown (found 5 December 2026).
+_MAGIC = ((b"%PDF-", "a PDF file"), (b"\x1f\x8b", "a gzip file"), (b"PK\x03\x04", "a zip file"),
+          (b"BZh", "a bzip2 file"), (b"\xfd7zXZ\x00", "an xz file"), (b"7z\xbc\xaf", "a 7z file"),
+          (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
+          (b"ID3", "an MP3 file"), (b"OggS", "an Ogg file"), (b"fLaC", "a FLAC file"), (b"RIFF", "a RIFF file"),
+          (b"\xd0\xcf\x11\xe0", "an Office file"))
+BINARY_SHARE = 0.05  # of the first 4 KiB: more control bytes than this is no text (text has none but tab and newline)
+
+
+def binary_kind(data: bytes) -> str:
+    """What ``data`` is if it is not text (``"a PDF file"``, ``"binary data"``), else ""."""
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    if data[4:8] == b"ftyp":
+        return "an MP4 file"
+    head = data[:4096]
+    if not head or head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # (UTF-32's BOM begins as UTF-16's)
+        return ""
+    if head.count(0) > len(head) // 4:  # UTF-16 or UTF-32 without a byte-order mark: every other (or 3 of 4) zero
+        return ""
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13)) + head.count(0x7F)
+    return "binary data" if controls > BINARY_SHARE * len(head) else ""
+
+
 def parse_transcript(data: bytes | str, mime_type: str, url: str = "") -> list[Segment]:
     """Parse a transcript into segments.
 
@@ -661,12 +687,15 @@ def parse_transcript(data: bytes | str, mime_type: str, url: str = "") -> list[S
     Raises :class:`~podsearch.errors.TranscriptError` when the content is empty, holds no text, or clearly is
     not the declared format (e.g. HTML served as ``text/vtt``, or JSON that does not parse).
     """
+    where = f" ({url})" if url else ""
     if isinstance(data, str):
         text = decode_bytes(data.encode("utf-8"))
     else:
+        kind = binary_kind(data)
+        if kind:
+            raise TranscriptError(f"not a transcript: {kind}{where}")
         charset = re.search(r";\s*charset\s*=\s*\"?([\w.:-]+)", mime_type or "", re.IGNORECASE)
         text = decode_bytes(data, charset.group(1) if charset else "")
-    where = f" ({url})" if url else ""
     if not text.strip():
         raise TranscriptError(f"empty transcript{where}")
     declared = normalize_mime(mime_type)
