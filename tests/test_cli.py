@@ -196,6 +196,12 @@ def test_reindex_with_a_config_file_and_a_broken_feed_exits_1(runner, tmp_path: 
     assert result.exit_code == 1
     assert "broken.xml" in result.output and "not a feed" in result.output
     assert "12 new" in result.output  # the good feed went in all the same
+    # without -q the failure is said once, as its error: line (the library's log said it again before, as
+    # "WARNING podsearch.ingest.run: feed ... failed"); a process of its own, whose logging the command sets up
+    done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(tmp_path / "d"), "--config", str(cfg),
+                           "reindex"], capture_output=True, text=True, timeout=300)
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "broken.xml" in line and "not a feed" in line]
+    assert done.returncode == 1 and len(said) == 1 and said[0].startswith("error: "), done.stderr
 
 
 @pytest.mark.parametrize("args", [["reindex", "--bogus"], ["search"], ["similar"]])

@@ -104,7 +104,7 @@ def test_missing_file_is_an_error(tmp_path):
 def test_import_command_exit_status(tmp_path, runner):
     data = str(tmp_path / "data")
     good = write(tmp_path / "good.jsonl", [json.dumps(line) for line in GOOD])
-    result = runner.invoke(main, ["--data", data, "-q", "import", str(good)])
+    result = runner.invoke(main, ["--data", data, "-q", "import", "--wait", str(good)])  # (as the lock's refusal says)
     assert result.exit_code == 0, result.output
     assert "2 new" in result.output
     bad = write(good, [json.dumps(GOOD[0]), BAD[1]])  # the same export, now with a bad line

@@ -272,10 +272,11 @@ def remove(obj: Context, source: str, prune: bool, wait: bool, as_json: bool) ->
 @main.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--full", is_flag=True, help="Rebuild the index from scratch afterwards.")
+@click.option("--wait", is_flag=True, help="Wait for a running reindex to finish instead of refusing.")
 @memory_option
 @json_option("the summary")
 @pass_ctx
-def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
+def import_(obj: Context, file: str, full: bool, wait: bool, as_json: bool) -> None:
     """Import episodes from a JSON-lines file (one episode per line; see docs/ingest.md).
 
     \b
@@ -285,7 +286,7 @@ def import_(obj: Context, file: str, full: bool, as_json: bool) -> None:
     from .reindex import import_jsonl
 
     try:
-        report = import_jsonl(obj.config, file, full=full, progress=obj.progress())
+        report = import_jsonl(obj.config, file, full=full, wait=wait, progress=obj.progress())
     except PodsearchError as exc:
         raise fail(exc) from None
     _print_report(report, obj.quiet, as_json)

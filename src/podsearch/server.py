@@ -156,6 +156,8 @@ class ReindexScheduler(threading.Thread):
             log.info("scheduled reindex done in %.1f s: %s new, %s updated, %s gone; index %s; model %s%s",
                      time.perf_counter() - started, report.new, report.updated, report.gone, report.index,
                      report.model, f"; {len(report.errors)} errors" if report.errors else "")
+            for line in [*report.errors, *report.webhook_errors]:  # what the CLI prints as error: and webhook:
+                log.warning("scheduled reindex: %s", line)
         finally:
             self.runs += 1
             self.last_finished = time.time()

@@ -219,7 +219,7 @@ def _queue(config: Config, catalog: Catalog, watches: list[Watch], inbox: list[d
                 hits, unchecked = matches(lib, watch, candidates)
             except PodsearchError as exc:
                 outcome.errors.append(f"watch {watch.id}: its query could not be run: {exc}")
-                log.warning("watch %s: its query could not be run: %s", watch.id, exc)
+                log.info("watch %s: its query could not be run: %s", watch.id, exc)  # (in the report's errors)
                 continue
             if unchecked:
                 outcome.errors.append(f"watch {watch.id}: {unchecked} of {len(candidates)} new episodes were not "
@@ -311,7 +311,7 @@ def deliver(config: Config, catalog: Catalog, outcome: Notified) -> None:
                 outcome.pending += 1
                 outcome.errors.append(f"watch {d['watch_id']}: delivery {d['uid']} failed (kept for the next run, "
                                       f"attempt {d['attempts'] + 1}): {exc}")
-                log.warning("watch %s: delivery %s to %s failed: %s", d["watch_id"], d["uid"], d["webhook"], exc)
+                log.info("watch %s: delivery %s to %s failed: %s", d["watch_id"], d["uid"], d["webhook"], exc)
             else:
                 catalog.delivery_done(d["id"], d["watch_id"])
                 outcome.delivered += 1

@@ -76,7 +76,7 @@ class FeedIngest:
             except PodsearchError as exc:
                 self.report.feeds_failed += 1
                 self.report.errors.append(f"feed {source}: {exc}")
-                log.warning("feed %s failed: %s", source, exc)
+                log.info("feed %s failed: %s", source, exc)  # (the report says it: "error: feed ...")
                 self.catalog.set_feed_state(source, last_fetch=time.time(), last_status="failed", last_error=str(exc))
             self.progress.advance()
         self._report_hosts()
