@@ -138,6 +138,14 @@ def test_identity_across_runs(tmp_path, server, site):
     assert run(cfg, [url], prune=True).gone == 2  # ep-3, and ep-4 that left when the old feed came back
     with Catalog.in_dir(cfg.data_dir) as cat:
         assert cat.episode("ep-3") is None and cat.episode("ep-4") is None and cat.episode("ep-1") is not None
+    # Marked gone by a run without --prune, then pruned while the feed is unchanged (304): deleted too. They were
+    # kept until the feed changed again (only a feed read in full was pruned).
+    server.files["/feed.xml"] = feed([item(1)])
+    assert run(cfg, [url]).gone == 1
+    report = run(cfg, [url], prune=True)
+    assert report.feeds_unchanged == 1 and report.gone == 1
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert cat.episode("ep-2") is None and cat.episode("ep-1") is not None
 
 
 def test_loopback_transcript_refused_by_default(tmp_path, server):

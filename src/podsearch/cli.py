@@ -253,7 +253,7 @@ def feeds_(obj: Context, as_json: bool) -> None:
 def remove(obj: Context, source: str, prune: bool, wait: bool, as_json: bool) -> None:
     """Stop reading a feed added with 'podsearch add'; its episodes stay, marked gone, unless --prune.
 
-    A feed listed in the config file is removed there instead (the next reindex drops it).
+    A feed listed in the config file is refused: take it out of the config (the next reindex drops it).
 
     \b
     Example:
