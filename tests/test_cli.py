@@ -182,6 +182,11 @@ def test_add_refuses_what_is_not_a_feed_source(runner, tmp_path: Path):
     assert result.exit_code == 2
     result = runner.invoke(main, ["--data", str(tmp_path / "d"), "add", str(tmp_path / "missing.xml")])
     assert result.exit_code == 2
+    # no host (taken, and every later reindex failed on it), a port past 65535, nothing at all (named nothing)
+    for source, said in [("http://", "no feed address: it has no host"), ("https://example.org:99999/f.xml", "port"),
+                         ("", "No feed given"), ("  ", "No feed given")]:
+        result = runner.invoke(main, ["--data", str(tmp_path / "d"), "add", source])
+        assert result.exit_code == 2 and said in result.output, (source, result.output)
 
 
 def test_reindex_with_a_config_file_and_a_broken_feed_exits_1(runner, tmp_path: Path):

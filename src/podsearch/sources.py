@@ -23,6 +23,7 @@ from typing import Any
 from .catalog import Catalog
 from .config import Config
 from .errors import InputError, NotFound
+from .urls import http_url_problem
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,10 @@ ADDED = "add"
 
 
 def normalize_source(source: str) -> str:
-    """An http(s) URL as given, or a local feed file as an absolute path; anything else is refused."""
+    """An http(s) URL as given, or a local feed file as an absolute path; anything else is refused (``add http://``
+    was taken, and every later reindex failed on it; ``add ''`` was refused naming nothing)."""
+    if not source.strip():
+        raise InputError("No feed given: name an http(s) URL or a feed file.")
     if "://" not in source:
         path = Path(source).expanduser()
         if not path.is_file():
@@ -39,6 +43,9 @@ def normalize_source(source: str) -> str:
         return str(path.resolve())
     if not re.match(r"^https?://", source, re.I):
         raise InputError(f"{source}: only http(s) URLs and local paths can be added")
+    problem = http_url_problem(source)
+    if problem:
+        raise InputError(f"{source} is no feed address: {problem}")
     return source
 
 
