@@ -173,6 +173,7 @@ def test_add_then_reindex_then_unchanged(runner, tmp_path: Path):
     assert report["new"] == 12 and report["failed"] is False
     second = json.loads(runner.invoke(main, ["--data", data, "-q", "reindex", "--json"]).output)
     assert second["new"] == 0 and second["updated"] == 0 and second["unchanged"] == 12
+    assert runner.invoke(main, ["--data", data, "-q", "reindex"]).output.startswith("1 feed (1 unchanged")  # not "1 feeds"
     assert second["index"] == {"added": 0, "updated": 0, "removed": 0}
     assert second["model"] == "unchanged"
 

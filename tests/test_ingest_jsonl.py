@@ -107,6 +107,7 @@ def test_import_command_exit_status(tmp_path, runner):
     result = runner.invoke(main, ["--data", data, "-q", "import", "--wait", str(good)])  # (as the lock's refusal says)
     assert result.exit_code == 0, result.output
     assert "2 new" in result.output
+    assert result.output.startswith("episodes: 2 new") and "feeds" not in result.output  # (it said "0 feeds (...)")
     bad = write(good, [json.dumps(GOOD[0]), BAD[1]])  # the same export, now with a bad line
     result = runner.invoke(main, ["--data", data, "-q", "import", str(bad)])
     assert result.exit_code == 1 and "line 2: missing id" in result.output and "1 unchanged" in result.output

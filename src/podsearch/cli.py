@@ -152,11 +152,14 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
             click.echo(f"note: {note}", err=True)
     idx = report.index
     dropped = f", {len(report.feeds_dropped)} dropped" if report.feeds_dropped else ""
+    # (an import reads no feed and fetches no transcript: its line says what it did, not "0 feeds", "0 fetched")
+    feeds = (f"{report.feeds} feed{'' if report.feeds == 1 else 's'} ({report.feeds_unchanged} unchanged, "
+             f"{report.feeds_failed} failed{dropped}); " if report.feeds or dropped else "")
+    fetched = (f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_not_modified} not modified, "
+               f"{report.transcripts_empty} empty, {report.transcripts_failed} failed; " if report.feeds else "")
     click.echo(
-        f"{report.feeds} feeds ({report.feeds_unchanged} unchanged, {report.feeds_failed} failed{dropped}); episodes: "
-        f"{report.new} new, {report.updated} updated, {report.unchanged} unchanged, {report.gone} gone; "
-        f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_not_modified} not modified, "
-        f"{report.transcripts_empty} empty, {report.transcripts_failed} failed; index: "
+        f"{feeds}episodes: {report.new} new, {report.updated} updated, {report.unchanged} unchanged, "
+        f"{report.gone} gone; {fetched}index: "
         f"{idx.get('added', 0)} added, {idx.get('updated', 0)} updated, {idx.get('removed', 0)} removed; "
         f"model: {report.model}")
     if report.webhooks:
