@@ -139,3 +139,14 @@ def test_pages_counts_only_the_pages_that_can_be_asked_for() -> None:
     assert SearchResult(query="x", total=45, page=1, per_page=7, hits=[]).pages == 7
     assert SearchResult(query="x", total=0, page=1, per_page=7, hits=[]).pages == 1
     assert search_request({"q": "x", "page": "142", "per_page": "7"}).page == 142  # the last page is served
+
+
+@pytest.mark.parametrize("raw", ["q=%ED%A0%80", "q=%FF", "q=%C0%AF", "q=ok&show=%FE"])
+def test_a_query_string_that_is_not_utf8_is_refused(client, raw: str) -> None:
+    """Percent-escapes that name no character were searched as the escapes written out (``%ED%A0%80``: 422 site
+    episodes)."""
+    for path in ("/api/search", "/search", "/search.rss", "/api/suggest"):
+        resp = client.get(f"{path}?{raw}")
+        assert resp.status_code == 400, (path, raw)
+    assert "not UTF-8" in client.get(f"/api/search?{raw}").get_json()["error"]["message"]
+    assert client.get("/api/search?q=caf%C3%A9+%E2%98%83").status_code == 200  # UTF-8 escapes are text

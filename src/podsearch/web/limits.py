@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from urllib.parse import unquote_to_bytes
 
 from flask import Flask, request
 from flask_limiter import Limiter, RequestLimit
@@ -50,6 +51,16 @@ def register(app: Flask) -> None:
     config = app.config["PODSEARCH"]
     max_body = int(config.max_body_bytes)
     app.config["MAX_CONTENT_LENGTH"] = max_body  # also caps bodies sent without a Content-Length
+
+    @app.before_request
+    def _query_string() -> None:
+        """A query string whose percent-escapes are no UTF-8 (``q=%ED%A0%80``, ``%FF``) was searched as its escapes
+        written out ("%ED%A0%80": 422 episodes): it is a 400."""
+        try:
+            unquote_to_bytes(request.query_string.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise QueryError("The query string is not UTF-8: a percent-escape (%XX) names no character. "
+                             "Encode the text as UTF-8.") from None
 
     @app.before_request
     def _body() -> None:
