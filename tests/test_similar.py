@@ -407,6 +407,33 @@ def test_rebroadcast_in_another_feed_is_a_duplicate_not_a_recommendation(tmp_pat
         lib.close()
 
 
+def test_the_same_transcript_in_another_show_is_a_duplicate_whatever_its_score(tmp_path: Path):
+    """A "best of" feed's byte-for-byte copy of a Go Time episode scored 0.797 against it on the site corpus (each
+    show weighs its words by its own frequencies), below the text threshold, and was its first neighbour. The same
+    transcript (``fields.text_print``) makes two episodes one recording; kept through a save and a fold-in."""
+    topics = ["honey bees waggle dance forage hive", "volcano lava magma eruption crater", "sourdough starter flour",
+              "rocket launch orbit payload", "jazz trumpet improvisation swing", "chess opening gambit endgame"]
+    talk = " ".join(f"Today we talk about {t} and why {t} matters, part {n}." for n, t in enumerate(topics * 3))
+    ids, shows, titles, notes, transcripts = [], [], [], [], []
+    for n in range(24):
+        ids.append(f"e{n}"), shows.append(f"s{n % 4}"), titles.append(f"{topics[n % 6].split()[0]} {n}")
+        notes.append(topics[n % 6]), transcripts.append(f"{topics[n % 6]} {topics[(n + 1) % 6]} " * 30)
+    transcripts[0] = talk
+    ids.append("best-of/e0"), shows.append("best-of"), titles.append("The best of the year")
+    notes.append("Our favourite moments, remastered: " + topics[3] * 4), transcripts.append(talk.upper())
+    n = len(ids)
+    fields = EpisodeFields(ids, shows, titles, notes, transcripts, ["en"] * n, [""] * n)
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert model.text_score(0, n - 1) < ModelParams().duplicate_threshold  # the scores alone do not say it
+    gens = Generations(tmp_path / "model")
+    model.save(gens)
+    late = EpisodeFields(["late"], ["s1"], ["late"], ["jazz"], [topics[4] * 40], ["en"], [""])
+    for m in (model, SimilarModel.load(gens), model.fold_in(late, "d2")):
+        picked, duplicates = m.similar("e0", 10)
+        assert [d.id for d in duplicates] == ["best-of/e0"] and "best-of/e0" not in {p.id for p in picked}
+        assert [d.id for d in m.similar("best-of/e0", 10)[1]] == ["e0"]
+
+
 def test_each_language_loses_its_own_function_words_not_the_others():
     """German function words do not pass for a topic, and a Dutch stop word ("door") stays an English topic."""
     german = ["und der die das mit einem nicht auch {t} {t} {t}", "und der die das mit einem nicht auch {t} {t}"]

@@ -175,7 +175,7 @@ def test_the_folded_count_adds_up_across_runs_until_the_threshold(site: tuple[Pa
 
 
 def _export_line(path: Path, episode_id: str, title: str, text: str) -> Path:
-    line = {"id": episode_id, "show": "Field Notes", "show_id": "field-notes", "title": title,
+    line = {"id": episode_id, "show": "Field Notes Reruns", "title": title,  # (a feed's show takes no import)
             "description": "<p>A rerun.</p>", "transcript": text, "language": "en"}
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     return path

@@ -18,6 +18,17 @@ GENERIC_SPEAKERS = ROLE_WORDS | {"question", "answer", "q", "a", "man", "woman",
 CHUNK = 500  # episodes whose texts a fit holds at once (about 25 MB of transcripts at the bench's sizes)
 
 
+PRINT_CHARS = 500  # a transcript shorter than this has no print (two short ones may be alike by chance)
+
+
+def text_print(transcript: str) -> str:
+    """A digest of a transcript's words (case and spacing aside), "" when it is short: two episodes with the same
+    print are one recording (a "best of" feed's copy, the copy a changed guid left, a re-broadcast), whatever their
+    shows, titles or ids."""
+    words = " ".join(transcript.lower().split())
+    return hashlib.sha1(words.encode("utf-8")).hexdigest()[:16] if len(words) >= PRINT_CHARS else ""
+
+
 def person_token(name: str) -> str:
     """One token per person ("Katie Hockman" -> "katie_hockman"): a shared guest is a strong topic link."""
     return re.sub(r"[\W_]+", "_", name.lower()).strip("_")

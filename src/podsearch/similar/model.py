@@ -23,7 +23,7 @@ from ..errors import IndexMissing, NotFound, QueryError
 from ..generations import Generations
 from . import persist
 from .features import PooledCounter, TermCounter, fold_lower, weigh_fields, weighted_fields
-from .fields import EpisodeFields, episode_chunks, hashes_digest
+from .fields import EpisodeFields, episode_chunks, hashes_digest, text_print
 from .guests import Guests, names_near_cues
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
@@ -55,7 +55,8 @@ class SimilarModel:
                  numbers: list[int | None] | None = None, weighting: Weighting | None = None,
                  folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
                  person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None,
-                 show_titles: dict[str, str] | None = None, guests: Guests | None = None) -> None:
+                 show_titles: dict[str, str] | None = None, guests: Guests | None = None,
+                 prints: list[str] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -83,6 +84,7 @@ class SimilarModel:
         # The weighed cue windows and their episodes (rerank.py): kept by a fit for saving, read by fold-in only.
         self._cues = cues
         self.guests = guests  # who names another episode's guest near "episode" (guests.py), or None
+        self.prints = prints or [""] * len(ids)  # each transcript's print (fields.text_print; "" short or unknown)
         self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
@@ -132,6 +134,7 @@ class SimilarModel:
         windows: list[str] = []
         owners: list[int] = []
         numbered = languages = True
+        prints: list[str] = []
         for chunk in chunks:
             chunk = EpisodeFields(*chunk) if not isinstance(chunk, EpisodeFields) else chunk
             if not chunk.ids:
@@ -140,6 +143,7 @@ class SimilarModel:
             fields.ids.extend(chunk.ids)
             fields.shows.extend(chunk.shows)
             fields.titles.extend(chunk.titles)
+            prints.extend(text_print(t) for t in chunk.transcripts)
             languages = languages and bool(chunk.languages)
             fields.languages.extend(chunk.languages or [])
             numbered = numbered and chunk.numbers is not None
@@ -191,7 +195,7 @@ class SimilarModel:
         model = cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
                     svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
-                    show_titles=_show_titles(fields, shows), guests=guests)
+                    show_titles=_show_titles(fields, shows), guests=guests, prints=prints)
         model._lift_guests(range(len(ids)))
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
@@ -290,7 +294,8 @@ class SimilarModel:
                              neigh_score, digest, self.svd, dense, mentions, numbers, self.weighting,
                              self.folded + m, self.path, titles,
                              {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
-                             {**self.show_titles, **_show_titles(fields, new_shows)}, guests)
+                             {**self.show_titles, **_show_titles(fields, new_shows)}, guests,
+                             self.prints + [text_print(t) for t in fields.transcripts])
         model._lift_guests(lift)
         return model
 
@@ -459,8 +464,8 @@ class SimilarModel:
                 first = [r for r in (mention, guest) if r]
                 reasons = [*first, *(r for r in reasons if r not in first)][:n_reasons]
             item = Neighbour(self.ids[j], round(float(score), 4), reasons)
-            if (flag_duplicates and score >= self._duplicate_floor
-                    and self.text_score(origin, j) >= self.params.duplicate_threshold):
+            if flag_duplicates and (self._same_recording(origin, j) or (
+                    score >= self._duplicate_floor and self.text_score(origin, j) >= self.params.duplicate_threshold)):
                 item.duplicate = True
                 duplicates.append(item)
                 continue
@@ -470,6 +475,12 @@ class SimilarModel:
             if len(picked) >= k:
                 break
         return picked, duplicates
+
+    def _same_recording(self, i: int | None, j: int) -> bool:
+        """Whether two episodes hold the same transcript (``fields.text_print``): a near-duplicate whatever their
+        scores. A "best of" feed's byte-for-byte copy of an episode scored 0.797 against it, below the text
+        threshold, since each show weighs its words by its own frequencies; it was the episode's first neighbour."""
+        return i is not None and bool(self.prints[i]) and self.prints[i] == self.prints[j]
 
     @property
     def _duplicate_floor(self) -> float:

@@ -51,7 +51,8 @@ def save(model: Any, generations: Generations) -> Path:
         (path / "show_df.json").write_text(json.dumps({"shows": freqs.shows, "sizes": freqs.sizes}), encoding="utf-8")
     (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers,
                                                "person_names": model.person_names,
-                                               "show_titles": model.show_titles}), encoding="utf-8")
+                                               "show_titles": model.show_titles, "prints": model.prints}),
+                                   encoding="utf-8")
     (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
                                                   "folded": model.folded}, indent=1))
     return generations.publish(path)
@@ -85,6 +86,7 @@ def load_parts(generations: Generations) -> dict[str, Any]:
                 mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
                 numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
                 titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"),
+                prints=ids.get("prints"),
                 guests=Guests.from_json(json.loads((path / "guests.json").read_text(encoding="utf-8")))
                 if (path / "guests.json").exists() else None)
 
