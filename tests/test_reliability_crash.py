@@ -75,4 +75,5 @@ def test_kill_9_during_the_parallel_index_build_leaves_no_process_and_no_lock(go
     assert again.wait(timeout=300) == 0, lines.text()
     lines.join(timeout=10)
     assert f"(pid {proc.pid}) ended without releasing its lock" in lines.text()
+    assert "note: the last run (reindex, import or remove)" in lines.text()  # (a note, as docs/cli.md says)
     assert index_docs(data).keys() == index_docs(gotime_data).keys()

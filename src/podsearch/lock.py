@@ -41,8 +41,8 @@ class ReindexLock:
         """A sentence for the run's report when the last holder died holding the lock, else ""."""
         if self.previous_holder is None:
             return ""
-        return (f"the last reindex on {self.path.parent} (pid {self.previous_holder}) ended without releasing "
-                "its lock (killed?); this run took it over and repairs what it left")
+        return (f"the last run (reindex, import or remove) on {self.path.parent} (pid {self.previous_holder}) ended "
+                "without releasing its lock (killed?); this run took it over and repairs what it left")
 
     def __enter__(self) -> ReindexLock:
         try:

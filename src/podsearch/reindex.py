@@ -94,7 +94,7 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
     report = Report()
     with ReindexLock(data_dir, wait=wait) as lock:
         if lock.taken_over:
-            report.warnings.append(lock.taken_over)
+            report.notes.append(lock.taken_over)  # (docs/cli.md: a note, as the other things a run repaired)
         catalog = Catalog.in_dir(data_dir)
         run_id = catalog.start_run()
         try:
