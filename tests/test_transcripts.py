@@ -548,3 +548,11 @@ def test_text_in_any_encoding_is_still_text() -> None:
     for encoded in (said.encode("utf-8"), said.encode("utf-16-le"), said.encode("utf-16"), said.encode("cp1252"),
                     said.encode("utf-32")):
         assert "starter" in " ".join(s.text for s in parse_transcript(encoded, "text/plain"))
+
+
+def test_a_json_transcript_that_does_not_parse_says_where_in_plain_words() -> None:
+    """"Unterminated string starting at at line 1 column 61": the position was joined with " at"."""
+    with pytest.raises(TranscriptError) as caught:
+        parse_transcript(b'{"segments": [{"body": "unterminated', "application/json")
+    assert "Unterminated string starting at: line 1 column 24" in str(caught.value)
+    assert "at at" not in str(caught.value)

@@ -410,7 +410,8 @@ def _parse_json(text: str, url: str) -> list[Segment]:
         doc = json.loads(text, strict=False)
     except ValueError as exc:
         msg = getattr(exc, "msg", str(exc))
-        pos = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        # (": line", as Python says it: " at line" read "Unterminated string starting at at line 1 column 61")
+        pos = f": line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise _fail(JSON, f"invalid JSON ({msg}{pos})", url) from None
     items = doc.get("segments") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
