@@ -302,3 +302,16 @@ def test_the_search_passages_setting_turns_the_passage_step_on(sample_data: Path
         default.close()
         off.close()
         loud.close()
+
+
+def test_hits_that_tie_are_ranked_by_id_whatever_the_build() -> None:
+    """Two copies of one talk scored alike to the last digit shown, and their order was the index build's numbering:
+    a rebuild swapped our known item K310 with its copy (first to second). Ties within a millionth go by id."""
+    from podsearch.engines.base import EngineHit
+    from podsearch.feedback import FEEDBACK, with_passages
+
+    hits = [EngineHit("talk/b-copy", 10.0 + 1e-9), EngineHit("talk/a", 10.0), EngineHit("other", 9.0)]
+    ordered = with_passages(hits, [1.0, 1.0, 0.5], FEEDBACK)
+    assert [h.id for h in ordered] == ["talk/a", "talk/b-copy", "other"]
+    swapped = with_passages([hits[1], hits[0], hits[2]], [1.0, 1.0, 0.5], FEEDBACK)
+    assert [h.id for h in swapped] == ["talk/a", "talk/b-copy", "other"]

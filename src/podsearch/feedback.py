@@ -115,5 +115,8 @@ def with_passages(hits: list[EngineHit], windows: list[float], feedback: Feedbac
 def _reordered(head: list[EngineHit], tail: list[EngineHit], shares: list[float]) -> list[EngineHit]:
     """``head`` with each hit's share added to its score and sorted again, then ``tail`` as it was."""
     scored = [replace(h, score=h.score + share) for h, share in zip(head, shares)]
-    scored.sort(key=lambda h: -h.score)  # stable: ties keep the engine's order
+    # ties (to a millionth: two copies of one talk score alike but for the last bits of a sum) by id, the same in
+    # every build: in the engine's order they fell as the index build had numbered them, and a rebuild could swap a
+    # quote's episode with its copy (our known item K310 went from first to second)
+    scored.sort(key=lambda h: (-round(h.score, 6), h.id))
     return scored + tail
