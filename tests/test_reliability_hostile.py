@@ -27,7 +27,8 @@ PAYLOAD = """<script>alert("pwn")</script><img src=x onerror=alert(1)>"'&amp;"""
 RAW_SCRIPT = '<script>alert("pwn")</script>'
 VTT = "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v {who}>{text} herons wade in the marsh.\n"
 ODD_GUIDS = ["../../etc/passwd", "a/b?c=d#e&f=%2F", "épisode-😀-名前", "x" * 3000, "..\\..\\windows\\win.ini",
-             "%00 percent zero", "line one line two", "<b>bold</b> guid", "  spaced  "]
+             "%00 percent zero", "line one line two", "<b>bold</b> guid", "  spaced  ",
+             "/2019/05/ep-12", "a//b/"]  # (a leading slash or an empty segment: 404s until 5 December 2026)
 
 
 def item(guid: str, title: str, transcript: str = "", extra: str = "") -> str:

@@ -45,7 +45,7 @@ def shows():
     return jsonify({"shows": [show_json(s) for s in library().shows()]})
 
 
-@bp.get("/shows/<path:show_id>")
+@bp.get("/shows/<id:show_id>")
 @cacheable
 def show(show_id: str):
     lib = library()
@@ -60,13 +60,13 @@ def show(show_id: str):
     return jsonify(data)
 
 
-@bp.get("/episodes/<path:episode_id>")
+@bp.get("/episodes/<id:episode_id>")
 @cacheable
 def episode(episode_id: str):
     return jsonify(episode_json(library().episode(episode_id)))
 
 
-@bp.get("/similar/<path:episode_id>")
+@bp.get("/similar/<id:episode_id>")
 @stored
 def similar(episode_id: str):
     p = parse(MomentParams, request.args)
@@ -105,7 +105,7 @@ def _alias(rule: str, view: Callable[..., Any], **options: Any) -> None:
     site.add_url_rule(rule, view_func=view, **options)
 
 
-_alias("/similar/<path:episode_id>", similar, methods=["GET"])
+_alias("/similar/<id:episode_id>", similar, methods=["GET"])
 _alias("/similar", similar_text, methods=["GET", "POST"])
 
 

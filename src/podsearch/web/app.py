@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.routing import PathConverter
 
 from ..config import Config, load_config
 from ..load import LoadCounters
@@ -27,6 +28,15 @@ def template_folder() -> str:
     return str(here.parent.parent / "templates")
 
 
+class IdConverter(PathConverter):
+    """An episode's or show's id in a path: any text, slashes too, and also a leading one. Feeds write guids such
+    as ``/2019/05/ep-12`` (a relative guid is kept as written), and ``<path:...>`` takes no leading slash: such an
+    episode's page, its JSON and its nearby episodes were 404s."""
+
+    regex = ".+?"
+    part_isolating = False  # (Werkzeug makes a converter whose pattern has no "/" match one segment only)
+
+
 def create_app(config: Config | None = None, test_config: dict[str, Any] | None = None) -> Flask:
     """Build the app. ``config`` defaults to the environment (``PODSEARCH_*``) and config file."""
     config = config or load_config()
@@ -34,6 +44,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     # "/api/v1//search" is no route (404), not a redirect to the path with one slash: Werkzeug answered 308 with an
     # HTML body and a Location built from the request's Host header, whatever host it named
     app.url_map.merge_slashes = False
+    app.url_map.converters["id"] = IdConverter  # before the routes that use it
     app.config.update(PODSEARCH=config, JSON_SORT_KEYS=False)
     if test_config:
         app.config.update(test_config)

@@ -25,7 +25,7 @@ def _public(url: str) -> bool:
     return urlsplit(url).scheme.lower() in {"http", "https"}
 
 
-@bp.get("/embed/similar/<path:episode_id>")
+@bp.get("/embed/similar/<id:episode_id>")
 @holds_links
 def similar(episode_id: str):
     """The nearby episodes of one episode as a small page for an iframe.

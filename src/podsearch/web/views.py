@@ -148,7 +148,7 @@ def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict
     return rows, current
 
 
-@bp.get("/episodes/<path:episode_id>")
+@bp.get("/episodes/<id:episode_id>")
 def episode(episode_id: str):
     lib = library()
     t = parse(SeekParams, request.args).t
