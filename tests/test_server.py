@@ -468,6 +468,9 @@ def test_without_public_url_links_follow_the_host_vary_on_it_and_no_host_is_a_40
         for path in LINKING:
             status, headers, body = ask(live_server, path, host)
             assert status == 400 and "Host header names no host" in body and "http:///" not in body, (host, path)
+    # a host in punycode stays so: the feed linked to the look-alike "е.example" (Cyrillic) for "xn--e1a.example"
+    status, _, body = ask(live_server, "/search.rss?q=volcano", "xn--e1a.example")
+    assert status == 200 and "http://xn--e1a.example/" in body and "е.example" not in body
     # an answer without links does not read the host
     status, headers, body = ask(live_server, "/api/search?q=volcano", 'a"b')
     assert status == 200 and json.loads(body)["total"] >= 1 and "host" not in varies_on(headers)

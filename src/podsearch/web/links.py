@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 from flask import Flask, Response, current_app, request, url_for
 from werkzeug.exceptions import BadRequest
+from werkzeug.urls import iri_to_uri
 
 VARY = ("Host", "X-Forwarded-Host", "Forwarded")
 F = TypeVar("F")
@@ -36,7 +37,8 @@ def site_root() -> str:
     if not request.host:
         raise BadRequest("This answer holds links to this server, and the request's Host header names no host "
                          "(send the server's name, or set public_url).")
-    return request.url_root.rstrip("/")
+    # as a URI: Werkzeug gives the root as an IRI, so "Host: xn--e1a.example" made links to the look-alike "е.example"
+    return iri_to_uri(request.url_root).rstrip("/")
 
 
 def absolute_url(endpoint: str, **values: Any) -> str:
