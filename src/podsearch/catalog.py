@@ -423,6 +423,10 @@ class Catalog:
                 changed += 1
         return changed
 
+    def prune_gone(self, show_id: str) -> int:
+        """Delete the episodes of a show marked gone; returns how many."""
+        return self.db.execute("DELETE FROM episodes WHERE show_id = ? AND gone = 1", (show_id,)).rowcount
+
     def delete_episode(self, episode_id: str) -> None:
         self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
 

@@ -13,7 +13,6 @@ config that lists feeds, a row it does not list is dropped, but its episodes are
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -41,11 +40,9 @@ def normalize_source(source: str) -> str:
         if not path.is_file():
             raise InputError(f"{source} is neither an http(s) URL nor a file")
         return str(path.resolve())
-    if not re.match(r"^https?://", source, re.I):
-        raise InputError(f"{source}: only http(s) URLs and local paths can be added")
-    problem = http_url_problem(source)
+    problem = http_url_problem(source)  # (the one check of an http(s) address: scheme, host, port)
     if problem:
-        raise InputError(f"{source} is no feed address: {problem}")
+        raise InputError(f"{source} is no feed address: {problem}; only http(s) URLs and local paths can be added")
     return source
 
 
@@ -56,7 +53,8 @@ def add_feed(config: Config, source: str) -> tuple[str, bool]:
     if source in config.feeds:
         raise InputError(f"{source} is already listed in the config file {config.path}")
     with Catalog.in_dir(config.data_dir) as cat:
-        known = any(row["source"] == source and row["origin"] == ADDED for row in cat.feeds())
+        state = cat.feed_state(source)
+        known = state is not None and state["origin"] == ADDED
         if not known:
             cat.set_feed_state(source, origin=ADDED)
     return source, not known

@@ -188,8 +188,7 @@ class FeedIngest:
                 self._count(self.catalog.upsert_episode(ep))
             self._store_validators(done)
             if self.prune:  # the episodes marked gone by earlier runs go too (only a changed feed's went)
-                kept = [e.id for e in self.catalog.episodes(show_id, include_gone=False)]
-                self.report.gone += self.catalog.mark_gone(show_id, kept, prune=True)
+                self.report.gone += self.catalog.prune_gone(show_id)
             self.catalog.set_feed_state(source, last_fetch=time.time())
         self.report.unchanged += total - len(read_again)
 
