@@ -626,3 +626,91 @@ def test_scheduled_reindex_never_overlaps_another(sample_data):
     assert code == 0
     assert "scheduled reindex skipped: Another reindex is running" in err
     assert "method=" not in err  # --no-access-log
+
+
+def _queued(client: str, path: str, forwarded: str = "") -> Any:
+    """A connection with one whole request waiting, as waitress hands it to its task queue (``path`` may end in
+    ``?n``, which only tells two requests apart)."""
+    from types import SimpleNamespace
+
+    headers = {"X_FORWARDED_FOR": forwarded} if forwarded else {}
+    return SimpleNamespace(addr=(client, 40000), podsearch_client=client_of(client), label=f"{client} {path}",
+                           requests=[SimpleNamespace(path=path.split("?")[0], headers=headers)])
+
+
+def test_the_task_queue_serves_clients_in_turn_and_other_requests_before_searches():
+    """Waitress's queue was first come, first served: one client's eight queued searches came before everyone
+    else's requests. Rounds per client: a client with nothing queued goes ahead of a client's second, third ...
+    request; within a round, a request that does not search goes first; one client's requests keep their order."""
+    from podsearch.server import fair_dispatcher
+
+    queue = fair_dispatcher()(frozenset({"/api/search", "/search"}), "")
+    for n in range(4):
+        queue.add_task(_queued("203.0.113.7", f"/api/search?{n}"))
+    queue.add_task(_queued("198.51.100.2", "/api/search"))
+    queue.add_task(_queued("192.0.2.9", "/healthz"))
+    queue.add_task(_queued("203.0.113.7", "/healthz"))  # the busy client's own: after its searches
+    assert [t.label for t in queue.queue] == [
+        "192.0.2.9 /healthz", "203.0.113.7 /api/search?0", "198.51.100.2 /api/search",
+        "203.0.113.7 /api/search?1", "203.0.113.7 /api/search?2", "203.0.113.7 /api/search?3",
+        "203.0.113.7 /healthz"]
+    for _ in range(4):  # served, up to the busy client's second search: a client that comes now has the round
+        queue.started(queue.queue.popleft())  # now served, not the first round that was (it was not waiting)
+    queue.add_task(_queued("192.0.2.44", "/api/search?a"))
+    queue.add_task(_queued("192.0.2.44", "/api/search?b"))
+    assert [t.label for t in queue.queue] == [
+        "192.0.2.44 /api/search?a", "203.0.113.7 /api/search?2", "192.0.2.44 /api/search?b",
+        "203.0.113.7 /api/search?3", "203.0.113.7 /healthz"]
+
+
+def test_behind_the_trusted_proxy_each_forwarded_client_has_its_turn():
+    from podsearch.server import fair_dispatcher
+
+    queue = fair_dispatcher()(frozenset({"/api/search"}), "127.0.0.1")
+    for n in range(3):
+        queue.add_task(_queued("127.0.0.1", f"/api/search?{n}", forwarded="10.0.0.1, 203.0.113.7"))
+    queue.add_task(_queued("127.0.0.1", "/api/search", forwarded="198.51.100.2"))
+    queue.add_task(_queued("203.0.113.50", "/api/search?x", forwarded="198.51.100.3"))  # not the proxy: its own
+    assert [t.label for t in queue.queue] == [
+        "127.0.0.1 /api/search?0", "127.0.0.1 /api/search", "203.0.113.50 /api/search?x",
+        "127.0.0.1 /api/search?1", "127.0.0.1 /api/search?2"]
+
+
+def test_a_client_with_many_searches_queued_does_not_make_another_wait_for_them_all(sample_data):
+    """The real server, two workers: one client queues 24 searches at once, then another asks for /healthz and
+    one search. First come, first served answered the second client after nearly all 24; in turn, it is answered
+    among the first few."""
+    server = start_server(sample_data, "--threads", "2", env={"PODSEARCH_RATE_LIMIT": "0"})
+    port = port_of(server)
+    heavy = '"going to think about the" know like really people just things'  # 12 words: ordinary
+    try:
+        busy = [connect_from(port, "127.0.0.2") for _ in range(24)]
+        other = [connect_from(port, "127.0.0.3") for _ in range(2)]
+        for n, sock in enumerate(busy):
+            sock.sendall(f"GET /api/search?q={quote(heavy)}&per_page=50&n={n} HTTP/1.1\r\nHost: x\r\n"
+                         "Connection: close\r\n\r\n".encode())
+        other[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        other[1].sendall(b"GET /api/search?q=volcano HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        order = []
+        for sock in busy + other:
+            sock.settimeout(30)
+        pending = {sock: b"" for sock in busy + other}
+        import selectors
+
+        with selectors.DefaultSelector() as sel:
+            for sock in pending:
+                sel.register(sock, selectors.EVENT_READ)
+            while pending:
+                for key, _ in sel.select(timeout=30):
+                    chunk = key.fileobj.recv(65536)
+                    pending[key.fileobj] += chunk
+                    if not chunk:
+                        order.append(key.fileobj)
+                        assert pending.pop(key.fileobj).startswith(b"HTTP/1.1 200"), "every request answered"
+                        sel.unregister(key.fileobj)
+        for sock in busy + other:
+            sock.close()
+    finally:
+        stop(server)
+    assert order.index(other[0]) < 6 and order.index(other[1]) < 8, [busy.index(s) if s in busy else "other"
+                                                                         for s in order]

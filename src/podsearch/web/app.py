@@ -51,6 +51,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     served = app.extensions[EXTENSION] = Library.from_config(config)
     served.load = LoadCounters(config.data_dir)  # the serving process's counters, which `podsearch stats` reads
     app.extensions[admission.EXTENSION] = admission.Admission(int(config.threads), int(config.expensive_searches))
+    app.extensions["podsearch_search_paths"] = limits.SEARCH_PATHS  # the server queues them after other requests
 
     app.register_blueprint(views.bp)
     app.register_blueprint(embed.bp)  # the widget and /opensearch.xml
