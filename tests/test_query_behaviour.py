@@ -150,6 +150,19 @@ def test_a_quote_remembered_wrong_finds_its_episode_and_says_so(client, sample_d
 
 
 @BOTH
+def test_a_quote_whose_words_no_episode_holds_together_finds_nothing(client, sample_data: Path) -> None:
+    """``"waggle dance"`` on the site corpus, where no episode says "waggle", answered 90 episodes saying "dance"
+    with the note that they held the quoted words. A quote is read as its words only when an episode holds every
+    one; a long one, ranked on any word, says that its answers hold some of them."""
+    assert api(client, "waggle")["total"] and api(client, "sourdough")["total"]
+    assert api(client, "waggle sourdough")["relaxed"]  # (no episode holds both: unquoted, any of them will do)
+    assert api(client, '"waggle sourdough"')["total"] == 0
+    long = api(client, '"the bees waggle about sourdough starters every morning"')
+    assert long["total"] and long["corrected"]
+    assert any(note.endswith("these hold some of them.") for note in long["notes"]), long["notes"]
+
+
+@BOTH
 @pytest.mark.parametrize("q", ["twenty-four", "stretch-and-folds sourdough"])
 def test_a_hyphenated_word_sorted_by_date(client, sample_data: Path, q: str) -> None:
     """A hyphenated word is read as ``((twenty four) ANDMAYBE twenty-four)``; sorted by date (and so in the search

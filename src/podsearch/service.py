@@ -19,7 +19,7 @@ from .answers import SearchResult, SimilarItem, SimilarResult, person_label, sea
 from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult
-from .engines.querytext import has_syntax, phrases_as_words, plain_words
+from .engines.querytext import any_word_first, has_syntax, phrases_as_words, plain_words
 from .episodes import Episode, Segment, Show, person_key
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
@@ -190,7 +190,11 @@ class Library:
             better = self._ranked(replace(query, text=words, suggest=False))
             if better.timed_out:
                 return found
+            if better.relaxed and not better.all_words:  # (no episode holds every word: "waggle dance" found
+                continue  # 90 episodes saying "dance", said to hold the quoted words)
             if better.total:
+                if better.relaxed or any_word_first(words):  # (ranked on any word: some hold them all, or none)
+                    how = "hold some of them"
                 better.corrected = words
                 better.notes = [f"No episode says the quoted words as typed; these {how}.", *better.notes]
                 return better
