@@ -17,6 +17,7 @@ from conftest import ENGINES
 
 from podsearch.catalog import Catalog
 from podsearch.engines.querytext import RELAX_BELOW, phrases_as_words
+from podsearch.engines.spelling import words_of_the_language
 from podsearch.engines.whoosh.analysis import spoken_analyzer
 
 BOTH = pytest.mark.parametrize("engine_name", ENGINES)  # the test runs on Whoosh and OpenSearch
@@ -160,6 +161,20 @@ def test_a_quote_whose_words_no_episode_holds_together_finds_nothing(client, sam
     long = api(client, '"the bees waggle about sourdough starters every morning"')
     assert long["total"] and long["corrected"]
     assert any(note.endswith("these hold some of them.") for note in long["notes"]), long["notes"]
+
+
+@BOTH
+def test_a_real_word_the_index_lacks_is_answered_as_typed_and_a_typo_as_corrected(client) -> None:
+    """``Pynchon`` was answered with 671 site episodes about Python and ``waggle dance`` as "wiggle dance": a word of
+    the language (wordfreq) is no typo. It is answered as typed, with the suggestion offered ("Did you mean");
+    a word of no language is answered for its correction, as before."""
+    real = api(client, "wiggle")
+    assert (real["total"], real["corrected"], real["suggestion"]) == (0, None, "waggle")
+    typo = api(client, "sourdouhg")
+    assert typo["total"] and typo["corrected"] == "sourdough"
+    assert words_of_the_language("wiggle sourdouhg", "waggle sourdough", ["en"]) == ["wiggle"]
+    assert words_of_the_language("Straße", "Strace", ["en", "de"]) == ["Straße"]
+    assert words_of_the_language("kuberentes", "kubernetes", ["en", "xx"]) == []
 
 
 @BOTH

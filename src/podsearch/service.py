@@ -20,6 +20,7 @@ from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult
 from .engines.querytext import any_word_first, has_syntax, phrases_as_words, plain_words
+from .engines.spelling import words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
@@ -146,8 +147,9 @@ class Library:
         try:
             query = req.engine_query(deadline)
             found = self._ranked(query)
-            if req.correct and found.suggestion and not found.timed_out:  # (a word of it no episode holds)
-                found = self._corrected(query, found)
+            if req.correct and found.suggestion and not found.timed_out and not words_of_the_language(
+                    query.text, found.suggestion, self.engine.read_as(query.filters.language)):
+                found = self._corrected(query, found)  # (a word of it no episode holds, a typo: no real word)
             if req.correct and not found.total and not found.timed_out:  # (a phrase no episode says)
                 found = self._unquoted(query, found)
             if not found.total and not found.timed_out:
