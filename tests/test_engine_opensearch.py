@@ -158,3 +158,55 @@ def test_a_search_whose_context_was_lost_with_a_node_is_asked_again() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def hung_node():
+    """A node that takes connections and requests and never answers (a stopped process: `kill -STOP`)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)  # (never accepted: the kernel completes the connections and keeps what they send)
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+
+
+def test_a_hung_node_holds_a_search_no_longer_than_its_deadline(hung_node: str) -> None:
+    """Stopped with SIGSTOP, a node held every search (and /readyz, /similar) for 122 s: four tries of the 30 s
+    read timeout. A search now waits until its deadline and a second more; a request without one is not tried
+    again after a read timeout (a hung node is no overloaded one)."""
+    from podsearch.engines.base import EngineQuery
+    from podsearch.engines.opensearch import OpenSearchEngine
+    from podsearch.engines.opensearch.client import ClientOptions, OpenSearchClient
+
+    engine = OpenSearchEngine(ClientOptions(urls=(hung_node,), timeout=30.0, backoff=0.01))
+    started = time.monotonic()
+    with pytest.raises(EngineUnavailable, match="did not answer within the search's deadline|no answer within"):
+        engine.search(EngineQuery(text="volcano", deadline=time.monotonic() + 0.5))
+    assert time.monotonic() - started < 4.0
+    client = OpenSearchClient(ClientOptions(urls=(hung_node,), timeout=1.0, retries=3, backoff=0.01))
+    started = time.monotonic()
+    with pytest.raises(EngineUnavailable, match=r"no answer within 1 s"):
+        client.request("GET", "/_cluster/health")
+    assert time.monotonic() - started < 2.5  # (one try, not four)
+
+
+def test_with_the_cluster_down_what_does_not_search_is_still_answered(sample_data: Path) -> None:
+    """/similar, an episode's JSON and the shows come from the catalog and the model, not the cluster; with the
+    cluster down they were 503s, because the cache's version asked the cluster for its stamp. A search is a 503
+    that says so."""
+    from urllib.parse import quote
+
+    from opensearch_node import free_port
+
+    from podsearch.web.app import create_app
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": f"http://127.0.0.1:{free_port()}",
+                                         "opensearch_timeout": "2"})
+    client = create_app(config).test_client()
+    episode = Catalog(sample_data / "catalog.sqlite").episode_ids()[0]
+    for path in (f"/similar/{quote(episode, safe='')}", f"/api/episodes/{quote(episode, safe='')}", "/api/shows"):
+        assert client.get(path).status_code == 200, path
+    down = client.get("/api/search?q=volcano")
+    assert down.status_code == 503 and "unavailable" in down.get_json()["error"]["message"]

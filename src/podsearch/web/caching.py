@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from flask import Flask, Response, current_app, g, request
 
 from .. import __version__
-from ..errors import PodsearchError
+from ..errors import EngineUnavailable, PodsearchError
 from ..lru import LRU
 from ..service import Library
 from .admission import OUTCOME
@@ -69,7 +69,10 @@ class AnswerStore:
 
 def data_version(lib: Library) -> tuple[str, float]:
     """A short token that changes whenever the served data may have changed, and when that was."""
-    index_stamp = lib.engine.stamp()
+    try:
+        index_stamp = lib.engine.stamp()
+    except EngineUnavailable:  # (the search cluster is down or hung: what does not need it, the episodes, their
+        index_stamp = ("unavailable", 0.0)  # nearby episodes, is still answered; a search says 503 itself)
     model_stamp = lib.model_generations.stamp()
     try:
         last = lib.catalog.last_run()

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ... import languages
-from ...errors import EngineRequestError, IndexMissing, PodsearchError, QueryError
+from ...errors import EngineRequestError, EngineUnavailable, IndexMissing, PodsearchError, QueryError
 from ...lru import LRU
 from .. import compounds, spelling
 from ..base import (
@@ -60,6 +60,7 @@ BULK_RETRIES = 6  # sends of items refused for overload (429), with a doubling p
 SCAN_PAGE = 5000
 APART_CACHE = 4096  # words and pairs whose other spelling (compounds.apart) is kept for the served index
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
+STAMP_TIMEOUT = 3.0  # seconds the stamp's two requests may each wait (a hung node held every cacheable answer 2 minutes)
 HEALTH_WAIT = "60s"  # a rebuilt index waits this long for its replicas before it is swapped in
 _WORD = re.compile(r"\w+")
 
@@ -132,6 +133,7 @@ class OpenSearchEngine:
         self.alias, self.shards, self.replicas = index, shards, replicas
         self._lock = threading.Lock()
         self._stamp: tuple[float, tuple[str, float], str] | None = None  # (read at, stamp, concrete index)
+        self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
         self._profiles: tuple[str, list[str]] | None = None
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
 
@@ -151,13 +153,21 @@ class OpenSearchEngine:
         with self._lock:
             if self._stamp is not None and now - self._stamp[0] < STAMP_SECONDS:
                 return self._stamp[1], self._stamp[2]
-        found = self.client.request("GET", f"/_alias/{self.alias}", allow=(404,))
-        stamp, concrete = ("", 0.0), ""
-        if isinstance(found, dict) and found and "error" not in found and "status" not in found:
-            concrete = sorted(found)[-1]
-            mapping = self.client.request("GET", f"/{concrete}/_mapping", allow=(404,)) or {}
-            meta = mapping.get(concrete, {}).get("mappings", {}).get("_meta", {})
-            stamp = (f"{concrete}/{meta.get('stamp', '')}", float(meta.get("time", 0.0)))
+            if self._unavailable is not None and now - self._unavailable[0] < STAMP_SECONDS:
+                raise self._unavailable[1]  # (said again for a second, not asked again by every request)
+        wait = min(STAMP_TIMEOUT, self.client.options.timeout)
+        try:
+            found = self.client.request("GET", f"/_alias/{self.alias}", allow=(404,), timeout=wait)
+            stamp, concrete = ("", 0.0), ""
+            if isinstance(found, dict) and found and "error" not in found and "status" not in found:
+                concrete = sorted(found)[-1]
+                mapping = self.client.request("GET", f"/{concrete}/_mapping", allow=(404,), timeout=wait) or {}
+                meta = mapping.get(concrete, {}).get("mappings", {}).get("_meta", {})
+                stamp = (f"{concrete}/{meta.get('stamp', '')}", float(meta.get("time", 0.0)))
+        except EngineUnavailable as exc:
+            with self._lock:
+                self._unavailable = (time.monotonic(), exc)
+            raise
         with self._lock:
             self._stamp = (now, stamp, concrete)
         return stamp, concrete
@@ -389,6 +399,10 @@ class OpenSearchEngine:
             raise
 
     def search(self, q: EngineQuery) -> EngineResult:
+        with self.client.within(q.deadline):  # (a hung node answers within the deadline, not in four 30 s tries)
+            return self._search(q)
+
+    def _search(self, q: EngineQuery) -> EngineResult:
         text = q.text.strip()
         filters = filter_clauses(q.filters)
         base: dict[str, Any] = {"from": (q.page - 1) * q.per_page, "size": q.per_page, "track_total_hits": True,

@@ -11,13 +11,15 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import urllib3
 from urllib3.exceptions import HTTPError as TransportError
+from urllib3.exceptions import ReadTimeoutError
 
 from ...errors import ConfigError, EngineRequestError, EngineUnavailable
 from ...urls import http_url_problem
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 DEAD_FOR = 5.0  # seconds a node that refused a connection is skipped (unless no node is left)
+GRACE = 1.0  # seconds past a search's deadline its answer may still take to arrive (the node's timeout is best effort)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,30 @@ class OpenSearchClient:
         self._lock = threading.Lock()
         self._next = 0
         self._dead: dict[str, float] = {}
+        self._within = threading.local()
+
+    @contextmanager
+    def within(self, deadline: float | None) -> Iterator[None]:
+        """The requests this thread makes in the block wait for an answer until ``deadline`` (``time.monotonic()``)
+        plus :data:`GRACE` at most, and are not tried again past it: a search's. A hung node (stopped, not gone)
+        held each search for 122 s, four tries of the 30 s read timeout, whatever its 1 s deadline."""
+        before = getattr(self._within, "deadline", None)
+        self._within.deadline = deadline
+        try:
+            yield
+        finally:
+            self._within.deadline = before
+
+    def _left(self) -> float | None:
+        """Seconds this thread's requests may still wait (None: no deadline); EngineUnavailable when none."""
+        deadline = getattr(self._within, "deadline", None)
+        if deadline is None:
+            return None
+        left = deadline + GRACE - time.monotonic()
+        if left <= 0:
+            raise EngineUnavailable(f"OpenSearch at {', '.join(self.bases)} did not answer within the search's "
+                                    "deadline; try again in a moment.")
+        return left
 
     # -- nodes -----------------------------------------------------------------------------------
     def _order(self) -> list[str]:
@@ -102,15 +129,21 @@ class OpenSearchClient:
         allowed = set(allow)
         delay = self.options.backoff
         last = ""
+        hung = False  # a node took the request and did not answer in time: no further tries (it is not overload)
         for attempt in range(self.options.retries + 1):
             for base in self._order():
-                extra: dict[str, Any] = {"timeout": timeout} if timeout else {}
+                wait = timeout or self.options.timeout
+                left = self._left()
+                if left is not None:
+                    wait = min(wait, left)
                 try:
                     resp = self._http.request(method, base + path + query, body=data,
-                                              headers={"Content-Type": kind, "Accept": "application/json"}, **extra)
+                                              headers={"Content-Type": kind, "Accept": "application/json"},
+                                              timeout=urllib3.Timeout(connect=min(5.0, wait), read=wait))
                 except TransportError as exc:
                     self._mark_dead(base)
-                    last = f"{base}: {exc.__class__.__name__}: {exc}"
+                    hung = hung or isinstance(exc, ReadTimeoutError)
+                    last = f"{base}: {_transport_problem(exc, wait)}"
                     log.info("OpenSearch node %s failed (%s); trying another", base, exc)
                     continue
                 decoded = _decode(resp.data)
@@ -121,7 +154,12 @@ class OpenSearchClient:
                     break  # overloaded or unavailable: pause, then try again
                 raise EngineRequestError(f"OpenSearch refused {method} {path}: HTTP {resp.status}: {_reason(decoded)}",
                                          resp.status, decoded)
+            if hung:
+                break
             if attempt < self.options.retries:
+                left = self._left()
+                if left is not None and left <= delay:
+                    break
                 time.sleep(delay)
                 delay *= 2
         raise EngineUnavailable(f"OpenSearch at {', '.join(self.bases)} is unavailable ({last}).")
@@ -147,7 +185,8 @@ class OpenSearchClient:
                 if exc.status < 500 and not _lost_context(exc):
                     raise
                 problem = exc
-            if attempt >= self.options.retries:
+            left = self._left() if attempt < self.options.retries else 0.0
+            if left is not None and left <= delay:
                 raise problem
             log.info("OpenSearch search failed (%s); asking again", problem)
             attempt += 1
@@ -156,6 +195,15 @@ class OpenSearchClient:
 
     def close(self) -> None:
         self._http.clear()
+
+
+def _transport_problem(exc: Exception, wait: float) -> str:
+    """What went wrong on the way to a node, in words (not urllib3's repr of its connection object)."""
+    if isinstance(exc, ReadTimeoutError):
+        return f"no answer within {wait:.3g} s"
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return "cannot connect"
+    return exc.__class__.__name__
 
 
 def _lost_context(exc: EngineRequestError) -> bool:
