@@ -66,7 +66,8 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         "analyze_wildcard": False, "auto_generate_synonyms_phrase_query": False, "lenient": True,
         # a fuzzy word (word~, word~2) as Whoosh reads it (engines/whoosh/bounds.py): its first letter as typed,
         # its 64 most frequent matches
-        "fuzzy_prefix_length": 1, "fuzzy_max_expansions": 64}}
+        "fuzzy_prefix_length": 1, "fuzzy_max_expansions": 64,
+        "fuzziness": 1}}  # (``word~`` with no number: 1 edit, as on Whoosh; OpenSearch's AUTO took 2 for 5+ letters)
 
 
 def operator_groups(text: str) -> str:
@@ -197,6 +198,12 @@ def _fuzzy_stem(m: re.Match[str], profile: str) -> str:
     return stems[0] if len(stems) == 1 else m.group(1)
 
 
+def _instant(when: Any) -> str:
+    """A filter's date as the index's format reads it, the year in four digits (``strftime("%Y")`` wrote the year
+    1 as "1": ``from=0001`` was a 400 quoting OpenSearch's parser)."""
+    return when.isoformat(timespec="seconds")[:19]
+
+
 # Whoosh's ranges as people write them: "[2025-01-01 to 2025-12-31]", "[2025 to]", "{to 2024}"
 _RANGE = re.compile(r"([\[{])\s*(?:([^\s\]}]*)\s+)?(?:to|TO)(?:\s+([^\s\]}]*))?\s*([\]}])")
 
@@ -242,9 +249,9 @@ def filter_clauses(f: Filters) -> list[dict[str, Any]]:
     if f.published_from or f.published_to:
         bounds = {}
         if f.published_from:
-            bounds["gte"] = f.published_from.strftime("%Y-%m-%dT%H:%M:%S")
+            bounds["gte"] = _instant(f.published_from)
         if f.published_to:
-            bounds["lte"] = f.published_to.strftime("%Y-%m-%dT%H:%M:%S")
+            bounds["lte"] = _instant(f.published_to)
         clauses.append({"range": {"published": bounds}})
     if f.duration_min is not None or f.duration_max is not None:
         bounds = {}
