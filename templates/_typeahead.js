@@ -16,7 +16,7 @@
     if (item.kind === 'show' && item.id) { location.href = form.dataset.show.replace('__ID__', encodeURIComponent(item.id)); return; }
     if (item.kind === 'episode' && item.id) { location.href = form.dataset.episode.replace('__ID__', encodeURIComponent(item.id)); return; }
     if (item.kind === 'person') { location.href = form.action + '?person=' + encodeURIComponent(item.text); return; }
-    input.value = item.text; close(); form.submit();
+    input.value = asked.replace(/\S*$/, item.text); close(); form.submit();  // a word completes the last one typed
   }
   function render(data) {
     items = data.suggestions || [];

@@ -381,6 +381,25 @@ def test_typeahead_shows_suggestions_and_keyboard_picks_one(site, tab):
     assert tab.errors == []
 
 
+def test_a_word_picked_from_the_typeahead_completes_the_last_word_and_keeps_the_others(site, tab):
+    """``machine lear`` with ``learn`` picked searched ``learn``: the words before were thrown away."""
+    page = tab.page
+    tab.goto(site.url("/"))
+    box = page.locator("#q")
+    box.press_sequentially("caramel su", delay=40)
+    options = page.locator("#q-list [role=option]")
+    options.first.wait_for(state="visible")
+    words = [i for i in range(options.count()) if options.nth(i).locator("small").count() == 0]
+    assert words, options.all_inner_texts()
+    word = options.nth(words[0]).inner_text().strip()
+    for _ in range(words[0] + 1):
+        box.press("ArrowDown")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/search\?"))
+    assert page.locator("#q").input_value() == f"caramel {word}"
+    assert tab.errors == []
+
+
 def test_no_console_errors_on_any_page(site, tab):
     pages = ["/", "/search", "/search?q=caramel", "/search?q=sugar&sort=date", "/search?q=qqqxxyz",
              "/shows/the-kitchen-lab", "/shows/deep-earth", "/embed/similar/kitchen-3", "/embed/similar/kitchen-3?link=podsearch"]
