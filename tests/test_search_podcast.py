@@ -162,6 +162,27 @@ def test_did_you_mean_on_the_site(site_lib: Library) -> None:
         assert suggestion in ("", None) or (" to " not in f" {suggestion} " and "scrape" not in suggestion
                                             and not suggestion.startswith("time ")), (q, suggestion)
     assert not site_lib.search(SearchRequest(q="schnorr signatures")).suggestion
+    for q in ("Pynchon", "quinoa", "Straße"):  # words of a language: answered as typed, a suggestion beside them
+        answer = site_lib.search(SearchRequest(q=q))
+        assert not answer.corrected and answer.total == 0, (q, answer.corrected, answer.total)
+
+
+@pytest.mark.parametrize("q", ["webrtc nat traversal", "schnorr signatures"])
+def test_a_moment_links_the_paragraph_it_quotes(site_lib: Library, q: str) -> None:
+    """The page's transcript gives paragraphs that start in one second ids of their own (``t255``, ``t255-15``);
+    a moment linked ``#t255``, the first of them, where 15 paragraphs of an HTML transcript shared 16:06. A moment
+    of a transcript without times had no link at all (every Bitcoin show)."""
+    from podsearch.follow import plain
+    from podsearch.web.views import transcript_rows
+
+    moments = [(h.id, m) for h in site_lib.search(SearchRequest(q=q, per_page=20)).hits for m in h.moments]
+    assert moments
+    for episode_id, m in moments:
+        rows, _ = transcript_rows(site_lib.catalog.segments(episode_id), None)
+        said = " ".join(rows[m.segment]["seg"].text.split())
+        assert rows[m.segment]["anchor"] == m.anchor and all(part.strip() in said for part in plain(m.text).split("…"))
+    assert any(m.start is None and m.anchor.startswith("p") for _, m in moments) or q != "schnorr signatures"
+    assert any("-" in m.anchor for _, m in moments) or q != "webrtc nat traversal"
 
 
 def test_the_catalog_is_the_one_the_sets_were_judged_on(site_eval: Path) -> None:

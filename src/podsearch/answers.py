@@ -45,6 +45,19 @@ class Moment:
     speaker: str
     text: str  # highlighted HTML (escaped, matches in <mark>)
     chapter: str = ""
+    segment: int | None = None  # its place in the episode's transcript (from 0)
+    anchor: str = ""  # its paragraph's id on the episode page (segment_anchor)
+
+
+def segment_anchor(place: int, start: float | None, before: float | None) -> str:
+    """The id of a transcript paragraph on the episode page, from its place, its start and the start of the one
+    before it: ``t754`` (its start second), ``t754-18`` when the one before starts in the same second (its place,
+    from 1), ``p12`` when it has no time."""
+    if start is None:
+        return f"p{place + 1}"
+    if place and before is not None and int(before) == int(start):
+        return f"t{int(start)}-{place + 1}"
+    return f"t{int(start)}"
 
 
 @dataclass
@@ -188,8 +201,9 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
                                       else ())
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
     # the notes are empty: the first segment may be the snippet
-    rows = catalog.segments_at({i: places + [0] if not episodes[i].description_text and 0 not in places
-                                else places for i, places in picks.items()}) if picks else {}
+    rows = catalog.segments_at({i: sorted({*places, *(p - 1 for p in places if p), *([0] if not episodes[i].description_text
+                                                                                else [])})
+                                for i, places in picks.items()}) if picks else {}  # (and each one's before it)
     shows = catalog.show_titles()
     hits = []
     unread = len(ids) - len(picks)  # hits whose segments may be analysed
@@ -202,7 +216,7 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
         ana = analyzer(lang)
         moments = None
         if h.id in picks:
-            chosen = [rows.get((h.id, i)) for i in picks[h.id]]
+            chosen = [(i, rows.get((h.id, i)), rows.get((h.id, i - 1))) for i in picks[h.id]]
             moments = _moments(chosen, transcript_terms, ana, ep.chapters, strict=True)
             ep.segments = [rows[h.id, 0]] if (h.id, 0) in rows else []  # for the snippet, when nothing else
         if moments is None and transcript_terms:  # no counts, or the catalog changed since the index was written
@@ -475,7 +489,8 @@ def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyz
         scored.append((_moment_score(len(set(matched)), len(matched), length), i))
         scored.sort(key=lambda p: (-p[0], p[1]))
         del scored[top:]
-    return _moments([segments[i] for _, i in scored[:top]], terms, analyzer, chapters) or [], read
+    return _moments([(i, segments[i], segments[i - 1] if i else None) for _, i in scored[:top]], terms, analyzer,
+                    chapters) or [], read
 
 
 def _moment_score(distinct: int, tokens: int, length: float) -> float:
@@ -493,13 +508,13 @@ def best_segments(counts: SegmentCounts, top: int = MOMENTS) -> list[int]:
     return [i for _, i in scored[:top]]
 
 
-def _moments(chosen: list[Segment | None], terms: set[str], analyzer: TextAnalyzer,
+def _moments(chosen: list[tuple[int, Segment | None, Segment | None]], terms: set[str], analyzer: TextAnalyzer,
              chapters: list[Chapter] | None, strict: bool = False) -> list[Moment] | None:
-    """The chosen segments as moments, their matches marked. ``strict`` (segments chosen from the index's
-    counts): None when one of them is missing or holds none of the terms (the catalog changed since the index
-    was written)."""
+    """The chosen segments, each as (its place, it, the segment before it), as moments, their matches marked.
+    ``strict`` (segments chosen from the index's counts): None when one of them is missing or holds none of the
+    terms (the catalog changed since the index was written)."""
     moments = []
-    for seg in chosen:
+    for place, seg, before in chosen:
         text = highlight(seg.text, terms, analyzer) if seg is not None else ""
         if seg is None or (strict and "<mark>" not in text):
             return None
@@ -507,5 +522,6 @@ def _moments(chosen: list[Segment | None], terms: set[str], analyzer: TextAnalyz
         for ch in chapters or []:
             if seg.start is not None and ch.start <= seg.start:
                 chapter = ch.title
-        moments.append(Moment(start=seg.start, speaker=seg.speaker, text=text, chapter=chapter))
+        moments.append(Moment(start=seg.start, speaker=seg.speaker, text=text, chapter=chapter, segment=place,
+                              anchor=segment_anchor(place, seg.start, before.start if before is not None else None)))
     return moments

@@ -41,7 +41,10 @@ SCHEMAS: dict[str, Any] = {
         message={"type": "string", "description": "What went wrong and how to fix it, for people."})),
     "Moment": _obj(["start", "speaker", "text"], start=NUMBER_OR_NULL, speaker=STR,
                    text={"type": "string", "description": "Escaped HTML; matches wrapped in <mark>."},
-                   chapter=STR),
+                   chapter=STR,
+                   segment={**INT_OR_NULL, "description": "Its place in the transcript, from 0."},
+                   anchor={"type": "string", "description": "Its paragraph's id on the episode page (t754, t754-18, "
+                           "p12)."}),
     "Hit": _obj(["id", "title", "show", "published", "url", "snippet", "moments"],
                 id=STR, title=STR, show=STR, show_id=STR,
                 published={"type": ["string", "null"], "description": "ISO 8601 UTC"}, url=STR, audio_url=STR,

@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
 
-from ..answers import SearchResult
+from ..answers import SearchResult, segment_anchor
 from ..episodes import Segment
 from ..errors import IndexMissing, PodsearchError, QueryError
 from ..requests import MAX_DEPTH, MAX_QUERY_CHARS, SearchRequest, SeekParams, ShowPageParams, parse
@@ -135,14 +135,17 @@ def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]
 
 
 def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict[str, Any]], int]:
-    """Each segment with a stable anchor (``t754``: its start second) and the index of the one playing at ``t``."""
+    """Each segment with a stable anchor (``answers.segment_anchor``: ``t754``, its start second, as the moments of
+    a search link it) and the index of the one playing at ``t``: the first of those that start in the latest second
+    at or before it."""
     rows, seen, current = [], set(), -1
     for i, seg in enumerate(segments):
-        anchor = f"t{int(seg.start)}" if seg.start is not None else f"p{i + 1}"
-        if anchor in seen:
+        anchor = segment_anchor(i, seg.start, segments[i - 1].start if i else None)
+        if anchor in seen:  # (a transcript whose times go back)
             anchor = f"{anchor}-{i + 1}"
         seen.add(anchor)
-        if t is not None and seg.start is not None and seg.start <= t:
+        if t is not None and seg.start is not None and seg.start <= t and (
+                current < 0 or int(seg.start) != int(segments[current].start or 0)):
             current = i
         rows.append({"seg": seg, "anchor": anchor})
     return rows, current
