@@ -72,7 +72,7 @@ def test_search_answers_a_misspelled_query_for_its_suggestion_unless_no_correct(
     data = json.loads(result.output)
     assert data["corrected"] == "waggle dance" and data["hits"][0]["id"] == "tag:example.org,2024:field-notes/ep-01"
     printed = runner.invoke(main, ["--data", str(sample_data), "search", "waggle dnace"]).output
-    assert "for 'waggle dance' (--no-correct: as typed)" in printed
+    assert "for 'waggle dance', not 'waggle dnace' (--no-correct: as typed)" in printed
     typed = json.loads(runner.invoke(main, ["--data", str(sample_data), "search", "waggle dnace", "--no-correct",
                                             "--json"]).output)
     assert typed["corrected"] is None and typed["suggestion"] == "waggle dance"

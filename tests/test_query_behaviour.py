@@ -625,6 +625,20 @@ def test_snippet_fragments_do_not_cut_a_name_or_join_adjacent_text(client, sampl
         assert before + " " + after not in notes, f"{before!r} … {after!r} are adjacent in the notes"
 
 
+def test_a_fragment_that_starts_or_ends_inside_the_text_says_so() -> None:
+    """A moment read "…you'd probably find that actually it will be pretty" as if the speaker stopped there (the
+    segment goes on "much seamless."): a stretch cut out of a longer text has "… " before it and " …" after."""
+    from podsearch.answers import highlight
+
+    analyzer = spoken_analyzer("en")
+    text = ("So the first thing we did was boil the water for a long time, then we waited. " * 3
+            + "The sourdough starter was fed twice a day. " + "After that we went out to the garden and sat. " * 3)
+    snippet = highlight(text, {"sourdough"}, analyzer)
+    assert snippet.startswith("… ") and snippet.endswith(" …") and "<mark>sourdough</mark>" in snippet
+    short = "The sourdough starter was fed twice a day."
+    assert highlight(short, {"sourdough"}, analyzer) == "The <mark>sourdough</mark> starter was fed twice a day."
+
+
 def _dates(data: Path) -> dict[str, str]:
     """Every episode's publication day (UTC), from the catalog."""
     with Catalog.in_dir(data) as catalog:

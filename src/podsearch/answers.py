@@ -286,8 +286,9 @@ def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = 
     """``text`` as escaped HTML with the words that give ``terms`` in ``<mark>``.
 
     ``whole``: all of it (a title); else the best ``FRAGMENTS`` stretches around the matches, at most
-    ``SNIPPET_CHARS`` each, joined by " … " only where text was left out, cut at spaces and never inside a
-    name ("Henrietta Blake" stays whole), or "" when nothing matches. Without terms: the text (shortened).
+    ``SNIPPET_CHARS`` each, joined by " … " only where text was left out, with "… " before and " …" after when
+    the text goes on, cut at spaces and never inside a name ("Henrietta Blake" stays whole), or "" when nothing
+    matches. Without terms: the text (shortened).
     """
     if not text:
         return ""
@@ -296,7 +297,10 @@ def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = 
         return _marked(text, 0, len(text), spans)
     if not spans:
         return html.escape(shorten(text, SNIPPET_CHARS)) if not terms else ""
-    return " … ".join(_marked(text, lo, hi, spans) for lo, hi in _fragments(text, spans))
+    fragments = _fragments(text, spans)
+    out = " … ".join(_marked(text, lo, hi, spans) for lo, hi in fragments)
+    # (a stretch that starts or ends inside the text says so: "…it will be pretty" read as the whole of it)
+    return ("… " if text[:fragments[0][0]].strip() else "") + out + (" …" if text[fragments[-1][1]:].strip() else "")
 
 
 def _match_spans(text: str, terms: set[str], analyzer: TextAnalyzer) -> list[tuple[int, int, str]]:

@@ -370,10 +370,13 @@ def _library(obj: Context):
     return Library.from_config(obj.config)
 
 
-def _strip_marks(text: str) -> str:
+def _strip_marks(text: str, n: int) -> str:
+    """Highlighted HTML as one line of plain text (matches between asterisks), cut at a word to ``n`` characters."""
     import html
 
-    return html.unescape(re.sub(r"</?mark>", "*", text))
+    from .answers import shorten
+
+    return shorten(html.unescape(re.sub(r"</?mark>", "*", text)), n)
 
 
 @main.command()
@@ -418,7 +421,7 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     relaxed = f" with any of the words ({result.all_words or 0} with every word)" if result.relaxed else ""
     click.echo(f"{result.total} episode{'' if result.total == 1 else 's'}{relaxed}"
                + (f" (did you mean: {result.suggestion})" if result.suggestion else "")
-               + (f" for {result.corrected!r} (--no-correct: as typed)" if result.corrected else ""))
+               + (f" for {result.corrected!r}, not {query!r} (--no-correct: as typed)" if result.corrected else ""))
     for note in result.notes:  # (what the page says: a query of stop words only, a pattern cut short)
         click.echo(f"note: {note}")
     if result.past_end:
@@ -426,10 +429,10 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
     for n, hit in enumerate(result.hits, (result.page - 1) * result.per_page + 1):
         click.echo(f"\n{n}. {hit.title}  [{hit.show}{', ' + hit.published[:10] if hit.published else ''}]")
         click.echo(f"   id: {hit.id}")
-        click.echo(f"   {_strip_marks(hit.snippet)[:300]}")
+        click.echo(f"   {_strip_marks(hit.snippet, 300)}")
         for m in hit.moments:
             at = "" if m.start is None else f"{int(m.start) // 60}:{int(m.start) % 60:02d} "
-            click.echo(f"   - {at}{m.speaker + ': ' if m.speaker else ''}{_strip_marks(m.text)[:200]}")
+            click.echo(f"   - {at}{m.speaker + ': ' if m.speaker else ''}{_strip_marks(m.text, 200)}")
 
 
 @main.command()

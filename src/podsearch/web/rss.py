@@ -16,7 +16,7 @@ from html import escape
 
 from flask import Blueprint, Response, request, url_for
 
-from ..answers import Hit, SearchResult
+from ..answers import Hit, SearchResult, shorten
 from ..follow import best_moment, episode_path, feed_query, moment_seconds, plain, standing_search, xml_safe
 from ..requests import SearchRequest
 from .admission import run_search
@@ -95,7 +95,7 @@ def _item(channel: ET.Element, hit: Hit, base: str, end: float | None) -> None:
         who = f"{escape(moment.speaker, quote=False)}: " if moment.speaker else ""
         _text(item, "description", f"<p>{at}{who}{_bold(moment.text)}</p>")
         if moment.start is not None and end is not None and end > moment.start:
-            bite = _text(item, f"{{{PODCAST_NS}}}soundbite", plain(moment.text)[:128])
+            bite = _text(item, f"{{{PODCAST_NS}}}soundbite", shorten(plain(moment.text), 128))
             bite.set("startTime", f"{moment.start:g}")
             bite.set("duration", f"{end - moment.start:g}")
     elif hit.snippet:
