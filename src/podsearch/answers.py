@@ -24,7 +24,7 @@ import numpy as np
 from . import languages
 from .catalog import Catalog
 from .documents import parse_datetime
-from .engines.base import FACETS, EngineResult, SegmentCounts, TextAnalyzer
+from .engines.base import FACETS, UNDATED, EngineResult, SegmentCounts, TextAnalyzer
 from .episodes import Chapter, Episode, Segment, Show
 from .requests import MAX_DEPTH
 
@@ -263,11 +263,14 @@ def person_label(key: str, names: dict[str, str]) -> str:
 def facet_rows(counts: dict[str, dict[str, int]], shows: dict[str, str],
                person_names: Callable[[list[str]], dict[str, str]]) -> dict[str, list[dict[str, Any]]]:
     """The answer's facets: per facet, the ``FACET_TOP`` values by count, with their labels (a person's as
-    ``person_names`` gives it)."""
+    ``person_names`` gives it); each value is one its filter takes (the year facet leaves the undated out)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for facet in FACETS:
         rows = []
-        top = heapq.nsmallest(FACET_TOP, counts.get(facet, {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        values = counts.get(facet, {}).items()
+        if facet == "year":  # (the undated episodes' "unknown": no value the from/to filter takes)
+            values = [(key, n) for key, n in values if key != UNDATED]
+        top = heapq.nsmallest(FACET_TOP, values, key=lambda kv: (-kv[1], kv[0]))
         names = person_names([key for key, _ in top]) if facet == "person" and top else {}
         for key, count in top:
             if facet == "show":

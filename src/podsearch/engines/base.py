@@ -20,6 +20,7 @@ from ..episodes import person_key
 
 SORTS = ("relevance", "date", "oldest")
 FACETS = ("show", "year", "person", "language")  # the facets of a search answer, in this order
+UNDATED = "unknown"  # the year facet's value of an episode without a date (a search answer leaves it out)
 
 
 @dataclass
@@ -188,7 +189,7 @@ class Engine(Protocol):
 
 def facet_values(doc: Document) -> dict[str, Any]:
     """A document's facet values as every engine indexes them."""
-    return {"show": doc.show_id, "year": doc.published.strftime("%Y") if doc.published else "unknown",
+    return {"show": doc.show_id, "year": doc.published.strftime("%Y") if doc.published else UNDATED,
             "language": doc.language, "person": person_keys(doc)}
 
 

@@ -63,8 +63,6 @@ def facet_links(result: SearchResult, req: SearchRequest) -> list[tuple[str, lis
                 current = value in req.shows
                 href = search_url(show=None if current else value)
             elif name == "year":
-                if value == "unknown":
-                    continue
                 current = req.published_from == value and req.published_to == value
                 href = search_url(from_=None, to=None) if current else search_url(from_=value, to=value)
             else:
