@@ -228,3 +228,16 @@ def test_pages_may_not_be_framed_by_other_sites_and_no_answer_is_sniffed(client)
     assert "Content-Security-Policy" not in widget.headers and widget.headers["X-Content-Type-Options"] == "nosniff"
     api = client.get("/api/search?q=volcano")
     assert api.headers["X-Content-Type-Options"] == "nosniff" and "X-Frame-Options" not in api.headers
+
+
+def test_a_refused_search_links_back_only_where_back_is_not_the_same_refusal(client):
+    """``published:yesterday`` was answered "Back to the search for “published:yesterday”", a link to the same
+    400; a page past the search's depth was headed "That search could not be read"."""
+    bad = client.get("/search?q=published:yesterday")
+    page = bad.get_data(as_text=True)
+    assert bad.status_code == 400 and "That search could not be read" in page
+    assert "Back to the search" not in page and 'value="published:yesterday"' in page  # (the box holds it)
+    deep = client.get("/search?q=water&page=101")
+    page = deep.get_data(as_text=True)
+    assert deep.status_code == 400 and "That page of the search cannot be shown" in page
+    assert 'href="/search?q=water">Back to the search for' in page

@@ -119,7 +119,8 @@ def search():
 
 def _refused(exc: QueryError, query: bool) -> tuple[str, int]:
     """The search page for a request that could not be run (400): the reason, the syntax help when the query
-    itself was the problem, and the way back (the same words, without the other parameters)."""
+    itself was the problem (the box holds it to change; a link back to it would be the same refusal), else the way
+    back (the same words, without the other parameters: a page past the last, a filter out of bounds)."""
     req = SearchRequest(q=request.args.get("q", "")[:MAX_QUERY_CHARS])
     return render_template("search.html", req=req, result=None, error=str(exc), query_error=query,
                            back=url_for("views.search", q=req.q) if req.q else url_for("views.search"),
