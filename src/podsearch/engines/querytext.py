@@ -91,8 +91,11 @@ def refuse_leading_wildcard(text: str) -> None:
 # or after another ("title:person:x": "title:person x"), a sign with no word ("-", "go +", "--go"), a fuzzy mark
 # after no word ("~go") or run into the next ("go~2rust": "go~2 rust"; "go~."), brackets that are no range ("[go
 # rust}", "[]": no "to" between two ends) or that close before they open (")(", "{[}]"), an empty group or phrase
-# ("()", 'title:""'), a pattern mark beside a quote ('"go"?'); a
-# backslash is a space (no syntax of podsearch's: OpenSearch read it as an escape, Whoosh as a letter).
+# ("()", 'title:""'), a pattern mark beside a quote ('"go"?'), a fuzzy mark or a boost on an operator ("go NOT~1
+# rust", "go OR~": it is no word), a second fuzzy mark ("go~1~1": "go~1"); a backslash is a space (no syntax of
+# podsearch's: OpenSearch read it as an escape, Whoosh as a letter). A sign or an operator right after a field's
+# colon is read before the field ("title:-rust" is "-title:rust", "title:NOT rust" "NOT title:rust": Whoosh dropped
+# the sign, OpenSearch refused it); an operator with no word after it there is the word ("title:OR": "title:or").
 _DANGLING = re.compile(r"(?:^|(?<=\())\s*(?:(?:AND|OR|ANDNOT|ANDMAYBE)\b\s*)+"
                        r"|(?:\s*\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE))+\s*(?:$|(?=\)))")
 _EMPTY_GROUP = re.compile(r"\(\s*\)")
@@ -124,6 +127,7 @@ _LONE_SIGN = re.compile(r"(?<![\w+#-])[+-]+(?![\w\"(])")
 _SIGNS = re.compile(r"(?:^|(?<=[\s(]))[+-]{2,}(?=[\w\"(])")
 _LONE_FUZZY = re.compile(r"(?<![\w\"])~+")
 _BOOST_RUN_ON = re.compile(r"(?<=[\w\")\]}*?])(\^\d*\.?\d+)(?![\d.])(?=[^\s()\[\]{}\"])")
+_FUZZY_TWICE = re.compile(r"(?<=[\w\"])(~\d*(?:\.\d+)?(?:/\d+)?)(?:~[\d./]*)+")  # go~1~1: the first mark
 _FUZZY_MANY = re.compile(r"(?<=\w)~\d{2,}")  # word~10: Whoosh's parser reads one digit (word~1, then a word 0)
 _NEGATIVE_TILDE = re.compile(r"(?<=[\w\"])~-[\d.]*")  # "coffee pot"~-1: no moves (it was ~ and an excluded 1)
 _FUZZY_SLASH = re.compile(r"(~\d*(?:\.\d+)?)([/.])(?!\d)")
@@ -131,6 +135,39 @@ _FUZZY_RUN_ON = re.compile(r"(?<=[\w\"])(~\d*(?:\.\d+)?(?:/\d+)?)(?![\d./])(?=[^
 _BRACKETS = re.compile(r"([\[{])([^\[\]{}]*)([\]}])")
 _RANGE_INSIDE = re.compile(r"\s*(?:(\S+)\s+)?(?:to|TO)(?:\s+(\S+))?\s*")  # a range's ends, either open
 _NO_BRACKETS = str.maketrans("[]{}", "    ")
+_FIELD = rf"(?<![\w\\:])([+-]*)((?i:{'|'.join(QUERY_FIELD_NAMES)})):"
+_OPERATOR_NAMES = r"(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b"
+_FIELD_THEN_OPERATOR = re.compile(rf"{_FIELD}({_OPERATOR_NAMES})(?:\s+(?=[+-]*(?!{_OPERATOR_NAMES})[\w\"(])|(?=[\"(]))?")
+_FIELD_THEN_SIGN = re.compile(rf"{_FIELD}([+-]+)(?=[\w\"(])")
+_MARKED_OPERATOR = re.compile(rf"\b({_OPERATOR_NAMES})[~^][\d./]*(?=[\s()\"]|$)")
+# A field's hyphenated value, as its parts (a phrase): Whoosh held the whole word, OpenSearch's tokenizer split it
+_FIELD_HYPHENATED = re.compile(rf"{_FIELD}(\w+(?:-\w+)+)(?![\w*?~:/-])")
+
+
+def _quoted(m: re.Match[str]) -> bool:
+    """Whether ``m`` starts inside a phrase (the quotes are balanced where it is asked)."""
+    return m.string.count('"', 0, m.start()) % 2 == 1
+
+
+def _field_then_operator(m: re.Match[str]) -> str:
+    signs, field, operator = m.groups()
+    if _quoted(m):
+        return m.group(0)
+    if m.end() == m.end(3) and not m.string.startswith(('"', "("), m.end()):  # nothing read after it: the word
+        return f"{signs}{field}:{operator.lower()}"
+    return f"{operator} {signs}{field}:"
+
+
+def _signs_first(text: str) -> str:
+    return _FIELD_THEN_SIGN.sub(lambda m: m.group(0) if _quoted(m) else f"{m.group(3)[-1]}{m.group(2)}:", text)
+
+
+def _fields_signed(text: str) -> str:
+    """``text`` with a sign or an operator right after a field's colon read before the field, and an operator with no
+    word after it there read as the word; a field's hyphenated value (``show:go-time``) as a phrase."""
+    text = _signs_first(_FIELD_THEN_OPERATOR.sub(_field_then_operator, _signs_first(text)))  # (title:-NOT x, title:NOT -x)
+    return _FIELD_HYPHENATED.sub(lambda m: m.group(0) if _quoted(m) or m.group(2).lower() == "published" else
+                                 f'{m.group(1)}{m.group(2)}:"{m.group(3)}"', text)
 
 
 def lenient(text: str) -> str:
@@ -145,10 +182,12 @@ def lenient(text: str) -> str:
     if not _nested(text.replace("{", "[").replace("}", "]"), "[", "]", deepest=1):  # ({a TO b] is a range)
         text = text.translate(_NO_BRACKETS)
     text = _BRACKETS.sub(_range_or_words, text)
-    text = _FUZZY_MANY.sub("~2", _NEGATIVE_TILDE.sub("~0", text))  # (more than 2 edits are read as 2)
+    text = _FUZZY_MANY.sub("~2", _FUZZY_TWICE.sub(r"\1", _NEGATIVE_TILDE.sub("~0", text)))  # (more than 2 edits are read as 2)
     text = _FUZZY_RUN_ON.sub(r"\1 ", _FUZZY_SLASH.sub(r"\1 \2", _LONE_FUZZY.sub(" ", _BOOST_RUN_ON.sub(r"\1 ", text))))
     text = _OPERATOR_FIELD.sub(lambda m: m.group(1).lower(), _GLUED_FIELD.sub(" ", _HYPHEN_FIELD.sub(" ", text)))
-    text = _TRAILING_COLON.sub(" ", _NO_VALUE.sub(" ", _BARE_COLON.sub(" ", _CHAINED_FIELD.sub(r"\1 ", text))))
+    text = _fields_signed(_MARKED_OPERATOR.sub(r"\1", text))
+    text = _CHAINED_FIELD.sub(r"\1 ", _LONE_SIGN.sub(" ", text))  # (a sign alone first: "go title:-" has no value)
+    text = _TRAILING_COLON.sub(" ", _NO_VALUE.sub(" ", _BARE_COLON.sub(" ", text)))
     text = _SIGNS.sub(lambda m: m.group(0)[-1], _LONE_SIGN.sub(" ", _SIGNED_OPERATOR.sub("", text)))
     text = _NOT_SIGN.sub(r"\1", _NOT_NOT.sub(r"\1", _DOUBLED.sub(r"\1", _NOT_BEFORE.sub("", text))))
     text = _DANGLING.sub(" ", text)
