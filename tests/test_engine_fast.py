@@ -196,3 +196,18 @@ def test_a_sloppy_phrase_never_runs_whooshs_matcher_and_stops_at_the_deadline(sa
         # a phrase of two words after a part cut short is still read whole
         whole = matched('"forager performs"')[0]
         assert matched('"returning forager performs" OR "forager performs"', deadline=1.0) == (whole, True) != (0, True)
+
+
+def test_a_phrase_among_a_few_documents_matches_what_it_matches_among_all(sample_data_template: Path) -> None:
+    """A filter's documents are the phrase's candidates, and a few candidates' positions are read one by one
+    (``fast.FEW_CANDIDATES``): the matches are those of the phrase over every document, within the filter."""
+    engine = WhooshEngine(sample_data_template)
+    with engine._index().searcher(weighting=weighting(engine.ranking)) as s:
+        n = s.reader().doc_count_all()
+        for text in ('"waggle waggle"~7', '"forager dance"', '"returning performs forager"~5', '"the starter"',
+                     'NOT "forager dance"', '"sourdough starter" bread'):
+            q, _ = engine._bounded(s, strategy(text, False, engine.profiles(s), engine.ranking)[0], None)
+            everywhere = fast.Evaluator(s).run(q)[1]
+            for allowed in (np.arange(n) % 2 == 0, np.arange(n) % 3 == 1, everywhere.copy()):
+                within = fast.Evaluator(s, allowed=allowed).run(q)[1] & allowed
+                assert (within == (everywhere & allowed)).all(), text

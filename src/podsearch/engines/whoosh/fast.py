@@ -205,14 +205,24 @@ def _said_enough(candidates: np.ndarray, keys: list[np.ndarray], again: Sequence
     return candidates
 
 
+FEW_CANDIDATES = 256  # a phrase's candidates in a segment up to which their positions are read one by one
+
+
 def _starts(reader: Any, fieldname: str, btext: bytes, candidates: np.ndarray, place: int) -> tuple[np.ndarray, int]:
     """(keys, furthest position) of a phrase's word in the ``candidates`` of one segment: for each of its positions
     p, where the phrase would start were the word at its ``place`` there, as ``document << 32 | p - place + bias``
     (ascending: documents, then positions); the furthest p, 0 when none."""
-    docs, where = positions(reader, fieldname, btext)
-    keep = in_sorted(docs, candidates)
-    kept = where[keep]
-    return docs[keep] * _SHIFT + (kept - place + _PLACE_BIAS), int(kept.max()) if len(kept) else 0
+    if len(candidates) <= FEW_CANDIDATES:  # (their postings read alone: a common word's every position, searched
+        found = doc_positions(reader, fieldname, btext, candidates.tolist())  # for a few, cost more than reading)
+        if not found:
+            return _NONE, 0
+        docs = np.concatenate([np.full(len(where), d, dtype=np.int64) for d, where in found])
+        kept = np.concatenate([where for _, where in found])
+    else:
+        docs, where = positions(reader, fieldname, btext)
+        keep = in_sorted(docs, candidates)
+        docs, kept = docs[keep], where[keep]
+    return docs * _SHIFT + (kept - place + _PLACE_BIAS), int(kept.max()) if len(kept) else 0
 
 
 def decode_positions(value: bytes) -> np.ndarray:
@@ -367,9 +377,10 @@ class Evaluator:
     """Evaluates one query over every document of a searcher's index (all its segments). A part evaluated by
     Whoosh stops at ``deadline`` (``time.monotonic()``) with the matches it has (``timed_out``)."""
 
-    def __init__(self, searcher: Any, deadline: float | None = None) -> None:
+    def __init__(self, searcher: Any, deadline: float | None = None, allowed: np.ndarray | None = None) -> None:
         self.searcher = searcher
         self.deadline = deadline
+        self.allowed = allowed  # the documents a filter lets through (a mask): a phrase reads positions of no other
         self.timed_out = False
         self.negated = False  # (evaluating an excluded part: ``_excluded``)
         self.reader = searcher.reader()
@@ -510,11 +521,15 @@ class Evaluator:
             # search still reads two), and the documents matched so far are its answer, cut short; excluded, its
             # answer is every candidate instead, of this segment and the next ones (``_excluded``).
             candidates = None
+            if self.allowed is not None:  # (a few documents let through: each word's postings looked up for them)
+                candidates = np.flatnonzero(self.allowed[offset:offset + r.doc_count_all()])
             for word in words:
-                ids, _ = postings(r, q.fieldname, word)
-                candidates = ids if candidates is None else np.intersect1d(candidates, ids, assume_unique=True)
-                if not len(candidates):
+                if candidates is not None and not len(candidates):
                     break
+                ids, _ = postings(r, q.fieldname, word)
+                candidates = ids if candidates is None else (candidates[in_sorted(candidates, ids)]
+                                                             if len(candidates) < len(ids)
+                                                             else np.intersect1d(candidates, ids, assume_unique=True))
             if candidates is None or not len(candidates):
                 continue
             if gave_up:
@@ -664,12 +679,14 @@ class Page:
 
     def __init__(self, searcher: Any, query: Any, pagenum: int, pagelen: int, allow: Any,
                  deadline: float | None, places: np.ndarray | None = None) -> None:
-        ev = Evaluator(searcher, deadline)
+        allowed = None
+        if allow is not None:
+            allowed = np.zeros(searcher.reader().doc_count_all(), dtype=bool)
+            allowed[np.fromiter(allow, dtype=np.int64)] = True
+        ev = Evaluator(searcher, deadline, allowed)
         scores, matched = ev.run(query)
         self.timed_out = ev.timed_out
-        if allow is not None:
-            allowed = np.zeros(len(matched), dtype=bool)
-            allowed[np.fromiter(allow, dtype=np.int64)] = True
+        if allowed is not None:
             matched &= allowed
         self._docs = np.flatnonzero(matched)
         self.total = len(self._docs)
