@@ -8,11 +8,11 @@ The quote queries of ``known_items.dev.tsv`` and of our own ``bench/labels/known
 remembers from an episode, in double quotes), each as written and as it may be typed or remembered: in a phone's
 typographic quotes (“…”), with a final period or an ellipsis inside the quotes, with its middle word left out, and
 with its two middle words swapped (the last two only for quotes of four words or more; shorter ones stay as
-written), and typed without its quotes (whole, and with its middle word left out). Each is scored as its query is (MRR@10 of the right episode), by ``Library.ranked`` (what
-``/api/search`` ranks) and by FTS5 ``bm25()`` over the same text (whose phrase is exact: a quote remembered wrong
-finds nothing there), on the data folder ``podsearch eval search --into`` built (``<into>/site``). With
-``--opensearch-url``, the same through an OpenSearch node holding ``--opensearch-data``'s catalog (a data folder
-reindexed with ``PODSEARCH_ENGINE=opensearch``).
+written), and typed without its quotes (whole, and with its middle word left out). Each is scored as its query is
+(MRR@10 of the right episode), by ``Library.ranked`` (what ``/api/search`` ranks) and by FTS5 ``bm25()`` over the
+same text (whose phrase is exact: a quote remembered wrong finds nothing there), on the data folder ``podsearch eval
+search --into`` built (``<into>/site``). With ``--opensearch-url``, the same through an OpenSearch node holding
+``--opensearch-data``'s catalog (a data folder reindexed with ``PODSEARCH_ENGINE=opensearch``).
 """
 
 from __future__ import annotations
