@@ -11,6 +11,7 @@ import pytest
 from soak import hostile
 
 from podsearch.config import load_config
+from podsearch.engines import expansions
 from podsearch.engines.querytext import RELAX_BELOW
 from podsearch.engines.whoosh import bounds, fast
 from podsearch.errors import Overloaded
@@ -53,7 +54,7 @@ def test_a_wildcard_runs_on_its_most_frequent_words_and_says_so(sample_data: Pat
     assert whole["total"] > 0 and whole["notes"] == []
     many = client.get("/api/search", query_string={"q": "s*"}).get_json()
     assert "the 64 most frequent were searched" in many["notes"][0]
-    monkeypatch.setattr(bounds, "MAX_EXPANSIONS", 3)
+    monkeypatch.setattr(expansions, "MAX_EXPANSIONS", 3)
     client = _app(sample_data).test_client()  # a new engine: bounded queries are kept per engine
     cut = client.get("/api/search", query_string={"q": "ho*"}).get_json()
     assert 0 < cut["total"] <= whole["total"]
@@ -63,7 +64,7 @@ def test_a_wildcard_runs_on_its_most_frequent_words_and_says_so(sample_data: Pat
 
 
 def test_a_part_matching_too_many_words_is_refused(sample_data: Path, monkeypatch) -> None:
-    monkeypatch.setattr(bounds, "MAX_MATCHING_WORDS", 5)
+    monkeypatch.setattr(expansions, "MAX_MATCHING_WORDS", 5)
     client = _app(sample_data).test_client()
     res = client.get("/api/search", query_string={"q": "s*"})
     assert res.status_code == 400
@@ -82,7 +83,7 @@ def test_a_fuzzy_word_runs_on_its_most_frequent_near_words_and_at_most_two_edits
     honey = ids("honey")
     assert honey and honey <= ids("hone~") and not honey <= ids("hny~")  # one edit from honey; two
     assert honey <= ids("hny~2") and ids("hny~9") == ids("hny~2")  # more than two edits are read as two
-    monkeypatch.setattr(bounds, "MAX_EXPANSIONS", 1)
+    monkeypatch.setattr(expansions, "MAX_EXPANSIONS", 1)
     client = _app(sample_data).test_client()
     cut = client.get("/api/search", query_string={"q": "ba~2"}).get_json()
     assert cut["total"] > 0 and "the 1 most frequent were searched" in cut["notes"][0]
@@ -91,7 +92,7 @@ def test_a_fuzzy_word_runs_on_its_most_frequent_near_words_and_at_most_two_edits
 def test_a_fuzzy_word_reads_a_bounded_number_of_the_index_words(sample_data: Path, monkeypatch) -> None:
     """Its edit distance is computed for the words beginning with its first letter (or the letters kept as typed,
     ``word~2/3``), at most MAX_SCANNED_WORDS of them."""
-    monkeypatch.setattr(bounds, "MAX_SCANNED_WORDS", 20)
+    monkeypatch.setattr(expansions, "MAX_SCANNED_WORDS", 20)
     client = _app(sample_data).test_client()
     res = client.get("/api/search", query_string={"q": "sourdugh~"})
     assert res.status_code == 400
@@ -162,7 +163,7 @@ def test_a_fields_star_is_every_episode_without_reading_the_fields_words(sample_
 
 
 def test_too_many_clauses_are_refused(sample_data: Path, monkeypatch) -> None:
-    monkeypatch.setattr(bounds, "MAX_CLAUSES", 20)
+    monkeypatch.setattr(expansions, "MAX_CLAUSES", 20)
     client = _app(sample_data).test_client()
     res = client.get("/api/search", query_string={"q": "ho* OR be* OR wa*"})
     assert res.status_code == 400 and "the limit is 20" in res.get_json()["error"]["message"]

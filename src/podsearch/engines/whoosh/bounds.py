@@ -4,15 +4,15 @@ query has more than so many clauses, parentheses nest only so deep, and a word m
 A field's ``*`` (``title:*``, or a ``*`` among other words) is every episode, read as such (Whoosh's own reading
 unions the postings of every word of the field: 7-16 s for one query on the site corpus).
 
-A wildcard, prefix, fuzzy or range part is searched with its :data:`MAX_EXPANSIONS` most frequent words (and
-the answer says so when it had more); a part that matches more than :data:`MAX_MATCHING_WORDS` words, or
-whose words cannot be listed without reading :data:`MAX_SCANNED_WORDS` of the index's, is refused with a
-message that says which part and what to do. Every expanded part keeps Whoosh's constant score.
+A wildcard, prefix, fuzzy or range part is searched with its ``MAX_EXPANSIONS`` most frequent words (and
+the answer says so when it had more); a part that matches more than ``MAX_MATCHING_WORDS`` words, or
+whose words cannot be listed without reading ``MAX_SCANNED_WORDS`` of the index's, is refused with a
+message that says which part and what to do (the limits and the messages are every engine's:
+``engines/expansions.py``). Every expanded part keeps Whoosh's constant score.
 """
 
 from __future__ import annotations
 
-import heapq
 import re
 import time
 from collections.abc import Callable, MutableMapping
@@ -23,15 +23,9 @@ from whoosh.query import ConstantScoreQuery, Every, FuzzyTerm, MultiTerm, NullQu
 from whoosh.support.levenshtein import distance
 
 from ...errors import QueryError
+from .. import expansions
 from ..querytext import MIN_PREFIX, leading_wildcard
 from .scoring import Expired
-
-MAX_EXPANSIONS = 64  # words a wildcard, prefix, fuzzy or range part is searched with (its most frequent)
-MAX_MATCHING_WORDS = 2000  # words a part may match before it is refused as too broad
-MAX_SCANNED_WORDS = 20000  # words of the index read to find the matches of a pattern (kub?rnetes)
-MAX_CLAUSES = 4096  # terms of the whole query after expansion, every field and language counted
-MAX_FUZZY_EDITS = 2  # as Lucene: more edits match most of the vocabulary
-
 
 
 def bound(query: Any, reader: Any, deadline: float | None = None,
@@ -55,9 +49,9 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
         if key not in seen:
             seen[key] = _expansion(q, reader, shown, deadline)
         words, matching = seen[key]
-        if matching > MAX_EXPANSIONS:
-            notes[shown] = (f"'{shown}' matches {matching:,} words; the {MAX_EXPANSIONS} most frequent were searched. "
-                            "Type more letters to narrow it.")
+        note = expansions.cut_note(shown, matching)
+        if note:
+            notes[shown] = note
         if not words:
             return NullQuery
         inner = words[0] if len(words) == 1 else Or(words)
@@ -65,9 +59,8 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
 
     bounded = query.accept(expand)
     clauses = sum(1 for _ in bounded.leaves())
-    if clauses > MAX_CLAUSES:
-        raise QueryError(f"The query asks for {clauses:,} terms (every word in every field and language counts); "
-                         f"the limit is {MAX_CLAUSES:,}. Use fewer words or wildcards.")
+    if clauses > expansions.MAX_CLAUSES:
+        raise expansions.too_many_clauses(clauses)
     return bounded, list(notes.values())
 
 
@@ -97,45 +90,45 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple
             pattern = re.compile(q._get_pattern())
             found = _scan(reader, field, prefix, lambda word: pattern.match(word) is not None, deadline)
             if found is None:
-                raise _too_broad(shown, f"more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'")
+                raise expansions.too_many_scanned(shown, prefix)
             matched = found
         else:
-            matched = list(_timed(islice(reader.expand_prefix(field, prefix), MAX_MATCHING_WORDS + 1), deadline))
+            matched = list(_timed(islice(reader.expand_prefix(field, prefix), expansions.MAX_MATCHING_WORDS + 1),
+                                  deadline))
     else:
-        matched = list(_timed(islice(q._btexts(reader), MAX_MATCHING_WORDS + 1), deadline))
-    if len(matched) > MAX_MATCHING_WORDS:
-        raise _too_broad(shown, f"it matches more than {MAX_MATCHING_WORDS:,} words")
-    top = heapq.nlargest(MAX_EXPANSIONS, matched, key=lambda b: (reader.doc_frequency(field, b), b))
+        matched = list(_timed(islice(q._btexts(reader), expansions.MAX_MATCHING_WORDS + 1), deadline))
+    if len(matched) > expansions.MAX_MATCHING_WORDS:
+        raise expansions.too_many_matching(shown)
+    top = expansions.most_frequent(matched, lambda b: reader.doc_frequency(field, b))
     to_text = reader.schema[field].from_bytes
-    return [Term(field, to_text(b)) for b in sorted(top)], len(matched)
+    return [Term(field, to_text(b)) for b in top], len(matched)
 
 
 def _near(q: FuzzyTerm, reader: Any, shown: str, deadline: float | None) -> list[bytes]:
-    """The words of the index within ``q.maxdist`` edits (at most :data:`MAX_FUZZY_EDITS`) of a fuzzy part that
+    """The words of the index within ``q.maxdist`` edits (at most ``MAX_FUZZY_EDITS``) of a fuzzy part that
     begin with its first ``q.prefixlength`` letters (:data:`MIN_PREFIX` unless more are typed, ``word~2/3``: a
-    typo in the first letter is rare), read among at most :data:`MAX_SCANNED_WORDS` words that begin so."""
-    maxdist, prefix = min(q.maxdist, MAX_FUZZY_EDITS), q.text[:max(q.prefixlength, MIN_PREFIX)]
+    typo in the first letter is rare), read among at most ``MAX_SCANNED_WORDS`` words that begin so."""
+    maxdist, prefix = min(q.maxdist, expansions.MAX_FUZZY_EDITS), q.text[:max(q.prefixlength, MIN_PREFIX)]
 
     def near(word: str) -> bool:
         return abs(len(word) - len(q.text)) <= maxdist and distance(word, q.text, limit=maxdist) <= maxdist
 
     matched = _scan(reader, q.fieldname, prefix, near, deadline)
     if matched is None:
-        raise QueryError(f"'{shown}' is too broad: more than {MAX_SCANNED_WORDS:,} words begin with '{prefix}'. "
-                         f"Keep more letters as typed (like '{q.text}~{maxdist}/{len(prefix) + 1}').")
+        raise expansions.fuzzy_too_broad(shown, q.text, maxdist, prefix)
     return matched
 
 
 def _scan(reader: Any, field: str, prefix: str, keep: Callable[[str], bool], deadline: float | None) -> list[bytes] | None:
     """The words of ``field`` beginning with ``prefix`` that ``keep`` accepts, read among at most
-    :data:`MAX_SCANNED_WORDS` of them (None when more begin so), the deadline checked as they are read."""
+    ``MAX_SCANNED_WORDS`` of them (None when more begin so), the deadline checked as they are read."""
     from_bytes = reader.schema[field].from_bytes
-    matched, scanned = [], 0
-    for btext in _timed(islice(reader.expand_prefix(field, prefix), MAX_SCANNED_WORDS + 1), deadline):
+    matched, scanned, most = [], 0, expansions.MAX_SCANNED_WORDS
+    for btext in _timed(islice(reader.expand_prefix(field, prefix), most + 1), deadline):
         scanned += 1
         if keep(from_bytes(btext)):
             matched.append(btext)
-    return None if scanned > MAX_SCANNED_WORDS else matched
+    return None if scanned > most else matched
 
 
 def _timed(words: Any, deadline: float | None) -> Any:
@@ -145,6 +138,3 @@ def _timed(words: Any, deadline: float | None) -> Any:
             raise Expired
         yield word
 
-
-def _too_broad(shown: str, why: str) -> QueryError:
-    return QueryError(f"'{shown}' is too broad: {why}. Type more letters before the * or narrow the range.")
