@@ -16,6 +16,7 @@ import pytest
 from conftest import ENGINES
 
 from podsearch.catalog import Catalog
+from podsearch.engines import expansions
 from podsearch.engines.querytext import RELAX_BELOW, phrases_as_words
 from podsearch.engines.spelling import words_of_the_language
 from podsearch.engines.whoosh.analysis import spoken_analyzer
@@ -769,3 +770,56 @@ def test_a_word_starting_with_a_wildcard_is_refused_alike_with_what_to_type(clie
 @pytest.mark.parametrize("q", ["title:[volcano TO *]", "title:{* TO volcano]", "volcano *"])
 def test_an_open_range_end_or_a_lone_star_is_no_leading_wildcard(client, q: str) -> None:
     assert client.get("/api/search", query_string={"q": q}).status_code == 200, q
+
+
+@BOTH
+def test_a_pattern_that_matches_too_many_words_is_refused_alike(client, monkeypatch) -> None:
+    """The bounds of docs/search.md ("What one search may cost") on both engines, with Whoosh's words: until 5
+    December 2026 OpenSearch answered every pattern whole (``a*`` 1,866 site episodes, ``[a TO z]`` 1,869)."""
+    res = client.get("/api/search", query_string={"q": "[a TO z]"})
+    assert res.status_code == 400
+    assert res.get_json()["error"]["message"] == ("'[a TO z]' is too broad: it matches more than 2,000 words. "
+                                                  "Type more letters before the * or narrow the range.")
+    monkeypatch.setattr(expansions, "MAX_MATCHING_WORDS", 100)
+    res = client.get("/api/search", query_string={"q": "honey s*"})
+    assert res.status_code == 400
+    assert "'s*' is too broad: it matches more than 100 words" in res.get_json()["error"]["message"]
+    assert client.get("/api/search", query_string={"q": "sourd*"}).status_code == 200
+
+
+@BOTH
+@pytest.mark.parametrize("q, total, note", [
+    ("co*", 36, "'co*' matches 157 words; the 64 most frequent were searched. Type more letters to narrow it."),
+    ("co* ho* be* wa*", 35, "'co*' matches 157 words; the 64 most frequent were searched. Type more letters to narrow it."),
+    ("sourd*", 4, None),
+    ("b?e*", 30, None),
+])
+def test_a_pattern_runs_on_its_most_frequent_words_alike(client, q: str, total: int, note: str | None) -> None:
+    """The same episodes and the same note on both engines (the words counted are the index's stems)."""
+    answer = api(client, q)
+    assert answer["total"] == total
+    assert answer["notes"] == ([note] if note else [])
+
+
+@BOTH
+def test_a_patterns_hits_mark_the_words_it_matched(client) -> None:
+    """The answer marks the words a pattern was searched with, in snippets and moments: until 5 December 2026
+    OpenSearch marked its letters (``co``, no word) and ``co*`` had no mark in any of its 10 hits."""
+    sourdough = api(client, "sourd*")
+    assert sourdough["total"] == 4 and sum(len(h["moments"]) for h in sourdough["hits"]) >= 4
+    for hit in sourdough["hits"]:
+        assert any(w.startswith("sourd") for f in every_fragment(hit) for w in marked(f)), hit["id"]
+    for hit in api(client, "co*", per_page=10)["hits"]:
+        assert "<mark>" in hit["snippet"] and hit["moments"], hit["id"]
+        assert all(w.startswith("co") for f in every_fragment(hit) for w in marked(f)), hit["id"]
+
+
+@BOTH
+def test_many_patterns_are_a_400_not_a_500(client, engine_name: str) -> None:
+    """Each pattern is searched with up to 64 words: OpenSearch counts each in each field against its clause limit
+    (1,024), past which it answered an HTTP 500; the query is refused with the limit first (Whoosh's is 4,096)."""
+    res = client.get("/api/search", query_string={"q": "co* s* a* b* t* p*"})
+    if engine_name == "whoosh":
+        assert res.status_code == 200
+    else:
+        assert res.status_code == 400 and "the limit is 1,024" in res.get_json()["error"]["message"]

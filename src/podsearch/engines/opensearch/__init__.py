@@ -26,7 +26,7 @@ from typing import Any
 from ... import languages
 from ...errors import EngineRequestError, EngineUnavailable, IndexMissing, PodsearchError, QueryError
 from ...lru import LRU
-from .. import compounds, spelling
+from .. import compounds, expansions, spelling
 from ..base import (
     DocumentSource,
     EngineHit,
@@ -38,15 +38,18 @@ from ..base import (
     people,
 )
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
+from . import expand
 from .analysis import analysis_settings, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, refusal
+from .expand import regex_literal
 from .query import facet_aggregations, facet_counts, filter_clauses, query_terms, sort_clause, text_field, text_query
 
 log = logging.getLogger(__name__)
 
 # 2: the text fields' BM25 similarity (BM25_K1, BM25_B); 3: "C#", "C++" words of their own; 4: the persons field
-# holds the transcript's speakers too (base.people)
-SCHEMA_VERSION = "4"
+# holds the transcript's speakers too (base.people); 5: every word once with doc values (wordlist), to list the
+# words of a pattern (expand.py)
+SCHEMA_VERSION = "5"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,
@@ -59,6 +62,8 @@ BULK_IN_FLIGHT = 2  # requests built ahead of those being indexed: the back-pres
 BULK_RETRIES = 6  # sends of items refused for overload (429), with a doubling pause from 0.5 s
 SCAN_PAGE = 5000
 APART_CACHE = 4096  # words and pairs whose other spelling (compounds.apart) is kept for the served index
+EXPANSION_CACHE = 1024  # patterns whose words (or refusal) are kept for the served index (expand.py)
+LONGEST_WORD = 100  # letters of the longest word listed for patterns (a keyword holds at most 32 kB)
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
 STAMP_TIMEOUT = 3.0  # seconds the stamp's two requests may each wait (a hung node held every cacheable answer 2 minutes)
 HEALTH_WAIT = "60s"  # a rebuilt index waits this long for its replicas before it is swapped in
@@ -93,6 +98,9 @@ def index_body(shards: int, replicas: str) -> dict[str, Any]:
                 # shows, persons and notes
                 "words": {"type": "text", "analyzer": "sp_words", "index_options": "docs", "norms": False},
                 "vocab": {"type": "keyword", "eager_global_ordinals": False},
+                # the words of patterns (kube*, [a TO c]) and how many episodes hold each: the same words, read
+                # from doc values by a terms aggregation (expand.py)
+                "wordlist": {"type": "keyword", "index": False, "doc_values": True, "ignore_above": LONGEST_WORD},
                 **_text_fields(),
             },
         },
@@ -104,12 +112,13 @@ def document_body(doc: Any) -> dict[str, Any]:
     key = languages.profile(doc.language)
     facets = facet_values(doc)
     persons = ", ".join(people(doc))
+    every = list(dict.fromkeys(_WORD.findall(" ".join((doc.title, doc.show, doc.notes, doc.transcript)).lower())))
     body: dict[str, Any] = {
         "id": doc.id, "show_id": doc.show_id, "title": doc.title, "content_hash": doc.content_hash,
         "person_key": facets["person"], "year": facets["year"], "analysis": key,
         text_field("title", key): doc.title, text_field("show", key): doc.show, text_field("persons", key): persons,
         text_field("notes", key): doc.notes, text_field("transcript", key): doc.transcript,
-        "words": " ".join(dict.fromkeys(_WORD.findall(" ".join((doc.title, doc.show, doc.notes, doc.transcript)).lower()))),
+        "words": " ".join(every), "wordlist": every,
         "vocab": list(dict.fromkeys(_WORD.findall(" ".join((doc.title, doc.show, persons, doc.notes)).lower()))),
     }
     if doc.language:
@@ -136,6 +145,7 @@ class OpenSearchEngine:
         self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
         self._profiles: tuple[str, list[str]] | None = None
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
+        self._expansion_cache: LRU[tuple[Any, ...], expand.Expansion | QueryError] = LRU(EXPANSION_CACHE)
 
     @classmethod
     def from_config(cls, config: Any) -> OpenSearchEngine:
@@ -396,6 +406,9 @@ class OpenSearchEngine:
         except EngineRequestError as exc:
             if exc.status == 400:
                 raise QueryError(f"Cannot read the query: {refusal(exc)}") from None
+            if "too many nested clauses" in str(exc).lower():  # (a 500 from OpenSearch: its clause limit)
+                raise QueryError("The query asks for more terms than OpenSearch allows in one query (every word "
+                                 "in every field and language counts). Use fewer words or wildcards.") from None
             raise
 
     def search(self, q: EngineQuery) -> EngineResult:
@@ -417,12 +430,16 @@ class OpenSearchEngine:
         check_text(text)  # as Whoosh says it (the query string's own refusal of a wildcard names no word)
         profiles = self._index_profiles(q.filters.language)
         tries = readings(text, plain=False, apart=self._apart(text, profiles, q.deadline))
-        first_terms = query_terms(tries[0], profiles)
+        try:
+            chosen, notes = self._expanded([t.text for t in tries if not t.plain], profiles, q.deadline)
+        except _Expired:
+            return EngineResult(total=0, hits=[], timed_out=True)
+        first_terms = query_terms(tries[0], profiles, chosen)
         if not any(first_terms.values()):  # (no word looked for: -rust, published:2024)
             base["sort"] = sort_clause(q.sort, False)
         answer, used, relaxed, all_words = None, tries[0], False, 0
         for i, reading in enumerate(tries):
-            found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles)],
+            found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles, chosen)],
                                                           "filter": filters}}})
             if answer is None:
                 answer, all_words = found, found["hits"]["total"]["value"]
@@ -434,19 +451,64 @@ class OpenSearchEngine:
         suggestion = ""
         any_word = tries[0].any_word
         if q.suggest and not answer.get("timed_out") and (all_words < SUGGEST_BELOW or any_word):
-            def count(words: str) -> int:  # episodes holding every word, with the request's filters
-                first = readings(words, plain=False, long_query_words=EVERY_WORD)[0]
+            def count(words: str) -> int:  # episodes holding every word, with the request's filters, a pattern
+                first = readings(words, plain=False, long_query_words=EVERY_WORD)[0]  # bounded as the search's
+                try:
+                    bounded = self._expanded([first.text], profiles, q.deadline)[0]
+                except (_Expired, QueryError):
+                    return 0
                 body: dict[str, Any] = {"size": 0, "track_total_hits": True, "query": {"bool": {
-                    "must": [text_query(first, profiles)], "filter": filters}}}
+                    "must": [text_query(first, profiles, bounded)], "filter": filters}}}
                 if q.deadline is not None:
                     body["timeout"] = _timeout(q.deadline)
                 return int(self._run(body)["hits"]["total"]["value"])
 
             suggestion = spelling.suggestion(text, OpenSearchVocabulary(self, profiles), count,
                                              None if any_word else all_words)
-        terms = first_terms if used is tries[0] else query_terms(used, profiles)
+        terms = first_terms if used is tries[0] else query_terms(used, profiles, chosen)
         return replace(self._result(answer, terms, suggestion, relaxed),
-                       all_words=all_words if relaxed else None)
+                       all_words=all_words if relaxed else None, notes=notes)
+
+    def _expanded(self, texts: list[str], profiles: list[str], deadline: float | None
+                  ) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+        """The words each wildcard, prefix or range part of ``texts`` is searched with, and the notes on those
+        cut (``expand.py``); QueryError for a part or a query over the limits, _Expired past the deadline. Each
+        part's words (or refusal) are kept for the served index: the same pattern asked again costs a lookup."""
+        chosen: dict[str, tuple[str, ...]] = {}
+        notes: dict[str, str] = {}
+        for text in texts:
+            for part in expand.parts(text):
+                if part.key in chosen:
+                    continue
+                key = (self.stamp(), tuple(profiles), part.key)
+                found = self._expansion_cache.get(key)
+                if found is None:
+                    found = self._expansion(part, profiles, deadline)
+                    self._expansion_cache.put(key, found)
+                if isinstance(found, QueryError):
+                    raise QueryError(str(found))
+                chosen[part.key] = found.words
+                note = expansions.cut_note(part.shown, found.matching)
+                if note:
+                    notes[part.shown] = note
+        expand.check_clauses(chosen, profiles)
+        return chosen, list(notes.values())
+
+    def _expansion(self, part: expand.Part, profiles: list[str], deadline: float | None
+                   ) -> expand.Expansion | QueryError:
+        if deadline is not None and time.monotonic() > deadline:
+            raise _Expired
+        body = expand.listing(part)
+        if deadline is not None:
+            body["timeout"] = _timeout(deadline)
+        answer = self._run(body)
+        if answer.get("timed_out"):
+            raise _Expired
+        words, complete = expand.listed(answer)
+        try:
+            return expand.expand(part, words, complete, profiles)
+        except QueryError as exc:
+            return exc
 
     def _apart(self, text: str, profiles: list[str], deadline: float | None = None) -> tuple[tuple[str, str], ...]:
         """The words of ``text`` to read both ways, one word or two (``compounds.apart``), each decision kept for the
@@ -476,7 +538,7 @@ class OpenSearchEngine:
         prefix = prefix.strip().lower()
         last = _WORD.findall(prefix)
         word = last[-1] if last else prefix
-        pattern, person = _regex_literal(word) + ".*", _regex_literal(prefix) + ".*"
+        pattern, person = regex_literal(word) + ".*", regex_literal(prefix) + ".*"
         profiles = self._index_profiles()
         titles = {"bool": {"should": [{"prefix": {text_field("title", p): word}} for p in profiles]}}
         if len(last) > 1:  # the words before the last rank the titles that hold them (or whose show does) first,
@@ -529,11 +591,8 @@ class OpenSearchEngine:
 
 
 
-def _regex_literal(text: str) -> str:
-    """``text`` as a literal in a Lucene regular expression (a terms aggregation's ``include``): every character but
-    a letter or digit escaped. Python's ``re.escape`` leaves ``"``, ``<``, ``>``, ``@``, ``&``, ``~`` and ``#`` as
-    they are, which Lucene's syntax reads as operators (``-"`` typed in the search box was an HTTP 500)."""
-    return "".join(c if c.isalnum() else "\\" + c for c in text)
+class _Expired(Exception):
+    """The search's deadline passed while a pattern's words were listed."""
 
 
 def _timeout(deadline: float) -> str:

@@ -4,6 +4,7 @@ profile's fields with podsearch's field weights, the filters, the facets' aggreg
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..base import Filters
@@ -18,6 +19,7 @@ from ..querytext import (
     words_apart,
 )
 from .analysis import python_analyzer
+from .expand import substitute
 
 FACET_FIELDS = {"show": "show_id", "year": "year", "person": "person_key", "language": "language"}
 FACET_SIZE = 20  # the values the answer shows per facet (answers.FACET_TOP), counted exactly on each shard
@@ -38,18 +40,22 @@ def text_field(field: str, profile: str) -> str:
 
 
 def query_string(text: str, profile: str, any_word: bool, plain: bool,
-                 apart: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+                 apart: tuple[tuple[str, str], ...] = (), chosen: Mapping[str, tuple[str, ...]] | None = None
+                 ) -> dict[str, Any]:
     """``text`` as a query over one profile's fields: all words (or any word), podsearch's syntax (or none).
 
     Each word is read across the fields (``cross_fields``: one document frequency per word, blended over the
     fields, and the word's best weighted field counts), the nearest OpenSearch has to Whoosh's BM25F (it has no
     ``combined_fields``); summing each field's score (``most_fields``) let a word in the title and the text count
     twice, and ranked known items lower (MRR@10 0.887 against 0.972 on the site's dev set). The joined words of
-    ``apart`` are read both ways, one word or two (``querytext.words_apart``, after the text is escaped)."""
+    ``apart`` are read both ways, one word or two (``querytext.words_apart``, after the text is escaped). A
+    wildcard, prefix or range part is the group of its ``chosen`` words (``expand.py``)."""
     if plain:
         typed = _ALL_SYNTAX.sub(r"\\\1", plain_words(text))
     else:
-        typed = _FUZZY_WORD.sub(lambda m: _fuzzy_stem(m, profile), _FUZZY_KEPT.sub(r"\1", operator_groups(lenient(text))))
+        typed = operator_groups(lenient(text))
+        typed = substitute(typed, chosen) if chosen else typed
+        typed = _FUZZY_WORD.sub(lambda m: _fuzzy_stem(m, profile), _FUZZY_KEPT.sub(r"\1", typed))
         typed = _ESCAPE.sub(r"\\\1", typed)
         typed = '"'.join(_SLASHED.sub(r'"\1"', p) if i % 2 == 0 else p for i, p in enumerate(typed.split('"')))
         typed = re.sub(r"\bANDNOT\b", "AND NOT", typed)
@@ -232,10 +238,11 @@ def _field_prefix(name: str, profile: str) -> str:
     #                       another word (``foo:water`` was one token to Lucene's tokenizer, two to Whoosh's)
 
 
-def text_query(reading: Reading, profiles: list[str]) -> dict[str, Any]:
+def text_query(reading: Reading, profiles: list[str],
+               chosen: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
     """The text read for each profile, each reading matching only the episodes analysed alike, so that an
-    episode is scored once, on the reading of its own language."""
-    parts = [{"bool": {"must": [query_string(reading.text, p, reading.any_word, reading.plain, reading.apart)],
+    episode is scored once, on the reading of its own language; a pattern is its ``chosen`` words."""
+    parts = [{"bool": {"must": [query_string(reading.text, p, reading.any_word, reading.plain, reading.apart, chosen)],
                        "filter": [{"term": {"analysis": p}}]}} for p in profiles]
     return parts[0] if len(parts) == 1 else {"bool": {"should": parts, "minimum_should_match": 1}}
 
@@ -319,10 +326,13 @@ def _fields_spread(text: str) -> str:
     return _FIELD_GROUP.sub(spread, text)
 
 
-def query_terms(reading: Reading, profiles: list[str]) -> dict[str, set[str]]:
-    """The analysed terms of the query, by field (the words excluded with -word or NOT left out)."""
+def query_terms(reading: Reading, profiles: list[str],
+                chosen: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, set[str]]:
+    """The analysed terms of the query, by field (the words excluded with -word or NOT left out; a pattern's, the
+    ``chosen`` words it was searched with)."""
     words: dict[str, list[str]] = {field: [] for field in SEARCH_FIELDS}
-    source = words_apart(plain_words(reading.text) if reading.plain else lenient(reading.text), reading.apart)
+    source = plain_words(reading.text) if reading.plain else substitute(reading.text, chosen or {}, " ")
+    source = words_apart(source, reading.apart)
     source = _fields_spread(_without_excluded_groups(_RANGES.sub(" ", source)))  # (a range looks for no word)
     for m in _QUERY_PART.finditer(source):
         word = m.group("word")
