@@ -182,6 +182,16 @@ def test_a_quote_typed_without_quotes_finds_its_episode_first(site_lib: Library,
     assert topic[0] == "changelog:practicalai:17"
 
 
+@pytest.mark.parametrize("prefix, person", [("mat r", "Mat Ryer"), ("sean du", "Sean DuBois"),
+                                            ("mat", "Mat Ryer")])
+def test_typeahead_offers_the_person_the_prefix_names_before_titles(site_lib: Library, prefix: str,
+                                                                    person: str) -> None:
+    """`mat r` offered eight titles with a word in "r" ("Welcome Remarks") and no Mat Ryer."""
+    offered = site_lib.suggest(prefix)
+    people = [s["text"] for s in offered if s["kind"] == "person"]
+    assert person in people and offered.index({"kind": "person", "text": person}) <= 3, offered
+
+
 def test_every_year_the_facet_offers_is_one_the_filter_takes(site_lib: Library) -> None:
     """`webrtc` offered the year "unknown" (8 undated episodes), which `from=unknown` refuses (a 400)."""
     years = site_lib.search(SearchRequest(q="webrtc")).facets["year"]

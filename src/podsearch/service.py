@@ -33,6 +33,7 @@ from .similar import Neighbour, SimilarModel
 
 QUOTE_SLOP = 3  # places a remembered quote's words may be apart, when as typed no episode says it
 SAID_MAX = 3  # a long plain query said (nearly) as typed by at most this many episodes puts them first (_said)
+PEOPLE_FIRST = 3  # typeahead: persons whose name the prefix begins, before the episode titles
 SAID_AMONG = 100  # the ranking's first episodes among which a sentence said as typed is looked for
 SAID_WORDS = 6  # from this many words a plain query may be a sentence remembered (a topic is a few words: "bias and
 # fairness in ai", said by two episodes, one of them about something else, put them first: topical 0.904 -> 0.893)
@@ -309,8 +310,9 @@ class Library:
         return rerank(hits, model, fb) if model is not None else hits
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
-        """Typeahead: shows whose title starts with (a word of) the prefix, then episode titles, persons and
-        words of the index that complete its last word."""
+        """Typeahead: shows whose title starts with (a word of) the prefix, then up to ``PEOPLE_FIRST`` persons
+        whose name starts with it, episode titles, the other persons and words of the index that complete its last
+        word."""
         prefix = prefix.strip().lower()
         if not prefix:
             return []
@@ -329,10 +331,14 @@ class Library:
         for show in self.catalog.shows():
             if show.title.lower().startswith(prefix) or any(w.startswith(prefix) for w in show.title.lower().split()):
                 add("show", show.title, id=show.id)
-        for episode_id, title in found.get("episode", []):
-            add("episode", title, id=episode_id)
         keys = [key for _, key in found.get("person", [])]
         names = self.catalog.person_names(keys) if keys else {}
+        # a person whose name the whole prefix begins comes before titles that may hold only its last word: eight
+        # titles with a word in "r" ("Welcome Remarks") left no room for Mat Ryer after "mat r"
+        for key in keys[:PEOPLE_FIRST]:
+            add("person", person_label(key, names))
+        for episode_id, title in found.get("episode", []):
+            add("episode", title, id=episode_id)
         for key in keys:
             add("person", person_label(key, names))
         analyzers = [self.engine.analyzer(key) for key in self.engine.read_as()]
