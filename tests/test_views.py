@@ -241,3 +241,22 @@ def test_a_refused_search_links_back_only_where_back_is_not_the_same_refusal(cli
     page = deep.get_data(as_text=True)
     assert deep.status_code == 400 and "That page of the search cannot be shown" in page
     assert 'href="/search?q=water">Back to the search for' in page
+
+
+def test_an_episode_without_date_or_length_has_no_stray_separator(tmp_path):
+    """Every Changelog and Talk Python episode of the site corpus read " · on the show's site": the separator stood
+    for a date and a length it did not have."""
+    import json
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+    from podsearch.web.app import create_app
+
+    config = load_config({"data": str(tmp_path / "data")}, environ={})
+    line = {"id": "undated-1", "show": "Undated", "title": "No date", "link": "https://example.org/ep/1",
+            "transcript": "We talk about otters."}
+    (tmp_path / "a.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    import_jsonl(config, tmp_path / "a.jsonl")
+    page = create_app(config).test_client().get("/episodes/undated-1").get_data(as_text=True)
+    assert '<p class="meta"><a href="https://example.org/ep/1" rel="nofollow noopener noreferrer">on the show' in page
+    assert " · <a href=\"https://example.org/ep/1\"" not in page
