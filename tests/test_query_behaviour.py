@@ -192,6 +192,13 @@ def test_a_fuzzy_word_without_a_number_is_one_edit_and_early_dates_filter(client
 
 
 @BOTH
+@pytest.mark.parametrize("q", ["🚀", "→ ←", '"🚀"'])
+def test_a_query_of_symbols_alone_says_why_it_finds_nothing(client, q: str) -> None:
+    answer = api(client, q)
+    assert answer["total"] == 0 and any("holds no word" in note for note in answer["notes"]), answer["notes"]
+
+
+@BOTH
 @pytest.mark.parametrize("q", ["twenty-four", "stretch-and-folds sourdough"])
 def test_a_hyphenated_word_sorted_by_date(client, sample_data: Path, q: str) -> None:
     """A hyphenated word is read as ``((twenty four) ANDMAYBE twenty-four)``; sorted by date (and so in the search

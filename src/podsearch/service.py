@@ -210,8 +210,10 @@ class Library:
     def _too_common(self, query: EngineQuery) -> list[str]:
         """A note for a query that found nothing because each of its words is a stop word of a language it was read
         in (the asked one, else each of the index's: the index leaves them out, ``to be or not to be``, ``die der
-        und``); [] for any other."""
+        und``), or because it holds no word at all (symbols, emoji); [] for any other."""
         words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", plain_words(query.text))))
+        if not words and plain_words(query.text).strip():  # ("🚀", "→": 0 episodes, and nothing said why)
+            return ["The query holds no word: symbols and emoji are not searched. Type the words you remember."]
         if not words or all(any(self.engine.analyzer(p).texts(w) for w in words)
                             for p in self.engine.read_as(query.filters.language)):
             return []
