@@ -110,3 +110,22 @@ def test_people_keep_the_spelling_with_capitals(tmp_path: Path):
         assert cat.schema_version() == 5
         assert cat.person_names(["ian mcallister", "ada deluca"]) == {
             "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
+
+
+def test_a_speaker_label_that_names_no_one_is_no_person(tmp_path: Path):
+    """"Q", "Jingle", "Break" and "Question" were people of the site corpus's facets and typeahead (speaker labels of
+    its transcripts): the people of an episode are its persons and the speakers that name someone."""
+    from dataclasses import replace
+
+    from podsearch.documents import CatalogDocuments
+    from podsearch.episodes import people_named
+
+    labels = ["Q", "Jingle", "Break", "Question", "Speaker 2", "Audience Member", "Intro", "Ada deLuca", "Iron Man"]
+    ep = replace(_episode(1), segments=[Segment(f"Line {n}.", speaker=label) for n, label in enumerate(labels)])
+    assert people_named(ep) == ["Ana", "Ada deLuca", "Iron Man"]
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="Show"))
+        cat.upsert_episode(ep)
+        assert set(cat.person_names(["q", "jingle", "ada deluca"])) == {"ada deluca"}
+        doc = next(iter(CatalogDocuments(cat).documents([ep.id])))
+        assert "Jingle" not in doc.speakers and "Ada deLuca" in doc.speakers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,11 +22,34 @@ def person_key(name: str) -> str:
     return name.strip().lower().replace(",", " ")
 
 
+# words that make a speaker label a role, wherever they stand in it ("Audience Member", "New Speaker", "Speaker B")
+ROLE_WORDS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
+              "participant", "narrator", "announcer"}
+# labels that are a role or a part of the show only when they are the whole label ("Q", "Voice", "Break"; but "Iron
+# Man", "Ask a Question" ...)
+GENERIC_SPEAKERS = ROLE_WORDS | {"question", "answer", "q", "a", "man", "woman", "voice", "break", "intro", "outro",
+                                 "music", "sponsor", "ad", "advert", "commercial"}
+
+
+def person_token(name: str) -> str:
+    """One token per person ("Katie Hockman" -> "katie_hockman"): a shared guest is a strong topic link."""
+    return re.sub(r"[\W_]+", "_", name.lower()).strip("_")
+
+
+def names_someone(token: str) -> bool:
+    """Whether a person token (:func:`person_token`) names someone rather than a role, a part of the show or a
+    numbered voice: not "host", "q", "jingle", "break", "audience_member", "new_speaker", "speaker_b", "speaker_1"."""
+    return bool(token) and token not in GENERIC_SPEAKERS and not any(c.isdigit() for c in token) \
+        and not any(part in ROLE_WORDS for part in token.split("_"))
+
+
 def people_named(ep: Episode) -> list[str]:
     """The episode's people as written: its persons (as the feed names them), then the speakers its transcript
-    names that are not among them."""
+    names that are not among them and name someone (:func:`names_someone`: "Q", "Jingle" and "Break" were people
+    of the facet and the typeahead)."""
     persons = [p.name for p in ep.persons]
-    return persons + sorted({s.speaker for s in ep.segments if s.speaker} - set(persons))
+    return persons + sorted({s.speaker for s in ep.segments if s.speaker and names_someone(person_token(s.speaker))}
+                            - set(persons))
 
 
 @dataclass

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..catalog import Catalog
+from ..episodes import names_someone, person_token
 from .signals import link_tokens
 
-# words that make a speaker label a role, wherever they stand in it ("Audience Member", "New Speaker", "Speaker B")
-ROLE_WORDS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
-              "participant", "narrator", "announcer"}
-# labels that are a role only when they are the whole label ("Q", "Voice"; but "Iron Man", "Ask a Question" ...)
-GENERIC_SPEAKERS = ROLE_WORDS | {"question", "answer", "q", "a", "man", "woman", "voice"}
 CHUNK = 500  # episodes whose texts a fit holds at once (about 25 MB of transcripts at the bench's sizes)
 
 
@@ -27,18 +22,6 @@ def text_print(transcript: str) -> str:
     shows, titles or ids."""
     words = " ".join(transcript.lower().split())
     return hashlib.sha1(words.encode("utf-8")).hexdigest()[:16] if len(words) >= PRINT_CHARS else ""
-
-
-def person_token(name: str) -> str:
-    """One token per person ("Katie Hockman" -> "katie_hockman"): a shared guest is a strong topic link."""
-    return re.sub(r"[\W_]+", "_", name.lower()).strip("_")
-
-
-def names_someone(token: str) -> bool:
-    """Whether a person token (:func:`person_token`) names someone rather than a role or a numbered voice:
-    not "host", "q", "audience_member", "new_speaker", "speaker_b", "speaker_1"."""
-    return bool(token) and token not in GENERIC_SPEAKERS and not any(c.isdigit() for c in token) \
-        and not any(part in ROLE_WORDS for part in token.split("_"))
 
 
 class EpisodeFields(NamedTuple):
