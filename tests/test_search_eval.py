@@ -148,3 +148,14 @@ def test_ranking_beats_fts5_on_the_collections(corpus: Path, tmp_path: Path, nam
         lowered = {q: t.lower() for q, t in read_queries(folder / "queries.tsv").items()}
         low = evaluate(podsearch_run(tmp_path / "data", lowered), read_qrels(folder / "qrels.tsv"))
         assert low.per_query == ours.per_query
+
+
+def test_eval_search_says_it_measures_its_own_whoosh_indexes_whatever_the_engine(tmp_path: Path) -> None:
+    """With PODSEARCH_ENGINE=opensearch the command ran as before and printed figures nothing said were Whoosh's."""
+    from podsearch.cli import main
+
+    folder = make_collection(tmp_path / "c", trec=True)
+    args = ["--data", str(tmp_path / "data"), "eval", "search", "--collection", str(folder), "--baseline", "none"]
+    told = CliRunner().invoke(main, args, env={"PODSEARCH_ENGINE": "opensearch"})
+    assert told.exit_code == 0 and "builds and ranks Whoosh indexes of its own" in told.stderr
+    assert "note:" not in CliRunner().invoke(main, args, env={"PODSEARCH_ENGINE": "whoosh"}).stderr

@@ -66,6 +66,15 @@ def search_cmd(corpus: str | None, sets: str, collection: str | None, docs: str 
     """
     from ..errors import PodsearchError
 
+    try:
+        config = getattr(click.get_current_context().find_root().obj, "config", None)
+    except PodsearchError:  # (a config that cannot be read is not this command's concern: it builds its own data)
+        config = None
+    if getattr(config, "engine", "whoosh") != "whoosh":  # (its figures were taken for the configured engine's)
+        click.echo(f"note: eval search builds and ranks Whoosh indexes of its own; the configured engine "
+                   f"({config.engine}) is not what it measures. bench.quotes --opensearch-url ranks through a node.",
+                   err=True)
+
     def phase(msg: str) -> None:
         if not as_json and sys.stderr.isatty():
             click.echo(msg + " ...", err=True)
