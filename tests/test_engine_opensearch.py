@@ -210,3 +210,13 @@ def test_with_the_cluster_down_what_does_not_search_is_still_answered(sample_dat
         assert client.get(path).status_code == 200, path
     down = client.get("/api/search?q=volcano")
     assert down.status_code == 503 and "unavailable" in down.get_json()["error"]["message"]
+
+
+def test_an_index_name_opensearch_refuses_is_a_setting_refused(runner, sample_data: Path) -> None:
+    """`PODSEARCH_OPENSEARCH_INDEX=Bad_Name podsearch search x` exited 1, as a failure; a refused setting exits 2."""
+    from podsearch.cli import main
+
+    result = runner.invoke(main, ["--data", str(sample_data), "search", "x"],
+                           env={"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": "http://127.0.0.1:9",
+                                "PODSEARCH_OPENSEARCH_INDEX": "Bad_Name"})
+    assert result.exit_code == 2 and "opensearch_index must be a lower-case" in result.output

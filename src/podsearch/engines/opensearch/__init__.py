@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ... import languages
-from ...errors import EngineRequestError, EngineUnavailable, IndexMissing, PodsearchError, QueryError
+from ...errors import ConfigError, EngineRequestError, EngineUnavailable, IndexMissing, QueryError
 from ...lru import LRU
 from .. import compounds, expansions, spelling
 from ..base import (
@@ -137,7 +137,7 @@ class OpenSearchEngine:
 
     def __init__(self, options: ClientOptions, index: str = "podsearch", shards: int = 1, replicas: str = "0-1") -> None:
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", index):
-            raise PodsearchError(f"opensearch_index must be a lower-case OpenSearch index name, not {index!r}.")
+            raise ConfigError(f"opensearch_index must be a lower-case OpenSearch index name, not {index!r}.")
         self.client = OpenSearchClient(options)
         self.alias, self.shards, self.replicas = index, shards, replicas
         self._lock = threading.Lock()
