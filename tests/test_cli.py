@@ -304,3 +304,23 @@ def test_a_data_folder_that_cannot_be_made_is_a_clear_failure(runner, tmp_path: 
     assert isinstance(result.exception, SystemExit)
     assert "afile" in result.output and "Traceback" not in result.output
     assert ("Cannot make the data folder" in result.output or "Cannot open the catalog" in result.output)
+
+
+def test_stats_says_a_later_reindex_did_not_finish(runner, sample_data: Path, tmp_path: Path):
+    """A reindex stopped by an error (here: the OpenSearch engine's cluster unreachable) left `stats` saying the
+    run before it, "ok", as if it had not been tried."""
+    from opensearch_node import free_port
+
+    line = {"id": "late-1", "show": "Late", "title": "Late", "transcript": "Otters at night."}
+    (tmp_path / "late.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    failed = runner.invoke(main, ["--data", str(sample_data), "import", str(tmp_path / "late.jsonl")],
+                           env={"PODSEARCH_ENGINE": "opensearch",
+                                "PODSEARCH_OPENSEARCH_URL": f"http://127.0.0.1:{free_port()}",
+                                "PODSEARCH_OPENSEARCH_TIMEOUT": "2"})
+    assert failed.exit_code == 1, failed.output
+    data = json.loads(runner.invoke(main, ["--data", str(sample_data), "stats", "--json"]).output)
+    assert data["last_reindex"]["failed"] is False  # (the last that finished)
+    [unfinished] = data["unfinished_reindexes"]
+    assert "unavailable" in unfinished["aborted"]
+    text = runner.invoke(main, ["--data", str(sample_data), "stats"]).output
+    assert "did not finish: OpenSearch at http://127.0.0.1:" in text

@@ -542,11 +542,24 @@ class Catalog:
         self.db.execute("UPDATE runs SET finished = ?, summary = ? WHERE id = ?",
                         (time.time(), json.dumps(summary), run_id))
 
+    def abort_run(self, run_id: int, why: str) -> None:
+        """A run that stopped on an error: it stays unfinished (the last reindex is the last that finished), with
+        why."""
+        self.db.execute("UPDATE runs SET summary = ? WHERE id = ?", (json.dumps({"aborted": why}), run_id))
+
     def last_run(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM runs WHERE finished IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone()
         if row is None:
             return None
         return {"started": row["started"], "finished": row["finished"], **json.loads(row["summary"] or "{}")}
+
+    def unfinished_since(self) -> list[dict[str, Any]]:
+        """The runs started after the last that finished and not finished themselves, oldest first: ``started`` and
+        ``aborted`` (why it stopped; "" when it was killed, or is running now)."""
+        rows = self.db.execute("SELECT started, summary FROM runs WHERE finished IS NULL AND id > "
+                               "COALESCE((SELECT MAX(id) FROM runs WHERE finished IS NOT NULL), 0) ORDER BY id").fetchall()
+        return [{"started": row["started"], "aborted": json.loads(row["summary"] or "{}").get("aborted", "")}
+                for row in rows]
 
     # -- watches (podsearch.watches) ------------------------------------------------------------
     def add_watch(self, query: str, filters: dict[str, Any], webhook: str, secret: str) -> int:

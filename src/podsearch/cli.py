@@ -509,6 +509,9 @@ def _stats_text(figures: dict[str, Any]) -> str:
         lines.extend(f"  error: {e}" for e in last["errors"])
     else:
         lines.append("last reindex: never")
+    for run in figures.get("unfinished_reindexes", []):
+        lines.append(f"  a reindex started {run['started']} did not finish: "
+                     + (run["aborted"] or "killed, or running now"))
     for key, value in figures.items():  # figures other parts of podsearch add
         if key not in _STATS_SHOWN:
             lines.append(f"{key.replace('_', ' ')}: {_stat(value)}")
@@ -525,7 +528,7 @@ def _stat(value: Any) -> str:
 
 
 _STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
-                "index_documents", "index_bytes", "index_generation", "last_reindex"}
+                "index_documents", "index_bytes", "index_generation", "last_reindex", "unfinished_reindexes"}
 
 
 @main.group()

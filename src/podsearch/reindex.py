@@ -103,6 +103,9 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
             tell_watches(config, catalog, report, progress)
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
+        except Exception as exc:  # (`stats` said the run before "ok", as if this one had not been)
+            catalog.abort_run(run_id, str(exc) or type(exc).__name__)
+            raise
         finally:
             progress.done()
             catalog.close()

@@ -479,6 +479,9 @@ class Library:
             }
         else:
             out["last_reindex"] = None
+        out["unfinished_reindexes"] = [  # started since, not finished: stopped by an error, killed, or running now
+            {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run["started"])), "aborted": run["aborted"]}
+            for run in self.catalog.unfinished_since()]
         out["server_load"] = read_load(self.data_dir)
         return out
 
