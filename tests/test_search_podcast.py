@@ -192,6 +192,13 @@ def test_typeahead_offers_the_person_the_prefix_names_before_titles(site_lib: Li
     assert person in people and offered.index({"kind": "person", "text": person}) <= 3, offered
 
 
+def test_a_shows_undated_episodes_are_listed_by_number_highest_first(site_lib: Library) -> None:
+    """The 341 Go Time episodes of the site corpus have no date: the show page listed #1, #10, #100, #101 ..."""
+    ids = [e.id for e in site_lib.episodes_of("go-time", 400)]
+    assert ids[:3] == ["changelog:gotime:340", "changelog:gotime:339", "changelog:gotime:338"] and len(ids) == 341
+    assert ids.index("changelog:gotime:100") < ids.index("changelog:gotime:99") < ids.index("changelog:gotime:10")
+
+
 def test_every_year_the_facet_offers_is_one_the_filter_takes(site_lib: Library) -> None:
     """`webrtc` offered the year "unknown" (8 undated episodes), which `from=unknown` refuses (a 400)."""
     years = site_lib.search(SearchRequest(q="webrtc")).facets["year"]
