@@ -162,6 +162,11 @@ def test_did_you_mean_on_the_site(site_lib: Library) -> None:
         assert suggestion in ("", None) or (" to " not in f" {suggestion} " and "scrape" not in suggestion
                                             and not suggestion.startswith("time ")), (q, suggestion)
     assert not site_lib.search(SearchRequest(q="schnorr signatures")).suggestion
+    for typo, meant in (("kuberentes", "kubernetes"), ("postgress", "postgres")):  # in 1 transcript each
+        assert site_lib.search(SearchRequest(q=typo)).corrected == meant
+    for rare in ("libhoney", "moltbook", "pettycoin", "graphene", "utreexo"):  # rare, and no typo
+        answer = site_lib.search(SearchRequest(q=rare, correct=False))
+        assert answer.total and not answer.suggestion, (rare, answer.suggestion)
     for q in ("Pynchon", "quinoa", "Straße"):  # words of a language: answered as typed, a suggestion beside them
         answer = site_lib.search(SearchRequest(q=q))
         assert not answer.corrected and answer.total == 0, (q, answer.corrected, answer.total)

@@ -2,11 +2,13 @@
 
 Rules (issue 15; docs/search.md):
 
-- only words the index does not know are corrected, in place and in the case they were typed in, by the
-  closest known word (edit distance, a swap of neighbours counting as one edit, then the longer common
-  beginning, then the more frequent): field names (``title:``), operators (AND,
-  OR, NOT, TO written in capitals), markup (``<script>``), patterns (``pyth*``), fuzzy words (``kubrnetes~``),
-  ranges, numbers and words of one or two letters are left as typed, and so are quotes, ``-`` and ``+``;
+- only words the index does not know, or that at most ``RARE_HELD`` episodes hold when a word as near is held
+  ``RARE_FACTOR`` times as often (a typo in a few transcripts: ``kuberentes``, 1 site episode, against
+  ``kubernetes``, 423), are corrected, in place and in the case they were typed in, by the closest known word
+  (edit distance, a swap of neighbours counting as one edit, then the longer common beginning, then the more
+  frequent): field names (``title:``), operators (AND, OR, NOT, TO written in capitals), markup (``<script>``),
+  patterns (``pyth*``), fuzzy words (``kubrnetes~``), ranges, numbers and words of one or two letters are left as
+  typed, and so are quotes, ``-`` and ``+``;
 - a replacement is a word of the query's language: not one of its stop words, and found in at least one
   episode analysed for that language (``tax`` is not "corrected" to ``to``);
 - the suggestion is offered only when it finds clearly more: at least twice as many episodes holding every
@@ -34,6 +36,8 @@ from typing import Protocol
 log = logging.getLogger(__name__)
 
 MAX_DISTANCE = 2
+RARE_HELD = 5  # a word held by this many episodes or fewer may be a typo in them ("kuberentes": 1, "langauge": 5)
+RARE_FACTOR = 20  # ... when a word as near is held this many times as often ("kubernetes": 423)
 CANDIDATES = 5  # per unknown word, closest first
 # Spans of the query that are never corrected: markup, a field name with its colon, an operator in capitals, a
 # pattern (``pyth*``, ``te?t``), a fuzzy word (``kubrnetes~``: near spellings are asked for already), a range.
@@ -44,8 +48,8 @@ _WORD = re.compile(r"\w+")
 class Vocabulary(Protocol):
     """What a suggestion asks of an engine's index (words in lower case)."""
 
-    def known(self, words: list[str]) -> set[str]:
-        """The words of ``words`` that some episode holds."""
+    def held(self, words: list[str]) -> dict[str, int]:
+        """How many episodes hold each of ``words`` (0 for a word none holds)."""
 
     def candidates(self, word: str) -> list[str]:
         """Known words within ``MAX_DISTANCE`` edits of ``word`` with its first letter, at most ``CANDIDATES``:
@@ -104,16 +108,20 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
     """
     try:
         words = correctable(text)
-        known = vocabulary.known(sorted({w.lower() for _, _, w in words}))
+        held = vocabulary.held(sorted({w.lower() for _, _, w in words}))
         unknown = []  # (start, end, word as typed, its replacements nearest first, each with its closeness)
         for start, end, word in words:
             low = word.lower()
-            if low not in known:
-                scored = sorted(((closeness(low, c), c) for c in vocabulary.candidates(low)), key=lambda pair: pair[0])
-                options = [(near, c) for near, c in scored  # (sorted is stable: then the more frequent)
-                           if near[0] <= edits_allowed(low) and vocabulary.in_language(c)]
-                if options:
-                    unknown.append((start, end, word, options))
+            if held.get(low, 0) > RARE_HELD:
+                continue
+            scored = sorted(((closeness(low, c), c) for c in vocabulary.candidates(low)), key=lambda pair: pair[0])
+            options = [(near, c) for near, c in scored  # (sorted is stable: then the more frequent)
+                       if near[0] <= edits_allowed(low) and vocabulary.in_language(c)]
+            if options and held.get(low, 0):  # a word a few episodes hold: a typo in them, when a word as near
+                often = vocabulary.held([c for _, c in options])  # is held RARE_FACTOR times as often
+                options = [(near, c) for near, c in options if often.get(c, 0) >= RARE_FACTOR * held[low]]
+            if options:
+                unknown.append((start, end, word, options))
         if not unknown:
             return ""
         typed = count(text) if before is None else before

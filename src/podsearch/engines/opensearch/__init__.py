@@ -636,9 +636,8 @@ class OpenSearchVocabulary:
     def __init__(self, engine: OpenSearchEngine, profiles: list[str]) -> None:
         self.engine, self.profiles = engine, profiles
 
-    def known(self, words: list[str]) -> set[str]:
-        held = _Counts(self.engine, self.profiles).frequencies(words)
-        return {w for w in words if held[w] > 0}
+    def held(self, words: list[str]) -> dict[str, int]:
+        return _Counts(self.engine, self.profiles).frequencies(words)
 
     def candidates(self, word: str) -> list[str]:
         answer = self.engine.client.search(self.engine._target(), {"size": 0, "suggest": {"w": {"text": word, "term": {

@@ -22,8 +22,8 @@ class WhooshVocabulary:
     def __init__(self, searcher: Any, profiles: list[str]) -> None:
         self.searcher, self.profiles = searcher, profiles
 
-    def known(self, words: list[str]) -> set[str]:
-        return {w for w in words if self.searcher.doc_frequency("words", w) > 0}
+    def held(self, words: list[str]) -> dict[str, int]:
+        return {w: int(self.searcher.doc_frequency("words", w)) for w in words}
 
     def candidates(self, word: str) -> list[str]:
         # only words with the same first letter are compared (a typo in the first letter is rare)
