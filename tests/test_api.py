@@ -362,3 +362,10 @@ def test_odd_paths_and_the_browsers_suggestions_answer_json_errors(client):
     assert res.status_code == 400 and res.get_json()["error"]["code"] == "bad_query"
     res = client.get("/api/v1//search?q=x", headers={"Host": "evil.example"})
     assert res.status_code == 404 and "Location" not in res.headers and res.get_json()["error"]["code"] == "not_found"
+
+
+def test_a_plain_options_is_no_content_with_allow(client):
+    """Flask answered OPTIONS 200 with `text/html` and nothing in it."""
+    for path in ("/api/search?q=x", "/search?q=x", "/healthz"):
+        r = client.open(path, method="OPTIONS")
+        assert r.status_code == 204 and "GET" in r.headers["Allow"] and "Content-Type" not in r.headers, path
