@@ -154,9 +154,11 @@ def test_commands_on_an_empty_data_folder_say_what_to_do(runner, tmp_path: Path)
 
 
 def test_reindex_without_feeds_is_misuse(runner, tmp_path: Path):
+    """... and leaves nothing behind (it made the data folder and an empty catalog in it)."""
     result = runner.invoke(main, ["--data", str(tmp_path / "d"), "reindex"])
     assert result.exit_code == 2
     assert "No feeds" in result.output
+    assert not (tmp_path / "d").exists()
 
 
 def test_add_then_reindex_then_unchanged(runner, tmp_path: Path):

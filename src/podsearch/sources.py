@@ -82,8 +82,10 @@ def require_feeds(config: Config) -> None:
     """Raise InputError when a reindex would have no feed to read."""
     if config.feeds:
         return
-    with Catalog.in_dir(config.data_dir) as cat:
-        sources = all_sources(config, cat)
+    sources: list[str] = []
+    if (Path(config.data_dir) / Catalog.FILENAME).exists():  # (asking must not make a folder and a catalog)
+        with Catalog.in_dir(config.data_dir) as cat:
+            sources = all_sources(config, cat)
     if not sources:
         raise InputError("No feeds: list them in a config file (feeds = [...]) or run "
                          "'podsearch add URL_OR_PATH' first.")
