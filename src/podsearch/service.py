@@ -32,13 +32,13 @@ from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
 
 QUOTE_SLOP = 3  # places a remembered quote's words may be apart, when as typed no episode says it
-SAID_MAX = 3  # a long plain query said (nearly) as typed by at most this many episodes puts them first (_said)
-PEOPLE_FIRST = 3  # typeahead: persons whose name the prefix begins, before the episode titles
+SAID_WORDS = 6  # from this many words a plain query may be a sentence remembered (a topic is a few words: "bias and
+# fairness in ai", said by two episodes, one of them about something else, put them first: topical 0.904 -> 0.893)
 SAID_MOST_WORDS = 24  # ... and at most this many: a pasted paragraph is no sentence remembered (80 common words
 # at 10k: 36 ms of CPU as any words, 84 ms with the phrase looked for)
 SAID_AMONG = 100  # the ranking's first episodes among which a sentence said as typed is looked for
-SAID_WORDS = 6  # from this many words a plain query may be a sentence remembered (a topic is a few words: "bias and
-# fairness in ai", said by two episodes, one of them about something else, put them first: topical 0.904 -> 0.893)
+SAID_MAX = 3  # a sentence said (nearly) as typed by at most this many of them puts them first (_said)
+PEOPLE_FIRST = 3  # typeahead: persons whose name the prefix begins, before the episode titles
 
 log = logging.getLogger(__name__)
 
@@ -274,12 +274,13 @@ class Library:
                 and SAID_WORDS <= len(text.split()) <= SAID_MOST_WORDS)
 
     def _said(self, query: EngineQuery, among: list[str]) -> list[str]:
-        """The few episodes (at most ``SAID_MAX``) that say a plain query of ``SAID_WORDS`` words or more in its
-        order, a few places apart at most (``QUOTE_SLOP``): a quote typed without its quotes, ranked on any word,
-        came first for 4 of the dev set's 10 quotes and was not in the top 10 for 2 (``except if you want to buy
-        drugs``). Looked for ``among`` the ranking's first ``SAID_AMONG`` (the dev set's and our own 24 quotes: the
-        deepest at 62): over every episode, the phrase of common words tripled the CPU of such a query at 10k (15.6
-        -> 46.6 ms). [] when more episodes say it."""
+        """The few episodes (at most ``SAID_MAX``) that say a sentence (:meth:`_sentence`) in its order, a few
+        places apart at most (``QUOTE_SLOP``): a quote typed without its quotes, ranked on any word, came
+        first for 4 of the dev set's 10 quotes and was not in the top 10 for 2 (``except if you want to buy
+        drugs``). Looked for ``among`` the ranking's first ``SAID_AMONG`` (the dev set's and our own 24
+        quotes: the deepest at 62): over every episode, the phrase of common words tripled the CPU of such a
+        query at 10k (15.6 -> 46.6 ms); among them, 14.8 -> 21.9 ms. [] when more episodes say it, or none in
+        time."""
         if not among:
             return []
         said = self.engine.search(replace(query, text=f'"{query.text.strip()}"~{QUOTE_SLOP}', page=1,
