@@ -359,8 +359,6 @@ def fair_dispatcher() -> type:
             with self.lock:
                 self.now = max(self.now, getattr(task, "podsearch_rank", (0, 0))[0])
 
-        def status(self) -> dict[str, int]:
-            return {"queued": len(self.queue)}
 
     return FairDispatcher
 
@@ -385,11 +383,11 @@ class GracefulServer:
         # (the paths as a request names them, before waitress takes the prefix off)
         searches = frozenset(kwargs["url_prefix"] + path for path in getattr(app, "extensions", {}).get(SEARCHES, ()))
         dispatcher = fair_dispatcher()(searches, options.trusted_proxy)
-        dispatcher.set_thread_count(options.threads)  # (waitress starts the threads of a dispatcher it makes only)
         try:
             self.server = create_server(app, _dispatcher=dispatcher, **kwargs)
         except OSError as exc:  # (the port taken, an address this machine does not have, a port below 1024)
             raise ListenError(f"Cannot listen on {options.host}:{options.port}: {exc.strerror or exc}.") from None
+        dispatcher.set_thread_count(options.threads)  # (waitress starts the threads of a dispatcher it makes only)
         self.guard = ConnectionGuard(options.client_connections, options.client_timeout, options.trusted_proxy)
         self.server.podsearch_guard = self.guard
         self.server.channel_class = guarded_channel()
