@@ -199,6 +199,22 @@ _FUZZY_KEPT = re.compile(r"(?<=\S)(~\d?)/\d+")
 _FUZZY_WORD = re.compile(r"(?:(?<=[\s(:+\-])|^)([^\W\d_][^\s()\"~^:\[\]{}]*)(?=~\d*(?![\w.]))")
 
 
+# A fuzzy part as a reading holds it, not excluded: its word, its edits ("" for ~: 1) and the letters kept (/3)
+_FUZZY_PART = re.compile(r"(?:(?<=[\s(:+])|^)([^\W\d_][^\s()\"~^:\[\]{}]*)~(\d*)(?:\.\d+)?(?:/(\d+))?(?![\w.])")
+
+
+def fuzzy_parts(text: str) -> list[tuple[str, int, int]]:
+    """(word, edits, letters kept) of each fuzzy part of ``text`` outside quotes that is not excluded (``-word~``
+    is no word to mark)."""
+    out = []
+    for i, piece in enumerate(text.split('"')):
+        if i % 2 == 0:
+            for m in _FUZZY_PART.finditer(piece):
+                if m.group(1).upper() not in {"AND", "OR", "NOT", "TO"}:
+                    out.append((m.group(1), min(2, int(m.group(2) or 1)), int(m.group(3) or 1)))
+    return out
+
+
 def _fuzzy_stem(m: re.Match[str], profile: str) -> str:
     stems = python_analyzer(profile, parts=False).texts(m.group(1))
     return stems[0] if len(stems) == 1 else m.group(1)
