@@ -489,7 +489,10 @@ class OpenSearchEngine:
                         "prefix_length": kept, "min_word_length": 1, "size": expansions.MAX_EXPANSIONS,
                         "sort": "frequency"}}
             if suggest:
-                answer = self.client.search(self._target(), {"size": 0, "suggest": suggest})
+                try:
+                    answer = self.client.search(self._target(), {"size": 0, "suggest": suggest})
+                except EngineUnavailable:  # (past the search's deadline: the answer goes out marked as it can)
+                    return out
                 out.update(option["text"] for entries in answer.get("suggest", {}).values() for entry in entries
                            for option in entry.get("options", []))
         return out
