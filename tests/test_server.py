@@ -714,3 +714,14 @@ def test_a_client_with_many_searches_queued_does_not_make_another_wait_for_them_
         stop(server)
     assert order.index(other[0]) < 6 and order.index(other[1]) < 8, [busy.index(s) if s in busy else "other"
                                                                          for s in order]
+
+
+@pytest.mark.parametrize("env", [{"PODSEARCH_HOST": "bad host!"},
+                                 {"PODSEARCH_TRUSTED_PROXY": "127.0.0.1", "PODSEARCH_TRUSTED_PROXY_HEADERS": "bogus"}])
+def test_a_host_or_proxy_header_waitress_refuses_is_a_setting_refused(runner, sample_data, env):
+    """Both ended `serve` in waitress's traceback, exit 1."""
+    from podsearch.cli import main
+
+    result = runner.invoke(main, ["--data", str(sample_data), "serve", "--port", "0"], env=env)
+    assert result.exit_code == 2 and "host or trusted_proxy_headers:" in result.output, result.output
+    assert "Traceback" not in result.output

@@ -332,7 +332,7 @@ def _serve(config: Config, quiet: bool, access_log: bool | None = None, **option
     configure_access_log(access_log if access_log is not None else config.access_log and not quiet)
     try:
         status = serve(app, opts, config, announce=None if quiet else lambda line: click.echo(line, err=True))
-    except ListenError as exc:
+    except (ListenError, ConfigError) as exc:
         raise fail(exc) from None
     sys.exit(status)
 

@@ -387,6 +387,8 @@ class GracefulServer:
             self.server = create_server(app, _dispatcher=dispatcher, **kwargs)
         except OSError as exc:  # (the port taken, an address this machine does not have, a port below 1024)
             raise ListenError(f"Cannot listen on {options.host}:{options.port}: {exc.strerror or exc}.") from None
+        except ValueError as exc:  # (waitress's refusal of a host it cannot read, 'bad host!', or of a
+            raise ConfigError(f"host or trusted_proxy_headers: {exc}") from None  # proxy header it does not know)
         dispatcher.set_thread_count(options.threads)  # (waitress starts the threads of a dispatcher it makes only)
         self.guard = ConnectionGuard(options.client_connections, options.client_timeout, options.trusted_proxy)
         self.server.podsearch_guard = self.guard
