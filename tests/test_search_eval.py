@@ -159,3 +159,14 @@ def test_eval_search_says_it_measures_its_own_whoosh_indexes_whatever_the_engine
     told = CliRunner().invoke(main, args, env={"PODSEARCH_ENGINE": "opensearch"})
     assert told.exit_code == 0 and "builds and ranks Whoosh indexes of its own" in told.stderr
     assert "note:" not in CliRunner().invoke(main, args, env={"PODSEARCH_ENGINE": "whoosh"}).stderr
+
+
+def test_eval_similar_refuses_an_unknown_baseline_as_misuse(tmp_path: Path) -> None:
+    """`--baselines foo` exited 1, as a failure; the other eval misuses exit 2."""
+    from podsearch.cli import main
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("source\ttarget\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["--data", str(tmp_path), "eval", "similar", "--pairs", str(pairs),
+                                       "--baselines", "foo"])
+    assert result.exit_code == 2 and "Unknown baseline(s): foo" in result.output, result.output

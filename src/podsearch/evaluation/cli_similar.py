@@ -44,6 +44,9 @@ def similar(pairs: str | None, tags: str | None, baselines: str, data: str | Non
     if pairs is None and tags is None:
         raise click.UsageError("Give --pairs FILE and/or --tags FILE.")
     names = [b.strip() for b in baselines.split(",") if b.strip()] if baselines != "all" else list(BASELINES)
+    unknown = sorted(set(names) - set(BASELINES))
+    if unknown:  # (misuse, exit 2: it was a failure, exit 1)
+        raise click.UsageError(f"Unknown baseline(s): {', '.join(unknown)}. Choose from {', '.join(BASELINES)}.")
     try:
         params = ModelParams()
         if params_json:
