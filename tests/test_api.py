@@ -128,6 +128,10 @@ def test_openapi_document_lists_every_api_path(client):
     assert set(doc["paths"]["/api/v1/similar"]) == {"get", "post"}
     ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
     assert len(ids) == len(set(ids))
+    # every parameter the search's parser takes is declared (`correct` was a component no operation listed)
+    from podsearch.requests import SearchParams
+    declared = {p["$ref"].rsplit("/", 1)[-1] for p in doc["paths"]["/api/v1/search"]["get"]["parameters"]}
+    assert {f.alias or name for name, f in SearchParams.model_fields.items()} <= declared
 
 
 # -- caching ------------------------------------------------------------------------------------------

@@ -189,7 +189,7 @@ def _op(op_id: str, summary: str, schema: str, params: list[str], errors: tuple[
 
 
 SEARCH_PARAMS = ["q", "page", "per_page", "show", "person", "from", "to", "duration_min", "duration_max", "language",
-                 "lang", "sort"]
+                 "lang", "sort", "correct"]
 SIMILAR_OPTIONS = ["k", "same_show", "same_language", "show", "exclude_show", "min_score"]
 
 
