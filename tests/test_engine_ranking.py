@@ -315,3 +315,15 @@ def test_hits_that_tie_are_ranked_by_id_whatever_the_build() -> None:
     assert [h.id for h in ordered] == ["talk/a", "talk/b-copy", "other"]
     swapped = with_passages([hits[1], hits[0], hits[2]], [1.0, 1.0, 0.5], FEEDBACK)
     assert [h.id for h in swapped] == ["talk/a", "talk/b-copy", "other"]
+
+
+def test_scores_within_a_millionth_in_the_reordered_top_are_a_tie_broken_by_id() -> None:
+    """Two copies of one talk scored 39.768195 and 39.768194 in a fresh build of the site corpus (the last bits of a
+    sum): rounded to six places they were no tie, and the copy came before our known item K310's episode."""
+    from podsearch.engines.base import EngineHit
+    from podsearch.feedback import _reordered
+
+    head = [EngineHit("b-copy", 39.7681954), EngineHit("a-talk", 39.7681944), EngineHit("c-other", 39.7)]
+    assert [h.id for h in _reordered(head, [], [0.0, 0.0, 0.0])] == ["a-talk", "b-copy", "c-other"]
+    apart = [EngineHit("b", 40.0), EngineHit("a", 39.9)]
+    assert [h.id for h in _reordered(apart, [], [0.0, 0.0])] == ["b", "a"]

@@ -67,6 +67,7 @@ class Feedback:
 
 
 FEEDBACK = Feedback()
+TIE = 1e-6  # scores this close (relative to the larger) are a tie in a reordered top, broken by id
 OFF = Feedback(weight=0.0, passage=0.0)
 
 
@@ -114,9 +115,17 @@ def with_passages(hits: list[EngineHit], windows: list[float], feedback: Feedbac
 
 def _reordered(head: list[EngineHit], tail: list[EngineHit], shares: list[float]) -> list[EngineHit]:
     """``head`` with each hit's share added to its score and sorted again, then ``tail`` as it was."""
-    scored = [replace(h, score=h.score + share) for h, share in zip(head, shares)]
-    # ties (to a millionth: two copies of one talk score alike but for the last bits of a sum) by id, the same in
-    # every build: in the engine's order they fell as the index build had numbered them, and a rebuild could swap a
-    # quote's episode with its copy (our known item K310 went from first to second)
-    scored.sort(key=lambda h: (-round(h.score, 6), h.id))
-    return scored + tail
+    scored = sorted((replace(h, score=h.score + share) for h, share in zip(head, shares)), key=lambda h: -h.score)
+    # ties (within a millionth of the score: two copies of one talk score alike but for the last bits of a sum) by id,
+    # the same in every build: in the engine's order they fell as the index build had numbered them, and a rebuild
+    # could swap a quote's episode with its copy (our known item K310 went from first to second). Rounded to six
+    # places, 39.768195 and 39.768194 were no tie, and a fresh build of the site corpus swapped them again.
+    out: list[EngineHit] = []
+    start = 0
+    while start < len(scored):
+        end = start + 1
+        while end < len(scored) and scored[start].score - scored[end].score <= TIE * max(abs(scored[start].score), 1.0):
+            end += 1
+        out += sorted(scored[start:end], key=lambda h: h.id)
+        start = end
+    return out + tail
