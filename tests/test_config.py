@@ -127,3 +127,18 @@ def test_a_url_prefix_has_one_leading_slash_and_none_at_the_end(given: str, read
 def test_a_url_prefix_with_a_query_or_a_space_is_refused():
     with pytest.raises(ConfigError, match="url_prefix"):
         load_config({"url_prefix": "/a?b=1"}, environ={})
+
+
+def test_a_whole_number_setting_refuses_a_fraction_from_the_file_too(tmp_path):
+    """`threads = 2.7` and `port = 8080.5` in the TOML file were cut to 2 and 8080; from the environment they were
+    refused."""
+    from podsearch.config import load_config
+    from podsearch.errors import ConfigError
+
+    for line in ("threads = 2.7", "port = 8080.5"):
+        (tmp_path / "c.toml").write_text(line + "\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match="whole number"):
+            load_config({"config": str(tmp_path / "c.toml")}, environ={})
+    (tmp_path / "c.toml").write_text("threads = 3\nsearch_deadline = 1.5\n", encoding="utf-8")
+    config = load_config({"config": str(tmp_path / "c.toml")}, environ={})
+    assert config.threads == 3 and config.search_deadline == 1.5

@@ -55,8 +55,8 @@ def _bounded(kind: type, low: float, high: float | None = None, above: bool = Fa
     """A number of ``kind`` (int or float), finite, at least ``low`` (more than it with ``above``) and at most
     ``high``: ``threads = 0`` served nothing, ``search_deadline = nan`` was no deadline at all."""
     def number(value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError(f"expected a number, got {value!r}")
+        if isinstance(value, bool) or (kind is int and isinstance(value, float)):  # (TOML's threads = 2.7 was 2)
+            raise ValueError(f"expected {'a whole number' if kind is int else 'a number'}, got {value!r}")
         try:
             out = kind(value.strip() if isinstance(value, str) else value)
         except (TypeError, ValueError):
