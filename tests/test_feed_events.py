@@ -215,6 +215,22 @@ def test_a_feed_dropped_from_the_config_is_no_longer_read(tmp_path: Path, server
     assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]
 
 
+def test_a_feed_dropped_on_an_earlier_run_is_pruned_by_a_later_prune(tmp_path: Path, server: FaultServer, www: Path
+                                                                      ) -> None:
+    """Dropped from the config by a run without --prune, a feed's episodes stayed marked gone and searchable for
+    good: a later `reindex --prune` no longer knew the feed (docs/operations.md says it deletes them)."""
+    (www / "b" / "feed.xml").write_bytes(feed(range(1, 3), "Marsh Notes", transcripts="t/ep-{n}.vtt")
+                                         .replace(b"heron-", b"marsh-"))
+    a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
+    ok(reindex(config(tmp_path, [a, b])))
+    ok(reindex(config(tmp_path, [a])))  # dropped, kept, marked gone
+    assert state(tmp_path / "data")["gone"] == ["marsh-1", "marsh-2"]
+    ok(reindex(config(tmp_path, [a]), prune=True))  # a later run
+    after = state(tmp_path / "data")
+    assert not any(i.startswith("marsh-") for i in after["episodes"]) and after["gone"] == []
+    assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]
+
+
 def test_feeds_lists_where_each_feed_came_from_and_remove_drops_an_added_one(tmp_path: Path, server: FaultServer,
                                                                               www: Path, runner) -> None:
     (www / "b" / "feed.xml").write_bytes(feed(range(1, 3), "Marsh Notes").replace(b"heron-", b"marsh-"))

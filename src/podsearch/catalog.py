@@ -427,6 +427,12 @@ class Catalog:
         """Delete the episodes of a show marked gone; returns how many."""
         return self.db.execute("DELETE FROM episodes WHERE show_id = ? AND gone = 1", (show_id,)).rowcount
 
+    def prune_unfed(self) -> int:
+        """Delete the episodes marked gone of shows no feed reads any more (a feed the config dropped, or removed,
+        on an earlier run); returns how many."""
+        return self.db.execute("DELETE FROM episodes WHERE gone = 1 AND show_id NOT IN "
+                               "(SELECT show_id FROM feeds WHERE show_id IS NOT NULL)").rowcount
+
     def delete_episode(self, episode_id: str) -> None:
         self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
 

@@ -300,6 +300,8 @@ Without ``sources``, feeds the config no longer lists are dropped after the run.
         worker.run(sources)
         if from_config:
             worker.drop(feed_sources.unlisted(config, catalog))
+            if prune:  # (a feed dropped by an earlier run is no longer read: its show's gone episodes went nowhere)
+                report.gone += catalog.prune_unfed()
     finally:
         worker.close()
     report.seconds["ingest"] = round(time.perf_counter() - started, 3)
