@@ -18,6 +18,7 @@ import wave
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 from xml.sax.saxutils import escape
 
@@ -364,13 +365,19 @@ def test_nearby_episode_link(site, tab):
     assert tab.errors == []
 
 
-def test_typeahead_shows_suggestions_and_keyboard_picks_one(site, tab):
+def _typed(site, tab, text: str) -> tuple[Any, Any, Any]:
+    """The home page with ``text`` typed in its search box and the typeahead's options shown: (page, box, options)."""
     page = tab.page
     tab.goto(site.url("/"))
     box = page.locator("#q")
-    box.press_sequentially("sourd", delay=40)
+    box.press_sequentially(text, delay=40)
     options = page.locator("#q-list [role=option]")
     options.first.wait_for(state="visible")
+    return page, box, options
+
+
+def test_typeahead_shows_suggestions_and_keyboard_picks_one(site, tab):
+    page, box, options = _typed(site, tab, "sourd")
     assert box.get_attribute("aria-expanded") == "true"
     texts = [t.lower() for t in options.all_inner_texts()]
     assert any("sourdough" in t for t in texts), texts
@@ -383,12 +390,7 @@ def test_typeahead_shows_suggestions_and_keyboard_picks_one(site, tab):
 
 def test_a_word_picked_from_the_typeahead_completes_the_last_word_and_keeps_the_others(site, tab):
     """``machine lear`` with ``learn`` picked searched ``learn``: the words before were thrown away."""
-    page = tab.page
-    tab.goto(site.url("/"))
-    box = page.locator("#q")
-    box.press_sequentially("caramel su", delay=40)
-    options = page.locator("#q-list [role=option]")
-    options.first.wait_for(state="visible")
+    page, box, options = _typed(site, tab, "caramel su")
     words = [i for i in range(options.count()) if options.nth(i).locator("small").count() == 0]
     assert words, options.all_inner_texts()
     word = options.nth(words[0]).inner_text().strip()

@@ -270,8 +270,8 @@ class Library:
         """Whether a query may be a sentence remembered: plain words, ``SAID_WORDS`` to ``SAID_MOST_WORDS`` of them,
         ranked by relevance."""
         text = query.text.strip()
-        return (query.sort == "relevance" and '"' not in text and not has_syntax(text) and any_word_first(text)
-                and SAID_WORDS <= len(text.split()) <= SAID_MOST_WORDS)
+        return (query.sort == "relevance" and SAID_WORDS <= len(text.split()) <= SAID_MOST_WORDS  # (most queries
+                and '"' not in text and not has_syntax(text) and any_word_first(text))  # stop at the count)
 
     def _said(self, query: EngineQuery, among: list[str]) -> list[str]:
         """The few episodes (at most ``SAID_MAX``) that say a sentence (:meth:`_sentence`) in its order, a few

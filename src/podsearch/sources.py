@@ -21,7 +21,7 @@ from typing import Any
 
 from .catalog import Catalog
 from .config import Config
-from .errors import InputError, NotFound
+from .errors import IndexMissing, InputError, NotFound
 from .urls import http_url_problem
 
 log = logging.getLogger(__name__)
@@ -82,10 +82,11 @@ def require_feeds(config: Config) -> None:
     """Raise InputError when a reindex would have no feed to read."""
     if config.feeds:
         return
-    sources: list[str] = []
-    if (Path(config.data_dir) / Catalog.FILENAME).exists():  # (asking must not make a folder and a catalog)
-        with Catalog.in_dir(config.data_dir) as cat:
+    try:  # (only a catalog that is there: asking must not make a folder and a catalog)
+        with Catalog.existing(config.data_dir) as cat:
             sources = all_sources(config, cat)
+    except IndexMissing:
+        sources = []
     if not sources:
         raise InputError("No feeds: list them in a config file (feeds = [...]) or run "
                          "'podsearch add URL_OR_PATH' first.")
