@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from podsearch.config import SETTINGS, load_config
+from podsearch.config import SETTINGS, load_config, parse_duration
 from podsearch.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,3 +142,46 @@ def test_a_whole_number_setting_refuses_a_fraction_from_the_file_too(tmp_path):
     (tmp_path / "c.toml").write_text("threads = 3\nsearch_deadline = 1.5\n", encoding="utf-8")
     config = load_config({"config": str(tmp_path / "c.toml")}, environ={})
     assert config.threads == 3 and config.search_deadline == 1.5
+
+
+@pytest.mark.parametrize("text, seconds", [("90", 90), ("45s", 45), ("30m", 1800), ("1h", 3600), ("1d", 86400),
+                                           ("1h30m", 5400), ("", None), ("0", None), ("off", None)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["soon", "1w", "h", "0.2s", "5m later"])
+def test_parse_duration_refuses_nonsense(text):
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"PODSEARCH_ENGINE": "solr"}, "PODSEARCH_ENGINE: bad value for engine: expected one of whoosh, opensearch"),
+    ({"PODSEARCH_REINDEX_EVERY": "weekly"}, "PODSEARCH_REINDEX_EVERY: bad value for reindex_every: cannot read"),
+    ({"PODSEARCH_OPENSEARCH_INDEX": "Pod Search"}, "PODSEARCH_OPENSEARCH_INDEX: bad value for opensearch_index"),
+    ({"PODSEARCH_OPENSEARCH_REPLICAS": "some"}, "PODSEARCH_OPENSEARCH_REPLICAS: bad value for opensearch_replicas"),
+])
+def test_a_value_checked_later_is_refused_naming_where_it_was_set(env, message):
+    """An unknown engine or an unreadable interval in the environment was refused only when the engine was opened or
+    `serve` started, without naming the variable; a bad replica count failed at the first build, as OpenSearch's
+    refusal."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(environ=env)
+
+
+def test_values_checked_when_read_keep_their_good_forms():
+    config = load_config(environ={"PODSEARCH_ENGINE": " OpenSearch", "PODSEARCH_REINDEX_EVERY": "1h30m",
+                                  "PODSEARCH_OPENSEARCH_REPLICAS": "0-all", "PODSEARCH_OPENSEARCH_INDEX": "site.a-1"})
+    assert (config.engine, config.reindex_every, config.opensearch_replicas, config.opensearch_index) == \
+        ("opensearch", "1h30m", "0-all", "site.a-1")
+    assert load_config(environ={"PODSEARCH_OPENSEARCH_REPLICAS": "2"}).opensearch_replicas == "2"
+
+
+@pytest.mark.parametrize("line", ['feeds = "a.xml"', 'cors_origins = "*"', 'opensearch_url = "http://127.0.0.1:9200"'])
+def test_a_list_setting_in_the_file_is_a_list(tmp_path, line):
+    """`feeds = "a.xml, b.xml"` in the TOML file was split at its commas as the environment's text is: a URL with a
+    comma in it became two feeds. The file's lists are TOML lists."""
+    (tmp_path / "c.toml").write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="expected a list such as"):
+        load_config({"config": str(tmp_path / "c.toml")}, environ={})

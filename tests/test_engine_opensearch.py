@@ -219,4 +219,4 @@ def test_an_index_name_opensearch_refuses_is_a_setting_refused(runner, sample_da
     result = runner.invoke(main, ["--data", str(sample_data), "search", "x"],
                            env={"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": "http://127.0.0.1:9",
                                 "PODSEARCH_OPENSEARCH_INDEX": "Bad_Name"})
-    assert result.exit_code == 2 and "opensearch_index must be a lower-case" in result.output
+    assert result.exit_code == 2 and "PODSEARCH_OPENSEARCH_INDEX: bad value for opensearch_index" in result.output

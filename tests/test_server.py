@@ -22,10 +22,9 @@ from urllib.parse import quote
 import pytest
 from conftest import LiveServer, start_server
 
-from podsearch.errors import ConfigError
 from podsearch.lock import ReindexLock
 from podsearch.requests import SearchRequest
-from podsearch.server import client_of, parse_duration
+from podsearch.server import client_of
 
 # -- helpers ------------------------------------------------------------------------------------------
 
@@ -120,18 +119,6 @@ def test_warm_says_once_what_is_missing_not_at_every_look(tmp_path, caplog):
 
 
 # -- durations ------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("text, seconds", [("90", 90), ("45s", 45), ("30m", 1800), ("1h", 3600), ("1d", 86400),
-                                           ("1h30m", 5400), ("", None), ("0", None), ("off", None)])
-def test_parse_duration(text, seconds):
-    assert parse_duration(text) == seconds
-
-
-@pytest.mark.parametrize("text", ["soon", "1w", "h", "0.2s", "5m later"])
-def test_parse_duration_refuses_nonsense(text):
-    with pytest.raises(ConfigError):
-        parse_duration(text)
 
 
 def test_serve_refuses_a_bad_interval(runner, sample_data):

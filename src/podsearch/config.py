@@ -51,6 +51,63 @@ def _str_list(value: Any) -> list[str]:
     raise ValueError("expected a list of URLs or paths")
 
 
+ENGINES = ("whoosh", "opensearch")
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    """One of ``choices`` (an unknown engine was refused later, by the engine, without naming where it was set)."""
+    def one(value: Any) -> str:
+        text = value.strip().lower() if isinstance(value, str) else value
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return text
+    return one
+
+
+_DURATION_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
+
+
+def parse_duration(text: str) -> float | None:
+    """``"90"``, ``"45s"``, ``"30m"``, ``"1h"``, ``"1d"``, ``"1h30m"`` to seconds; empty or ``0`` to None (never);
+    ValueError for anything else or less than a second."""
+    text = (text or "").strip().lower()
+    if text in {"", "0", "off", "never"}:
+        return None
+    parts = _DURATION_PART.findall(text)
+    if not parts or _DURATION_PART.sub("", text).strip():
+        raise ValueError(f"cannot read the duration {text!r}; write it like 90s, 30m, 1h or 1d")
+    seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if seconds < 1:
+        raise ValueError(f"the duration {text!r} is shorter than a second")
+    return seconds
+
+
+def _duration(value: Any) -> str:
+    """A duration as written (``30m``), checked when the setting is read: a bad ``PODSEARCH_REINDEX_EVERY`` was
+    refused only when ``serve`` started, without naming the variable."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a duration such as 30m, 1h or 1d, got {value!r}")
+    parse_duration(value)
+    return value.strip()
+
+
+def opensearch_index_name(value: Any) -> str:
+    """A lower-case OpenSearch index name (the alias podsearch searches; its indexes are named after it)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", value):
+        raise ValueError(f"expected a lower-case OpenSearch index name, got {value!r}")
+    return value
+
+
+def _replicas(value: Any) -> str:
+    """OpenSearch replicas: a number (``1``) or a range (``0-1``, ``0-all``); anything else failed at the first
+    build, as OpenSearch's refusal."""
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if text is None or not re.fullmatch(r"\d+(-(\d+|all))?", text):
+        raise ValueError(f"expected a number of replicas or a range such as 0-1 or 0-all, got {value!r}")
+    return text
+
+
 def _bounded(kind: type, low: float, high: float | None = None, above: bool = False) -> Callable[[Any], Any]:
     """A number of ``kind`` (int or float), finite, at least ``low`` (more than it with ``above``) and at most
     ``high``: ``threads = 0`` served nothing, ``search_deadline = nan`` was no deadline at all."""
@@ -139,7 +196,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Address of the reverse proxy whose X-Forwarded-* headers are believed ('*' for any); empty: none."),
     Setting("trusted_proxy_headers", str, "x-forwarded-for x-forwarded-host x-forwarded-proto x-forwarded-port",
             "Space-separated X-Forwarded-* (or 'forwarded') headers taken from the trusted proxy."),
-    Setting("reindex_every", str, "", "Reindex from inside `podsearch serve` this often (e.g. 30m, 1h, 1d); empty: never."),
+    Setting("reindex_every", _duration, "", "Reindex from inside `podsearch serve` this often (e.g. 30m, 1h, 1d); empty: never."),
     Setting("shutdown_timeout", _SECONDS, 30.0, "Seconds `podsearch serve` lets requests in flight finish after SIGTERM."),
     Setting("access_log", _bool, True, "Log one line per request (method, path, status, milliseconds) on stderr."),
     Setting("cors_origins", _str_list, [],
@@ -178,7 +235,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("expensive_searches", _COUNT, 0,
             "Searches with wildcards, ranges or many words that may run at once (others get 503 + Retry-After); "
             "0: a quarter of the threads, at least 1."),
-    Setting("engine", str, "whoosh",
+    Setting("engine", _choice(*ENGINES), "whoosh",
             "Search engine: `whoosh` (embedded, in the data folder) or `opensearch` (a cluster at `opensearch_url`)."),
     Setting("opensearch_url", _str_list, ["http://127.0.0.1:9200"],
             "OpenSearch node URLs (a list; comma-separated in the environment): requests go to each in turn and skip "
@@ -188,10 +245,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("opensearch_verify_tls", _bool, True, "Verify the TLS certificate of https OpenSearch URLs."),
     Setting("opensearch_ca_certs", str, "",
             "CA bundle (a PEM file) to verify OpenSearch's certificate with; empty: the system's."),
-    Setting("opensearch_index", str, "podsearch",
+    Setting("opensearch_index", opensearch_index_name, "podsearch",
             "Name of the OpenSearch alias podsearch searches (its indexes are named after it); one per site."),
     Setting("opensearch_shards", _SOME, 1, "Primary shards of a new OpenSearch index (set when it is built)."),
-    Setting("opensearch_replicas", str, "0-1",
+    Setting("opensearch_replicas", _replicas, "0-1",
             "Replicas of each shard: a number, or a range such as `0-1` (one where a second node exists)."),
     Setting("opensearch_timeout", _POSITIVE_SECONDS, 30.0, "Seconds an OpenSearch request may take."),
     Setting("public_url", _public_url, "",
@@ -259,6 +316,9 @@ def load_config(overrides: dict[str, Any] | None = None, environ: dict[str, str]
             if setting is None or setting.name == "config":
                 known = ", ".join(s.name for s in SETTINGS if s.name != "config")
                 raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
+            if setting.type is _str_list and not isinstance(raw, list):  # (the environment's comma-separated text)
+                raise ConfigError(f"{path}: bad value for {setting.name}: expected a list such as "
+                                  f"{setting.name} = [\"...\"], got {raw!r}")
             values[setting.name] = _coerce(setting, raw, str(path))
         # Local feed paths in the file are relative to the file itself.
         values["feeds"] = [_relative_to(path.parent, f) for f in values["feeds"]]

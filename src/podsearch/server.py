@@ -24,27 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Config, option_value
+from .config import Config, option_value, parse_duration
 from .errors import ConfigError, ListenError, PodsearchError, ReindexRunning
 
 log = logging.getLogger(__name__)
-
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> float | None:
-    """``"90"``, ``"45s"``, ``"30m"``, ``"1h"``, ``"1d"``, ``"1h30m"`` to seconds; empty or ``0`` to None (never)."""
-    text = (text or "").strip().lower()
-    if text in {"", "0", "off", "never"}:
-        return None
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhd]?)", text)
-    if not parts or re.sub(r"(\d+(?:\.\d+)?)\s*([smhd]?)", "", text).strip():
-        raise ConfigError(f"Cannot read the duration {text!r}; write it like 90s, 30m, 1h or 1d.")
-    seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds < 1:
-        raise ConfigError(f"The duration {text!r} is shorter than a second.")
-    return seconds
-
 
 @dataclass
 class ServeOptions:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..config import ENGINES
 from ..errors import ConfigError
 from .base import Engine
-
-ENGINES = ("whoosh", "opensearch")
 
 
 def open_engine(data_dir: Path | str, config: Any = None) -> Engine:

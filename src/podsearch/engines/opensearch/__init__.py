@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ... import languages
+from ...config import opensearch_index_name
 from ...errors import ConfigError, EngineRequestError, EngineUnavailable, IndexMissing, QueryError
 from ...lru import LRU
 from .. import compounds, expansions, spelling
@@ -136,8 +137,10 @@ class OpenSearchEngine:
     name = "opensearch"
 
     def __init__(self, options: ClientOptions, index: str = "podsearch", shards: int = 1, replicas: str = "0-1") -> None:
-        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", index):
-            raise ConfigError(f"opensearch_index must be a lower-case OpenSearch index name, not {index!r}.")
+        try:
+            opensearch_index_name(index)
+        except ValueError as exc:
+            raise ConfigError(f"opensearch_index: {exc}") from None
         self.client = OpenSearchClient(options)
         self.alias, self.shards, self.replicas = index, shards, replicas
         self._lock = threading.Lock()
