@@ -176,6 +176,7 @@ def test_values_checked_when_read_keep_their_good_forms():
     assert (config.engine, config.reindex_every, config.opensearch_replicas, config.opensearch_index) == \
         ("opensearch", "1h30m", "0-all", "site.a-1")
     assert load_config(environ={"PODSEARCH_OPENSEARCH_REPLICAS": "2"}).opensearch_replicas == "2"
+    assert load_config({"reindex_every": 3600}, environ={}).reindex_every == "3600"  # seconds, as a TOML number
 
 
 @pytest.mark.parametrize("line", ['feeds = "a.xml"', 'cors_origins = "*"', 'opensearch_url = "http://127.0.0.1:9200"'])

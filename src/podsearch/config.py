@@ -86,6 +86,8 @@ def parse_duration(text: str) -> float | None:
 def _duration(value: Any) -> str:
     """A duration as written (``30m``), checked when the setting is read: a bad ``PODSEARCH_REINDEX_EVERY`` was
     refused only when ``serve`` started, without naming the variable."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):  # (seconds: ``reindex_every = 3600``)
+        value = f"{value:g}"
     if not isinstance(value, str):
         raise ValueError(f"expected a duration such as 30m, 1h or 1d, got {value!r}")
     parse_duration(value)
