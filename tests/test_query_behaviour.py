@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ENGINES
 
+from podsearch.answers import lines_run_on
 from podsearch.catalog import Catalog
 from podsearch.engines import expansions
 from podsearch.engines.querytext import RELAX_BELOW, phrases_as_words
@@ -673,7 +674,7 @@ def test_snippet_fragments_do_not_cut_a_name_or_join_adjacent_text(client, sampl
     """The notes say "With Henrietta Blake, Kenji Watanabe."; a snippet must not read "With Henrietta … Blake"
     (fragments cut inside a name, joined where nothing was left out)."""
     with Catalog.in_dir(sample_data) as catalog:
-        notes = " ".join(catalog.episode(SOURDOUGH).description_text.split())
+        notes = " ".join(lines_run_on(catalog.episode(SOURDOUGH).description_text).split())  # (as a snippet shows them)
     hit = next(h for h in api(client, q)["hits"] if h["id"] == SOURDOUGH)
     text = " ".join(html.unescape(re.sub(r"</?mark>", "", hit["snippet"])).split())
     assert "Henrietta … Blake" not in text

@@ -585,3 +585,19 @@ def test_a_joined_word_in_a_quoted_phrase_finds_it_said_apart(config, lib: Libra
     if engine_name == "whoosh":
         assert search(lib, '"a-team rules"') == ["qp-ateam"]
 
+
+
+def test_a_snippet_of_show_notes_keeps_their_lines_apart(config, lib: Library, tmp_path: Path) -> None:
+    """Show notes are mostly lists; their snippet ran the lines together ("What is a Feature Store Contribute to
+    FEAST" on the page, which collapses line breaks). A line that ends a sentence is followed by a space, others by
+    a middle dot."""
+    path = write_jsonl(tmp_path / "notes.jsonl", [{
+        "id": "notes-1", "show": "Feature Radio", "title": "Stores of features",
+        "description": "<ul><li>Uber's Michelangelo project</li><li>What is a Feature Store</li>"
+                       "<li>Contribute to Quokkafeast</li></ul><p>Links are below.</p><p>Thanks for listening</p>",
+        "transcript": "We talk about stores here."}])
+    import_jsonl(config, path)
+    hit = lib.search(SearchRequest(q="quokkafeast")).hits[0]
+    assert hit.id == "notes-1"
+    assert "\n" not in hit.snippet
+    assert "What is a Feature Store · Contribute to <mark>Quokkafeast</mark> · Links are below. Thanks" in hit.snippet

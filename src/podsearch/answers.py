@@ -236,9 +236,20 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
                         total_exact=found.total_exact)
 
 
+_LINE_END = re.compile(r"([.!?:;,…])?[ \t]*\n\s*")
+
+
+def lines_run_on(text: str) -> str:
+    """Show notes' lines as one line: a line that ends a sentence is followed by a space, any other by `` · ``.
+    A snippet is read as one line (the page collapses its line breaks), and notes are mostly lists: "What is a
+    Feature and a Feature Store\nContribute to FEAST" read "What is a Feature and a Feature Store Contribute to
+    FEAST"."""
+    return _LINE_END.sub(lambda m: f"{m.group(1)} " if m.group(1) else " · ", text.strip())
+
+
 def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: TextAnalyzer, lang: str,
          moments: list[Moment]) -> Hit:
-    notes = ep.description_text
+    notes = lines_run_on(ep.description_text or "")
     snippet = ""
     if notes and terms.get("notes"):
         snippet = highlight(notes, terms["notes"], ana)
