@@ -27,7 +27,7 @@ from .fields import EpisodeFields, episode_chunks, hashes_digest, text_print
 from .guests import Guests, names_near_cues
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
-from .reasons import Explainer, Row, mention_reason
+from .reasons import Explainer, Row, given_names, mention_reason, repeated_share
 from .rerank import cue_windows, rerank, reranking
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
@@ -56,7 +56,8 @@ class SimilarModel:
                  folded: int = 0, path: Path | None = None, titles: TitleModel | None = None,
                  person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None,
                  show_titles: dict[str, str] | None = None, guests: Guests | None = None,
-                 prints: list[str] | None = None) -> None:
+                 prints: list[str] | None = None, repeats: np.ndarray | None = None,
+                 given_names: list[str] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -85,6 +86,10 @@ class SimilarModel:
         self._cues = cues
         self.guests = guests  # who names another episode's guest near "episode" (guests.py), or None
         self.prints = prints or [""] * len(ids)  # each transcript's print (fields.text_print; "" short or unknown)
+        # What tells the reasons a topic from a word in passing and a first name (reasons.repeated_share,
+        # reasons.given_names); None from a model saved before them.
+        self.repeats = repeats
+        self.given_names = given_names
         self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
@@ -162,6 +167,7 @@ class SimilarModel:
         if not languages:
             fields.languages.clear()
         vectorizer, counts = counter.finish()
+        repeats = repeated_share(counts, params.transcript_weight or 1.0)
         if progress:
             progress("vectorized")
         weighting = Weighting(params, vectorizer.vocabulary_)
@@ -195,7 +201,8 @@ class SimilarModel:
         model = cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
                     svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
-                    show_titles=_show_titles(fields, shows), guests=guests, prints=prints)
+                    show_titles=_show_titles(fields, shows), guests=guests, prints=prints, repeats=repeats,
+                    given_names=sorted(given_names((fields.person_names or {}).values())))
         model._lift_guests(range(len(ids)))
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
@@ -295,7 +302,8 @@ class SimilarModel:
                              self.folded + m, self.path, titles,
                              {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
                              {**self.show_titles, **_show_titles(fields, new_shows)}, guests,
-                             self.prints + [text_print(t) for t in fields.transcripts])
+                             self.prints + [text_print(t) for t in fields.transcripts], self.repeats,
+                             self.given_names)
         model._lift_guests(lift)
         return model
 
@@ -494,7 +502,8 @@ class SimilarModel:
         """The reasons' reading of the terms (reasons.py), made once per model."""
         if self._explainer is None:
             self._explainer = Explainer(self.terms, self.person_names, self.shows, self.show_titles,
-                                        self.vectorizer.vocabulary_)
+                                        self.vectorizer.vocabulary_, self.repeats,
+                                        frozenset(self.given_names) if self.given_names is not None else None)
         return self._explainer
 
     def warm(self) -> None:

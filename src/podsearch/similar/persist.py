@@ -28,6 +28,8 @@ def save(model: Any, generations: Generations) -> Path:
     np.save(path / "neigh_score.npy", model.neigh_score)
     if model.dense is not None:
         np.save(path / "dense.npy", model.dense)
+    if model.repeats is not None:
+        np.save(path / "repeats.npy", model.repeats)
     if model.mentions is not None:
         sp.save_npz(path / "mentions.npz", model.mentions, compressed=False)
     if model.guests is not None:
@@ -51,7 +53,8 @@ def save(model: Any, generations: Generations) -> Path:
         (path / "show_df.json").write_text(json.dumps({"shows": freqs.shows, "sizes": freqs.sizes}), encoding="utf-8")
     (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers,
                                                "person_names": model.person_names,
-                                               "show_titles": model.show_titles, "prints": model.prints}),
+                                               "show_titles": model.show_titles, "prints": model.prints,
+                                               "given_names": model.given_names}),
                                    encoding="utf-8")
     (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
                                                   "folded": model.folded}, indent=1))
@@ -86,7 +89,8 @@ def load_parts(generations: Generations) -> dict[str, Any]:
                 mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
                 numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
                 titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"),
-                prints=ids.get("prints"),
+                prints=ids.get("prints"), given_names=ids.get("given_names"),
+                repeats=np.load(path / "repeats.npy") if (path / "repeats.npy").exists() else None,
                 guests=Guests.from_json(json.loads((path / "guests.json").read_text(encoding="utf-8")))
                 if (path / "guests.json").exists() else None)
 

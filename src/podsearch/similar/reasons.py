@@ -30,6 +30,9 @@ from .features import fold_lower
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
 ENGLISH_WORDS = 50_000  # the words an adverb and its base must be among (_manner_word)
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
+TOPICAL_SHARE = 0.25 # a plain English word is a reason alone only when, in at least this share of the episodes
+#                      that say it, it is said more than once or in the title or notes (repeated_share) ...
+TOPICAL_EVIDENCE = 10  # ... of at least this many episodes (a word of fewer is not judged)
 PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
 BATCH = 16  # a list's rows whose shared terms are found at once (Explainer.about)
 
@@ -52,7 +55,8 @@ class Explainer:
     """The reasons for pairs of rows of one model (its terms and people, read once)."""
 
     def __init__(self, terms: np.ndarray, person_names: dict[str, str], shows: Sequence[str] = (),
-                 show_titles: dict[str, str] | None = None, vocabulary: dict[str, int] | None = None) -> None:
+                 show_titles: dict[str, str] | None = None, vocabulary: dict[str, int] | None = None,
+                 repeats: np.ndarray | None = None, given_names: frozenset[str] | None = None) -> None:
         self.terms = terms
         self.names = person_names
         # each row's show, the shows' titles and the terms' ids: a show's own name is no reason (_title_terms)
@@ -71,6 +75,12 @@ class Explainer:
                                                   or k == WORD and not (_readable(t) and t not in NUMBER_WORDS
                                                                         and not _manner_word(t)))
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
+        # A plain English word that is no topic where it is said (repeats: the model's repeated_share; none for a
+        # model saved before it): "dragged", "loyal", "negotiated" are said once in passing wherever they are said.
+        if repeats is not None and len(repeats) == len(terms):
+            english = general_words("en", ENGLISH_WORDS)
+            self.general |= np.array([k == WORD and t in english for t, k in zip(terms.tolist(), self.kinds.tolist())],
+                                     dtype=bool) & (np.asarray(repeats) < TOPICAL_SHARE)
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
         self.variant_list: list[str] = [_variant(t) if k == WORD else t for t, k in zip(self.term_list, self.kind_list)]
@@ -82,6 +92,17 @@ class Explainer:
                 for part in set(text.split("_")):  # tokens are folded: "rene_pickhardt"
                     parts.setdefault(part, []).append(term)
         self.name_parts = {w: sorted(ts, key=lambda t: -self.term_list[t].count("_")) for w, ts in parts.items()}
+        # A first name: the first word of a full name of the vocabulary's people or of the catalog's (given_names,
+        # saved with the model); alone it says nobody. Its full names among the vocabulary's people -> (the
+        # person, the other words of the name): shown as that person when one of them is named in both episodes.
+        self.given = frozenset(given_names or ()) | {t.split("_")[0] for t, k in zip(self.term_list, self.kind_list)
+                                                      if k == PERSON and "_" in t}
+        self.first_of: dict[str, list[tuple[int, list[int]]]] = {}
+        vocab = vocabulary or {t: i for i, t in enumerate(self.term_list)}
+        for term, (text, kind) in enumerate(zip(self.term_list, self.kind_list)):
+            if kind == PERSON and "_" in text:
+                first, *rest = text.split("_")
+                self.first_of.setdefault(first, []).append((term, [vocab.get(w, -1) for w in rest]))
         # A name's word shown alone (no person of the pair has it: "dmitry" said of someone absent) as the name
         # writes it ("Dmitry"), when it is written with a capital.
         self.part_labels: dict[str, str] = {}
@@ -183,7 +204,13 @@ class Explainer:
         for term in candidates:
             if term in avoid:
                 continue
-            if kinds[term] == WORD and terms[term] in self.name_parts:  # "katie" where Katie Hockman is a guest
+            if kinds[term] != PHRASE and terms[term] in self.given:  # a first name alone ("catherine", "Craig")
+                person = self._one_named(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]],
+                                         terms[term])
+                if person is None or person in chosen:  # nobody of the two's, or two of that name: none
+                    continue
+                term = person
+            elif kinds[term] == WORD and terms[term] in self.name_parts:  # "hockman" where Katie Hockman is a guest
                 if people is None:
                     people = self._people(base.indices, matrix.indices[matrix.indptr[j]:matrix.indptr[j + 1]])
                 person = next((p for p in self.name_parts[terms[term]] if p in people), None)
@@ -211,6 +238,14 @@ class Explainer:
         rank = {t: r for r, t in enumerate(chosen)}
         return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
 
+
+    def _one_named(self, a: np.ndarray, b: np.ndarray, first: str) -> int | None:
+        """The one person of first name ``first`` among the two rows' people (their token, or the other words of
+        their name, among a row's terms), or None: "katie" is Katie Hockman when she is a guest of one of them, and
+        nobody when no Katherine or two Catherines are named."""
+        found = [person for person, rest in self.first_of.get(first, ())
+                 if any(person in row or (rest and all(w in row for w in rest)) for row in (a, b))]
+        return found[0] if len(found) == 1 else None
 
     def _people(self, *rows: np.ndarray) -> set[int]:
         """The person terms among these rows' term ids."""
@@ -256,6 +291,29 @@ def _manner_word(word: str) -> bool:
     if word.endswith("ically"):
         bases.append(word[:-4])  # "chemically": "chemical"
     return any(len(b) >= 5 and b in english for b in bases)
+
+
+def repeated_share(counts: sp.csr_matrix, once: float) -> np.ndarray:
+    """Per term, the share of the episodes that say it where it is more than a passing word: its weighted count
+    (``counts``, the fit's, fields weighed) above ``once``, one mention in the transcript, i.e. said again or in the
+    title, notes or people. A topic is said again where it is said ("taproot", "sourdough", "regulators"); a plain
+    word in passing ("dragged", "negotiated", "loyal") once."""
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    more = np.bincount(counts.indices[counts.data > once * (1 + 1e-6)], minlength=counts.shape[1])
+    # a word of fewer episodes is not judged (1: a topic): too few to tell (the demo's 36 episodes)
+    return np.where(df >= TOPICAL_EVIDENCE, more / np.maximum(df, 1), 1.0).astype(np.float32)
+
+
+def given_names(names: Sequence[str]) -> frozenset[str]:
+    """The first words (folded) of the names that read as a person's, two or three words each a capital and then
+    small letters ("Catherine Tucker", "Katie Hockman"; not "Multiparty ECDSA", "FireHydrant Clip", "BOLT 02")."""
+    found = set()
+    for name in names:
+        words = name.split()
+        if 2 <= len(words) <= 3 and all(w[:1].isupper() and w[1:].replace("-", "").replace("'", "").islower()
+                                        and w[1:].replace("-", "").replace("'", "").isalpha() for w in words):
+            found.add(fold_lower(words[0]))
+    return frozenset(found)
 
 
 def _name_words(token: str) -> frozenset[str]:
