@@ -193,7 +193,7 @@ def test_a_shows_own_title_is_no_reason_its_host_or_guest_still_is():
         assert shown[:2] == ["Katie Hockman", "lightning network"] and "watchtowers" in shown, shown
 
 
-def test_a_first_name_alone_is_a_person_named_in_both_and_a_word_in_passing_is_no_reason():
+def test_a_first_name_alone_is_the_one_person_of_that_name_of_the_two_and_a_word_in_passing_is_no_reason():
     """Issue 16: "catherine" is no reason unless one Catherine is among the two's people (then her full name), and a
     plain English word said once in passing wherever it is said ("dragged") is no topic; a topic said again is."""
     fields = _fields()

@@ -30,8 +30,8 @@ from .features import fold_lower
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
 ENGLISH_WORDS = 50_000  # the words an adverb and its base must be among (_manner_word)
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
-TOPICAL_SHARE = 0.25 # a plain English word is a reason alone only when, in at least this share of the episodes
-#                      that say it, it is said more than once or in the title or notes (repeated_share) ...
+TOPICAL_SHARE = 0.25  # a plain English word is a reason alone only when, in at least this share of the episodes
+#                       that say it, it is said more than once or in the title or notes (repeated_share) ...
 TOPICAL_EVIDENCE = 10  # ... of at least this many episodes (a word of fewer is not judged)
 PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
 BATCH = 16  # a list's rows whose shared terms are found at once (Explainer.about)
@@ -94,7 +94,8 @@ class Explainer:
         self.name_parts = {w: sorted(ts, key=lambda t: -self.term_list[t].count("_")) for w, ts in parts.items()}
         # A first name: the first word of a full name of the vocabulary's people or of the catalog's (given_names,
         # saved with the model); alone it says nobody. Its full names among the vocabulary's people -> (the
-        # person, the other words of the name): shown as that person when one of them is named in both episodes.
+        # person, the other words of the name): shown as that person when one person of that first name is among
+        # the two episodes' people (_one_named).
         self.given = frozenset(given_names or ()) | {t.split("_")[0] for t, k in zip(self.term_list, self.kind_list)
                                                       if k == PERSON and "_" in t}
         self.first_of: dict[str, list[tuple[int, list[int]]]] = {}
@@ -237,7 +238,6 @@ class Explainer:
                 break
         rank = {t: r for r, t in enumerate(chosen)}
         return [self.label(t) for t in sorted(chosen, key=lambda t: (kinds[t], rank[t]))]
-
 
     def _one_named(self, a: np.ndarray, b: np.ndarray, first: str) -> int | None:
         """The one person of first name ``first`` among the two rows' people (their token, or the other words of
