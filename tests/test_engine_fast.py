@@ -60,15 +60,18 @@ def test_the_top_ten_is_whooshs_on_the_bench_mix_and_the_dev_queries(site_index:
 
 def _whoosh_by_date(newest: bool):
     """The order Whoosh's sorted collector gave a date-sorted search (the engine's, until 4 December 2026): on
-    the date column, whose missing value is its largest, negated for newest first unless missing."""
+    the date column, whose missing value is its largest, negated for newest first unless missing; then (since 6
+    December 2026) on the order column (``base.listing_key``), the highest first when newest first."""
     from whoosh import sorting
 
     from podsearch.engines.whoosh.schema import make_schema
 
+    order = sorting.FieldFacet("order", reverse=newest)
     if not newest:
-        return "published"
+        return sorting.MultiFacet([sorting.FieldFacet("published"), order])
     missing = make_schema()["published"].column_type.default_value()
-    return sorting.TranslateFacet(lambda key: key if key == missing else -key, sorting.FieldFacet("published"))
+    return sorting.MultiFacet([sorting.TranslateFacet(lambda key: key if key == missing else -key,
+                                                      sorting.FieldFacet("published")), order])
 
 
 def _same_date_order(engine: WhooshEngine, texts: list[str], pagelen: int = 8) -> int:
@@ -91,7 +94,7 @@ def _same_date_order(engine: WhooshEngine, texts: list[str], pagelen: int = 8) -
 def test_the_date_order_is_whooshs_sorted_collectors(site_index: Path) -> None:
     """Date-sorted searches (the search feeds, watches, ``sort=date`` and ``oldest``) are matched in numpy and
     ordered by ``fast.date_places``: the same pages as Whoosh's sorted collector, on the site corpus, whose
-    Changelog shows have no dates (they come after every dated episode either way)."""
+    Changelog shows have no dates (they come after every dated episode either way, by ``base.listing_key``)."""
     engine = WhooshEngine(site_index)
     assert _same_date_order(engine, ["", "go", "bitcoin", "open source -kubernetes", '"machine learning"', "lig*",
                                      "taproot OR kubernetes"]) == 28

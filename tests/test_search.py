@@ -503,6 +503,32 @@ def test_newest_and_oldest_first_list_undated_episodes_after_the_dated_ones(samp
     assert oldest[:2] == ["dated-old", "dated-new"] and sorted(oldest[2:]) == sorted(newest[2:])
 
 
+def test_episodes_of_one_date_or_none_are_listed_the_same_way_on_both_engines(config, lib: Library,
+                                                                              tmp_path: Path) -> None:
+    """Among episodes of one date, and among the undated, a list by date went by Whoosh's document numbers (the
+    order the index took them in: an episode that changed moved to the end) and by id as text on OpenSearch
+    (#1, #10, #100 ...): the site corpus's 341 undated Go Time episodes came in two orders. Both engines now
+    list them by ``base.listing_key``: newest first the numbered by number, the highest first, then the
+    unnumbered by their ids' numbers; oldest first the other way round; as a show's page lists them."""
+    numbers = {"tide-3": 3, "tide-10": 10, "tide-1": 1, "tide-100": 100, "tide-7": None, "tide-20": None,
+               "tide-2": 2, "tide-09": None}
+    rows = [{"id": eid, "show": "Tide Tables", "title": f"Tides {eid}", "transcript": "quillworts and the moon",
+             **({"number": n} if n is not None else {})} for eid, n in numbers.items()]
+    rows += [{"id": f"same-{n}", "show": "Tide Tables", "title": f"Tides on one day {n}", "number": n,
+              "published": "2031-03-03T10:00:00Z", "transcript": "quillworts on one day"} for n in (4, 12, 5)]
+    import_jsonl(config, write_jsonl(tmp_path / "tides.jsonl", rows))
+    undated = ["tide-100", "tide-10", "tide-3", "tide-2", "tide-1", "tide-20", "tide-09", "tide-7"]
+    newest = ["same-12", "same-5", "same-4", *undated]
+    for _ in range(2):
+        assert search(lib, "quillwort", sort="date") == newest
+        assert search(lib, "quillwort", sort="oldest") == [*newest[2::-1], *undated[::-1]]
+        assert search(lib, "", shows=["tide-tables"]) == newest  # (no words: newest first, the search feeds)
+        assert [e.id for e in lib.episodes_of("tide-tables")] == newest  # (the show's page)
+        rows = [{**row, "transcript": row["transcript"] + ", again"} for row in rows if row["id"] in ("tide-100",
+                                                                                                 "same-12")]
+        import_jsonl(config, write_jsonl(tmp_path / "changed.jsonl", rows))  # (Whoosh: new document numbers)
+
+
 def test_an_episode_named_by_its_show_and_number_comes_first(config, lib: Library, tmp_path: Path) -> None:
     """"go time 140" found Go Time #298 (FIPS 140) first on the site corpus, and #140 nowhere in the top 3: a
     query that names an episode (its numbered title, or its show and number) has it first, the rest ranked as

@@ -28,7 +28,7 @@ def episode_document(ep: Episode, show_title: str, content_hash: str) -> Documen
         speakers=people_named(ep)[len(persons):],
         notes=ep.description_text, transcript=ep.transcript_text, published=parse_datetime(ep.published),
         duration=ep.duration, language=languages.primary(ep.language), link=ep.link, audio_url=ep.audio_url,
-        content_hash=content_hash, segments=tuple(s.text for s in ep.segments))
+        content_hash=content_hash, segments=tuple(s.text for s in ep.segments), number=ep.number)
 
 
 class CatalogDocuments:

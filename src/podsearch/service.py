@@ -18,7 +18,7 @@ from typing import Any
 from .answers import SearchResult, SimilarItem, SimilarResult, person_label, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
-from .engines.base import EngineHit, EngineQuery, EngineResult
+from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
 from .engines.querytext import any_word_first, has_syntax, phrases_as_words, plain_words
 from .engines.spelling import words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
@@ -375,11 +375,12 @@ class Library:
 
     def episodes_of(self, show_id: str, limit: int = 500) -> list[Episode]:
         """A show's first ``limit`` episodes, newest first; those of one date (or none) by their numbers, the
-        highest first, then the unnumbered by their ids' numbers (``natural_key``): the site corpus's 341 undated Go
-        Time episodes were listed #1, #10, #100, #101 ... by their ids as text."""
+        highest first, then the unnumbered by their ids' numbers (``listing_key``: as ``sort=date`` lists them on
+        either engine): the site corpus's 341 undated Go Time episodes were listed #1, #10, #100, #101 ... by their
+        ids as text."""
         self.show(show_id)
         episodes = sorted(self.catalog.episodes(show_id), reverse=True,
-                          key=lambda e: (e.published or "", e.number is not None, e.number or 0, natural_key(e.id)))
+                          key=lambda e: (e.published or "", listing_key(e.id, e.number)))
         return episodes[:limit]
 
     def recent(self, limit: int = 10) -> list[Episode]:
@@ -497,11 +498,6 @@ class Library:
         return {"status": "ready", "index_generation": self.engine.stamp()[0], "episodes": docs,
                 "pid": os.getpid(),
                 "last_reindex_age_seconds": round(time.time() - last["finished"], 1) if last else None}
-
-
-def natural_key(text: str) -> tuple[Any, ...]:
-    """``text`` ordered as a person reads its numbers: "gotime:99" before "gotime:100" (text, number, text ...)."""
-    return tuple(int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", text)))
 
 
 def segments_around(segments: list[Segment], t: float, window: float = 120.0) -> str:

@@ -11,6 +11,7 @@ Engines: ``whoosh`` (embedded, the default; ``engines.whoosh``) and ``opensearch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,6 +43,7 @@ class Document:
     audio_url: str
     content_hash: str  # changes whenever anything above changes: the incremental sync compares it
     segments: tuple[str, ...] = ()  # the transcript's segments (``transcript`` is their non-empty texts joined)
+    number: int | None = None  # the episode's number in its show (the feed's itunes:episode), None when unnumbered
 
 
 class DocumentSource(Protocol):
@@ -185,6 +187,27 @@ class Engine(Protocol):
 
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
         """The engine's own "more like this" (a baseline for the similar model)."""
+
+
+def listing_key(episode_id: str, number: int | None) -> str:
+    """Where an episode goes among those of its date, and among the undated, in a list by date: the numbered after
+    the unnumbered, by number, then by id with its numbers read as numbers (``gotime:99`` before ``gotime:100``).
+    ``sort=date`` (the search feeds, watches) lists such episodes from the highest key, ``sort=oldest`` from the
+    lowest, and a show's page as ``sort=date`` does (``Library.episodes_of``): the site corpus's 341 undated Go
+    Time episodes are #340, #339 ... #1, then the two unnumbered, on both engines. Both index it (Whoosh's
+    ``order`` column, OpenSearch's ``order`` keyword) and compare it as text; each run of digits is written after
+    its length (``7`` is ``017``, ``340`` is ``03340``), so that text order is number order. Until 5 December 2026
+    Whoosh listed them in the order it had indexed them (its document numbers) and OpenSearch by id as text (#1,
+    #10, #100 ...)."""
+    def digits(m: re.Match[str]) -> str:
+        run = m.group().lstrip("0") or "0"
+        return f"{len(run):02d}{run}"
+
+    named = _DIGITS.sub(digits, episode_id)
+    return f"1{_DIGITS.sub(digits, str(max(0, number)))} {named}" if number is not None else f"0{named}"
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def facet_values(doc: Document) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..base import (
     SegmentCounts,
     TextAnalyzer,
     facet_values,
+    listing_key,
     people,
 )
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
@@ -49,8 +50,9 @@ log = logging.getLogger(__name__)
 
 # 2: the text fields' BM25 similarity (BM25_K1, BM25_B); 3: "C#", "C++" words of their own; 4: the persons field
 # holds the transcript's speakers too (base.people); 5: every word once with doc values (wordlist), to list the
-# words of a pattern (expand.py)
-SCHEMA_VERSION = "5"
+# words of a pattern (expand.py); 6: the order keyword (base.listing_key: same-date and undated episodes in a list by
+# date, as on Whoosh)
+SCHEMA_VERSION = "6"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,
@@ -95,6 +97,8 @@ def index_body(shards: int, replicas: str) -> dict[str, Any]:
                 "content_hash": {"type": "keyword", "index": False},
                 "person_key": {"type": "keyword"}, "year": {"type": "keyword"}, "language": {"type": "keyword"},
                 "analysis": {"type": "keyword"}, "published": {"type": "date"}, "duration": {"type": "integer"},
+                # where an episode goes among those of its date in a list by date (base.listing_key; query.sort_clause)
+                "order": {"type": "keyword", "index": False, "doc_values": True},
                 # spelling suggestions: every word once, folded and unstemmed; typeahead: words of titles,
                 # shows, persons and notes
                 "words": {"type": "text", "analyzer": "sp_words", "index_options": "docs", "norms": False},
@@ -116,7 +120,7 @@ def document_body(doc: Any) -> dict[str, Any]:
     every = list(dict.fromkeys(_WORD.findall(" ".join((doc.title, doc.show, doc.notes, doc.transcript)).lower())))
     body: dict[str, Any] = {
         "id": doc.id, "show_id": doc.show_id, "title": doc.title, "content_hash": doc.content_hash,
-        "person_key": facets["person"], "year": facets["year"], "analysis": key,
+        "person_key": facets["person"], "year": facets["year"], "analysis": key, "order": listing_key(doc.id, doc.number),
         text_field("title", key): doc.title, text_field("show", key): doc.show, text_field("persons", key): persons,
         text_field("notes", key): doc.notes, text_field("transcript", key): doc.transcript,
         "words": " ".join(every), "wordlist": every,

@@ -302,10 +302,16 @@ def facet_counts(aggregations: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def sort_clause(sort: str, has_text: bool) -> list[Any]:
+    """By date (newest or oldest first, the undated after every dated episode), those of one date (or none) by
+    ``order`` (``base.listing_key``), the highest first when newest first, as Whoosh lists them
+    (``whoosh.fast.date_places``); or by score. An index of schema 5 has no ``order`` (``unmapped_type``): its ties
+    go by id, as every index's did until 5 December 2026."""
     if sort == "date" or (not has_text and sort != "oldest"):
-        return [{"published": {"order": "desc", "missing": "_last"}}, {"id": "asc"}]
+        return [{"published": {"order": "desc", "missing": "_last"}},
+                {"order": {"order": "desc", "unmapped_type": "keyword"}}, {"id": "asc"}]
     if sort == "oldest":
-        return [{"published": {"order": "asc", "missing": "_last"}}, {"id": "asc"}]
+        return [{"published": {"order": "asc", "missing": "_last"}},
+                {"order": {"order": "asc", "unmapped_type": "keyword"}}, {"id": "asc"}]
     return ["_score", {"id": "asc"}]
 
 

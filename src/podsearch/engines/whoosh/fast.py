@@ -749,10 +749,12 @@ _DATES: LRU[tuple[Any, ...], np.ndarray] = LRU(8)
 
 def date_places(reader: Any, newest: bool) -> np.ndarray:
     """Each document's place in date order, newest (or oldest) first, those without a date after every dated one,
-    the same date by document number (as Whoosh's collector sorted them, on ``published``'s column); made once per
-    index generation and order. A date-sorted search (the search feeds and watches) is then matched and scored
-    as a ranked one is, in arrays, rather than match by match by Whoosh's collector (a query of a dozen patterns
-    spent 0.65 s building Whoosh's matchers)."""
+    those of one date (or none) by their ``order`` column (``base.listing_key``: the highest first when newest
+    first, the lowest when oldest first; as OpenSearch sorts them), then by document number (an index of schema 7,
+    without the column: until 5 December 2026 the only tie-break, as Whoosh's collector sorted them); made once
+    per index generation and order. A date-sorted search (the search feeds and watches) is then matched and
+    scored as a ranked one is, in arrays, rather than match by match by Whoosh's collector (a query of a dozen
+    patterns spent 0.65 s building Whoosh's matchers)."""
     key = (tuple((segment_key(r), r.doc_count_all()) for r, _ in _leaves(reader)), newest)
     found = _DATES.get(key)
     if found is None:
@@ -760,14 +762,20 @@ def date_places(reader: Any, newest: bool) -> np.ndarray:
         field = reader.schema["published"]
         missing = field.column_type.default_value()
         values = np.full(n, missing, dtype=np.uint64)
+        orders = np.full(n, b"", dtype=object)
+        ordered = "order" in reader.schema  # (not in an index of schema 7)
         for r, offset in _leaves(reader):
             if r.has_column("published"):
                 column = r.column_reader("published", translate=False)
                 values[offset:offset + r.doc_count_all()] = np.fromiter(
                     (column[d] for d in range(r.doc_count_all())), dtype=np.uint64, count=r.doc_count_all())
+            if ordered and r.has_column("order"):
+                column = r.column_reader("order", translate=False)
+                orders[offset:offset + r.doc_count_all()] = [column[d] for d in range(r.doc_count_all())]
         undated = values == missing
         dates = np.iinfo(np.uint64).max - values if newest else values
-        order = np.lexsort((np.arange(n), dates, undated))
+        ranks = np.unique(orders, return_inverse=True)[1].reshape(n) if n else np.zeros(0, dtype=np.int64)
+        order = np.lexsort((np.arange(n), -ranks if newest else ranks, dates, undated))
         found = np.empty(n, dtype=np.int64)
         found[order] = np.arange(n)
         _DATES.put(key, found)

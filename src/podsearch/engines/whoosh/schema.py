@@ -7,18 +7,19 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from whoosh.fields import DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.fields import COLUMN, DATETIME, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
 from ... import languages
-from ..base import Document, facet_values, people
+from ..base import Document, facet_values, listing_key, people
 from .analysis import mark, plain_analyzer, spoken_analyzer
 
 # 2: text analysed per language (the mark), the analysis field; 3: the segments field (where each transcript
 # segment's tokens start, and its words); 4: a word's closing "#" kept ("C#", "F#": analysis.TOKEN_PATTERN);
 # 5: a joined word at its first part's position ("stay-at-home" where "stay" is: a phrase typed apart finds it);
 # 6: a stop word keeps its place ("javascript python" is not a phrase of "JavaScript and Python"); 7: the persons
-# field holds the transcript's speakers too (base.people)
-SCHEMA_VERSION = "7"
+# field holds the transcript's speakers too (base.people); 8: the order column (base.listing_key: same-date and
+# undated episodes in a list by date)
+SCHEMA_VERSION = "8"
 
 
 def make_schema(lang: str = "") -> Schema:
@@ -35,6 +36,7 @@ def make_schema(lang: str = "") -> Schema:
         transcript=TEXT(analyzer=ana),
         words=TEXT(analyzer=plain_analyzer(), phrase=False),
         published=DATETIME(stored=True, sortable=True),
+        order=COLUMN(),  # where an episode goes among those of its date in a list by date (base.listing_key), UTF-8
         year=ID(stored=False, sortable=True),
         duration=NUMERIC(stored=True, sortable=True),
         language=ID(stored=True, sortable=True),
@@ -78,6 +80,7 @@ def whoosh_fields(doc: Document) -> dict[str, Any]:
         "link": doc.link,
         "audio_url": doc.audio_url,
         "content_hash": doc.content_hash,
+        "order": listing_key(doc.id, doc.number).encode(),
     }
     if doc.segments:
         fields["segments"] = segment_table(key, doc.segments)
