@@ -101,6 +101,42 @@ def test_rebuild_swaps_the_alias_and_sync_sends_only_changes(opensearch: Cluster
         assert engine.doc_count() == 36
 
 
+def test_an_answer_past_its_deadline_says_so_on_opensearch(opensearch: Cluster, sample_data: Path) -> None:
+    """A search whose answer came back past its deadline (a node slow to answer, a search that began late) was not
+    said to be cut short on OpenSearch: its ``timeout`` is best effort, and the shards had answered "timed_out":
+    false. Whoosh says so of matching that ran past the deadline, and the answer tells the person; so does
+    OpenSearch's now, and it stops there (no any-word reading, no spelling suggestion past the deadline)."""
+    from podsearch.engines.base import EngineQuery
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": opensearch.url,
+                                         "opensearch_index": "late", "search_deadline": "1"})
+    lib = Library.from_config(config)
+    with Catalog.in_dir(sample_data) as catalog:
+        lib.engine.sync(CatalogDocuments(catalog), full=True)
+    try:
+        whole = lib.engine.search(EngineQuery(text="volcano", deadline=time.monotonic() + 30))
+        assert whole.total and not whole.timed_out
+        client, searched = lib.engine.client, lib.engine.client.search
+        late: list[float] = []
+
+        def slow(index: str, body: dict, params: dict | None = None) -> dict:  # the answer's searches come late
+            answer = searched(index, body, params)
+            deadline = getattr(client._within, "deadline", None)
+            if "from" in body and deadline is not None:
+                time.sleep(max(0.0, deadline + 0.05 - time.monotonic()))
+                late.append(time.monotonic() - deadline)
+            return answer
+
+        client.search = slow
+        cut = lib.search(SearchRequest(q="volcano"))
+        assert late and cut.timed_out and cut.hits and cut.to_dict()["total_relation"] == "gte"
+        assert len(late) == 1  # (nothing more was asked for this answer past its deadline)
+        assert lib.load.snapshot()["timed_out"] == 1
+    finally:
+        lib.close()
+        request(f"{opensearch.url}/late-*", "DELETE")
+
+
 def test_an_unreachable_cluster_is_a_clear_error(sample_data: Path) -> None:
     from opensearch_node import free_port
 

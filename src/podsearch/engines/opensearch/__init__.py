@@ -418,6 +418,21 @@ class OpenSearchEngine:
                                  "in every field and language counts). Use fewer words or wildcards.") from None
             raise
 
+    def _timed(self, body: dict[str, Any], deadline: float | None) -> dict[str, Any]:
+        """A search of the answer, with the time left until ``deadline`` as its ``timeout`` (each shard answers with
+        what it found by then, ``timed_out``), and said ``timed_out`` when it came back past the deadline, as Whoosh
+        says of matching that ran past it. OpenSearch's timeout is best effort: a shard looks at its clock now and
+        then while it collects, and not after its query phase (the fetch, the answer's way back). Until 5 December
+        2026 such an answer was not said to be cut short, and its timeout was the time left when the search began,
+        before the words to read apart and the patterns' words were counted (``_apart``, ``_expanded``)
+        (``test_an_answer_past_its_deadline_says_so_on_opensearch``)."""
+        if deadline is None:
+            return self._run(body)
+        answer = self._run({**body, "timeout": _timeout(deadline)})
+        if time.monotonic() > deadline:
+            answer["timed_out"] = True
+        return answer
+
     def search(self, q: EngineQuery) -> EngineResult:
         with self.client.within(q.deadline):  # (a hung node answers within the deadline, not in four 30 s tries)
             return self._search(q)
@@ -429,10 +444,9 @@ class OpenSearchEngine:
                                 "_source": False, "sort": sort_clause(q.sort, bool(text))}
         if q.facets:
             base["aggs"] = facet_aggregations()
-        if q.deadline is not None:  # each shard answers with what it found by then ("timed_out": true)
-            base["timeout"] = _timeout(q.deadline)
         if not text:
-            answer = self._run({**base, "query": {"bool": {"filter": filters}} if filters else {"match_all": {}}})
+            answer = self._timed({**base, "query": {"bool": {"filter": filters}} if filters else {"match_all": {}}},
+                                  q.deadline)
             return self._result(answer, {}, "", False)
         check_text(text)  # as Whoosh says it (the query string's own refusal of a wildcard names no word)
         profiles = self._index_profiles(q.filters.language)
@@ -446,8 +460,8 @@ class OpenSearchEngine:
             base["sort"] = sort_clause(q.sort, False)
         answer, used, relaxed, all_words = None, tries[0], False, 0
         for i, reading in enumerate(tries):
-            found = self._run({**base, "query": {"bool": {"must": [text_query(reading, profiles, chosen)],
-                                                          "filter": filters}}})
+            found = self._timed({**base, "query": {"bool": {"must": [text_query(reading, profiles, chosen)],
+                                                              "filter": filters}}}, q.deadline)
             if answer is None:
                 answer, all_words = found, found["hits"]["total"]["value"]
             elif found["hits"]["total"]["value"] > answer["hits"]["total"]["value"]:
