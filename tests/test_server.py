@@ -718,8 +718,10 @@ def _queued(dispatcher, requests):
     """The order ``dispatcher`` (no worker threads) queues ``requests``, given as (client, path), in."""
     from types import SimpleNamespace
 
-    tasks = [SimpleNamespace(requests=[SimpleNamespace(path=path, headers={})], podsearch_client=client,
-                             addr=(client, 1), label=f"{client} {path} {n}") for n, (client, path) in enumerate(requests)]
+    tasks = [SimpleNamespace(requests=[SimpleNamespace(path=path.partition("?")[0], query=path.partition("?")[2],
+                                                       headers={})],
+                             podsearch_client=client, addr=(client, 1), label=f"{client} {path} {n}")
+             for n, (client, path) in enumerate(requests)]
     for task in tasks:
         dispatcher.add_task(task)
     return [t.label for t in dispatcher.queue]
@@ -728,7 +730,8 @@ def _queued(dispatcher, requests):
 def test_a_client_not_busy_is_not_made_to_wait_a_round_of_everyone_elses_searches():
     """A load balancer's /healthz comes from one address: its second one waited behind a round of every busy
     client's search (10-17 s with 50 clients searching), its place being its previous one plus a whole round. A
-    cheap request costs a tenth of a search, so it goes before the queued searches (and ten cost one search)."""
+    request is expected to cost what its kind costs (a page a fifth of an ordinary search), so a page of a client
+    not busy goes before the queued searches (and many pages cost a search)."""
     from podsearch.server import fair_dispatcher
 
     dispatcher = fair_dispatcher()(frozenset({"/api/search"}), "")
@@ -739,9 +742,15 @@ def test_a_client_not_busy_is_not_made_to_wait_a_round_of_everyone_elses_searche
     order = _queued(dispatcher, [*busy, ("10.9.9.9", "/healthz"), ("10.9.9.8", "/api/search")])
     assert first.label == "10.9.9.9 /healthz 0" and order[0] == "10.9.9.9 /healthz 8", order
     assert order.index("10.9.9.8 /api/search 9") == 9, order  # a first search: after this round's, before the next
-    # a client asking for pages without end pays for them: ten cost a search
+    # a client asking for pages without end pays for them
     order = _queued(dispatcher, [("10.9.9.7", "/episodes/x")] * 30)
     assert order.index("10.9.9.7 /episodes/x 29") > order.index("10.0.0.7 /api/search 7"), order
+    # an ordinary search of a client not busy goes before the queued expensive ones (a wildcard, many words)
+    dispatcher = fair_dispatcher()(frozenset({"/api/search"}), "")
+    costly = [(f"10.0.0.{n}", "/api/search?q=volc*&per_page=50") for n in range(8)]
+    order = _queued(dispatcher, [*costly, ("10.9.9.6", "/api/search?q=volcano"), ("10.9.9.5", "/api/search?q=a+b+c+d+e"
+                                                                                              "+f+g+h+i+j+k+l+m+n")])
+    assert order[0] == "10.9.9.6 /api/search?q=volcano 8" and order[-1].startswith("10.9.9.5"), order
 
 
 def test_a_request_waitress_cannot_read_is_answered_and_its_connection_closed(sample_data):
@@ -765,3 +774,20 @@ def test_a_request_waitress_cannot_read_is_answered_and_its_connection_closed(sa
     finally:
         stop(server)
     assert "uncaptured python exception" not in log and "Exception when servicing" not in log, log[-2000:]
+
+
+def test_a_client_is_charged_what_its_requests_took():
+    """Searches that are ordinary by their words but take a second each (a phrase of common words, 50 a page) were
+    a round like any other: a reader's quick search waited behind every such client's. Once answered, a request
+    is charged the seconds it took."""
+    from podsearch.server import fair_dispatcher
+
+    dispatcher = fair_dispatcher()(frozenset({"/api/search"}), "")
+    slow = [(f"10.0.0.{n}", "/api/search?q=going+to+think") for n in range(8)]
+    _queued(dispatcher, slow)
+    while dispatcher.queue:  # each took a second
+        task = dispatcher.queue.popleft()
+        dispatcher.started(task)
+        dispatcher.finished(task, 1.0)
+    order = _queued(dispatcher, [*slow, ("10.9.9.6", "/api/search?q=volcano")])
+    assert order[0] == "10.9.9.6 /api/search?q=volcano 8", order

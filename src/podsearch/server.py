@@ -23,9 +23,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 from .config import Config, option_value, parse_duration
 from .errors import ConfigError, ListenError, PodsearchError, ReindexRunning
+from .requests import SearchRequest
 
 log = logging.getLogger(__name__)
 
@@ -279,13 +281,16 @@ def guarded_channel() -> type:
             self.server.podsearch_guard.gone(self)
 
         def service(self) -> None:  # a worker thread, once a whole request has come
-            started = getattr(self.server.task_dispatcher, "started", None)
-            if started is not None:
-                started(self)
+            dispatcher = self.server.task_dispatcher
+            if hasattr(dispatcher, "started"):
+                dispatcher.started(self)
+            began = time.monotonic()
             try:
                 super().service()
             finally:
                 self.podsearch_waiting = None  # answered: the next request's time starts now
+                if hasattr(dispatcher, "finished"):
+                    dispatcher.finished(self, time.monotonic() - began)
 
     return GuardedChannel
 
@@ -300,8 +305,26 @@ def forwarded_client(headers: dict[str, str]) -> str | None:
     return client_of(forwarded) if forwarded else None
 
 
-SEARCH_COST = 1.0  # a search's share of a round in the fair queue (fair_dispatcher)
-CHEAP_COST = 0.1  # any other request's: ten pages, /similar or /healthz answers to a search
+# What a request is expected to cost, in seconds of a worker, when it is queued (fair_dispatcher, queue_cost); once
+# answered, its client is charged what it took.
+SEARCH_COST = 0.25  # an expensive search (wildcards, ranges, many words, a large page)
+ORDINARY_COST = 0.05  # an ordinary search (a few words, a page of 10)
+CHEAP_COST = 0.01  # anything else: a page, /similar, /healthz
+
+
+def queue_cost(request: Any, searches: frozenset[str]) -> float:
+    """What a request waitress has read is expected to cost in the fair queue: a search by its query string (the
+    kind the admission control calls expensive, ``SearchRequest.expensive``: a wildcard, fuzzy or range part, many
+    words, a large page; or a query string that cannot be read) :data:`SEARCH_COST`, an ordinary one
+    :data:`ORDINARY_COST`; anything else :data:`CHEAP_COST`."""
+    if getattr(request, "path", "") not in searches:
+        return CHEAP_COST
+    try:
+        args = parse_qs(getattr(request, "query", "") or "", errors="strict")
+        per_page = int(args.get("per_page", ["10"])[0])
+        return SEARCH_COST if SearchRequest(q=args.get("q", [""])[0], per_page=per_page).expensive else ORDINARY_COST
+    except (ValueError, TypeError):
+        return SEARCH_COST
 
 
 @functools.cache
@@ -310,14 +333,15 @@ def fair_dispatcher() -> type:
     first come, first served: eight connections from one client sending costly searches queued ahead of every other
     client's request, and a `/healthz` waited 0.47 s (median) behind them, another client's ordinary search 0.55 s.
 
-    Here each request is given a start and a finish when it is queued (fair queuing): it starts at its client's
-    previous finish, or at the start of the request now being served if that is later, and finishes a cost later
-    (a search :data:`SEARCH_COST`, anything else :data:`CHEAP_COST`); requests are served by their finish, requests
-    that are not searches first among equals, then as they came. A client that queues many searches waits behind
-    its own; one whose last request finished goes ahead of them; a page or `/healthz` of a client not busy
-    goes ahead of every queued search. Until 5 December 2026 a request's place was its client's previous one plus a
-    whole round whatever it cost, so a load balancer's `/healthz`, from one address, waited behind a round of every
-    busy client's search each time (10-17 s with 50 clients searching)."""
+    Here requests are served in the order of their clients' use of the workers (fair queuing, in seconds of a
+    worker): a request starts at its client's previous finish, or at the start of the request now being served if
+    that is later, and finishes at its start plus what it is expected to cost (:func:`queue_cost`); requests are
+    served by their finish, those that do not search first among equals, then as they came. When a request has
+    been answered its client is charged what it took instead. So a client whose searches take a second each is a
+    second further on each time, and one not busy (a load balancer's `/healthz`, a reader's ordinary search, an
+    episode page) goes ahead of their queued searches. Until 5 December 2026 each request was its client's previous
+    one plus a whole round whatever it cost, so a client not busy still waited behind a round of every busy
+    client's search each time (`/healthz` 10-17 s with 50 clients sending costly searches)."""
     from waitress.task import ThreadedTaskDispatcher
 
     class FairDispatcher(ThreadedTaskDispatcher):
@@ -334,13 +358,13 @@ def fair_dispatcher() -> type:
             client = getattr(task, "podsearch_client", "")
             if request is not None and self.proxy and self.proxy in {"*", _address(task.addr)}:
                 client = forwarded_client(getattr(request, "headers", None) or {}) or client
-            search = getattr(request, "path", "") in self.searches
+            cost = queue_cost(request, self.searches)
             start = max(self.now, self.last.get(client, 0.0))
-            finish = self.last[client] = start + (SEARCH_COST if search else CHEAP_COST)
-            task.podsearch_start = start
+            finish = self.last[client] = start + cost
+            task.podsearch_start, task.podsearch_charge = start, (client, cost)
             if len(self.last) > 4 * CONNECTION_LIMIT:  # forget the clients whose requests are all served
                 self.last = {c: f for c, f in self.last.items() if f > self.now}
-            return finish, int(search)
+            return finish, int(cost > CHEAP_COST)
 
         def add_task(self, task: Any) -> None:
             with self.lock:
@@ -358,6 +382,13 @@ def fair_dispatcher() -> type:
             """A worker took ``task`` (a channel, in its ``service``)."""
             with self.lock:
                 self.now = max(self.now, getattr(task, "podsearch_start", 0.0))
+
+        def finished(self, task: Any, seconds: float) -> None:
+            """``task`` was answered in ``seconds``: its client is charged that rather than the cost expected."""
+            client, expected = getattr(task, "podsearch_charge", ("", seconds))
+            with self.lock:
+                if client in self.last:
+                    self.last[client] += max(0.0, seconds - expected)
 
     return FairDispatcher
 
