@@ -88,7 +88,7 @@ def test_what_a_query_may_call_an_episode_follows_it(tmp_path: Path):
         cat.upsert_episode(first)
         cat.db.executescript("DROP TABLE names; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
     with Catalog.in_dir(tmp_path) as cat:
-        assert cat.schema_version() == 5
+        assert cat.schema_version() == 6
         assert cat.called(["episode 7"], 5) == cat.called(["#s 70"], 5) == ["ep/7?x=1"]
 
 
@@ -107,7 +107,7 @@ def test_people_keep_the_spelling_with_capitals(tmp_path: Path):
             "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
         cat.db.executescript("DROP TABLE people; UPDATE meta SET value = '4' WHERE key = 'schema_version';")
     with Catalog.in_dir(tmp_path) as cat:
-        assert cat.schema_version() == 5
+        assert cat.schema_version() == 6
         assert cat.person_names(["ian mcallister", "ada deluca"]) == {
             "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
 
@@ -129,3 +129,13 @@ def test_a_speaker_label_that_names_no_one_is_no_person(tmp_path: Path):
         assert set(cat.person_names(["q", "jingle", "ada deluca"])) == {"ada deluca"}
         doc = next(iter(CatalogDocuments(cat).documents([ep.id])))
         assert "Jingle" not in doc.speakers and "Ada deLuca" in doc.speakers
+
+
+def test_an_alias_goes_with_its_episode(tmp_path: Path):
+    """An item's new id recorded for an episode (ingest/identity.py:reconcile) is deleted with the episode."""
+    with Catalog.in_dir(tmp_path) as cat:
+        cat.upsert_show(Show(id="s", title="S"))
+        cat.upsert_episode(Episode(id="old", show_id="s", title="One", published="2024-01-01T10:00:00Z"))
+        cat.add_alias("s", "new", "old")
+        assert cat.aliases("s", ["new", "other"]) == {"new": "old"} and cat.aliases("t", ["new"]) == {}
+        assert cat.mark_gone("s", [], prune=True) == 1 and cat.aliases("s", ["new"]) == {}

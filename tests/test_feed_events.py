@@ -302,7 +302,7 @@ def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
     db.commit()
     db.close()
     with Catalog.in_dir(data) as cat:
-        assert cat.schema_version() == SCHEMA_VERSION == 5
+        assert cat.schema_version() == SCHEMA_VERSION == 6
         assert cat.person_names(["ian mcallister", "ada deluca"]) == {"ian mcallister": "Ian McAllister",
                                                                       "ada deluca": "Ada deLuca"}
         assert cat.feeds() == [{"source": "https://example.org/f.xml", "show_id": "f", "etag": None,
@@ -313,7 +313,7 @@ def test_an_older_catalog_is_migrated(tmp_path: Path, schema: int) -> None:
         assert cat.pending_deliveries() == []
         assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
     with Catalog.in_dir(data) as cat:  # opened again: nothing to do
-        assert cat.schema_version() == 5
+        assert cat.schema_version() == 6
 
 
 def test_a_catalog_of_a_newer_podsearch_is_refused(tmp_path: Path) -> None:
@@ -439,3 +439,4 @@ def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server
     ok(report)
     assert not server.log() and report.notes == []
     assert state(tmp_path / "data")["feeds"] == {str(local): ("config", None, "heron-hour", "ok")}
+

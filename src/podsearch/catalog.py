@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 # 3: feeds.origin and feeds.url (feeds that move, the config as the source of truth), the transcripts table
 # 4: names (what a query may call an episode: its numbered title, its show and number), filled for every episode
 # 5: people (each person's and speaker's name as shown, by its key), filled from every episode
-SCHEMA_VERSION = 5
+# 6: aliases (an id a feed's item has now that names an episode stored under its old id: ingest/identity.py)
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -72,6 +73,15 @@ CREATE TABLE IF NOT EXISTS people (
     key TEXT PRIMARY KEY,
     name TEXT NOT NULL
 );
+-- An item of a show's feed whose id changed (a new guid scheme, guids added, an enclosure that moved ...) and that
+-- was recognised as an episode stored under its old id (ingest/identity.py:reconcile): the item keeps that id.
+CREATE TABLE IF NOT EXISTS aliases (
+    show_id TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    PRIMARY KEY (show_id, alias)
+);
+CREATE INDEX IF NOT EXISTS aliases_episode ON aliases(episode_id);
 CREATE TABLE IF NOT EXISTS segments (
     episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
@@ -218,6 +228,7 @@ class Catalog:
                 rows = self.db.execute("SELECT id, title, show_id, json_extract(doc, '$.number') FROM episodes")
                 for row in rows.fetchall():
                     self._name(row[0], row[1], row[2], row[3] if isinstance(row[3], int) else None)
+            # < 6: the aliases table is made by SCHEMA (no episode had one before)
             if version < 5:  # the people table is made by SCHEMA; the episodes stored before it give theirs
                 self._people(p["name"] for (doc,) in self.db.execute("SELECT doc FROM episodes").fetchall()
                              for p in json.loads(doc).get("persons", []))
@@ -342,6 +353,30 @@ class Catalog:
     def owners(self, episode_ids: Iterable[str]) -> dict[str, str]:
         """{episode id: its show id} for the ids the catalog holds."""
         return self._pairs_in("SELECT id, show_id FROM episodes WHERE id IN", episode_ids)
+
+    def episode_keys(self, show_id: str) -> list[dict[str, Any]]:
+        """What may recognise each episode of a show whose item changed its id (``ingest.identity.reconcile``): id,
+        title, published, audio_url, link and transcript URLs, in one read of the show's rows."""
+        rows = self.db.execute("SELECT id, title, published, json_extract(doc, '$.audio_url'), json_extract(doc, "
+                               "'$.link'), json_extract(doc, '$.transcript_links') FROM episodes WHERE show_id = ?",
+                               (show_id,))
+        return [{"id": r[0], "title": r[1], "published": r[2], "audio_url": r[3] or "", "link": r[4] or "",
+                 "transcripts": [t.get("url", "") for t in json.loads(r[5] or "[]")]} for r in rows]
+
+    def aliases(self, show_id: str, ids: Iterable[str]) -> dict[str, str]:
+        """{item id: the id of the episode it is stored as} for the ids of ``show_id``'s items that are aliases."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self.db.execute(f"SELECT alias, episode_id FROM aliases WHERE show_id = ? AND alias IN "
+                                   f"({','.join('?' * len(chunk))})", (show_id, *chunk))
+            out.update({r[0]: r[1] for r in rows})
+        return out
+
+    def add_alias(self, show_id: str, alias: str, episode_id: str) -> None:
+        self.db.execute("INSERT INTO aliases (show_id, alias, episode_id) VALUES (?, ?, ?) ON CONFLICT(show_id, alias) "
+                        "DO UPDATE SET episode_id = excluded.episode_id", (show_id, alias, episode_id))
 
     def episode_count(self, show_id: str) -> int:
         return self.db.execute("SELECT COUNT(*) FROM episodes WHERE show_id = ?", (show_id,)).fetchone()[0]

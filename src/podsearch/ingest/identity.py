@@ -5,6 +5,8 @@ known feed moved here (a permanent redirect or ``itunes:new-feed-url`` recorded 
 ``podcast:guid`` is a known show's; or most of its episode guids are a known show's episodes and either the
 channel is recognisably the same (title or home page) or that show's own feed is no longer read. The last
 condition keeps a feed that repeats another show's episodes (a "best of") apart from that show, as before.
+
+An item whose id changed is the episode it was (:func:`reconcile`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import math
 from collections import Counter
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from ..catalog import Catalog
 from .feeds import ParsedFeed
@@ -62,3 +65,114 @@ def identify(catalog: Catalog, source: str, parsed: ParsedFeed, read_now: set[st
             why = "the same title or home page" if show_id in like else "its old feed is no longer read"
             return Identity(show_id, f"{n} of its {len(ids)} episode guids are this show's, and {why}")
     return Identity(None)
+
+
+# -- episodes whose id changed ------------------------------------------------------------------------------------
+# An item's id is its guid, else its enclosure, else its link, else a hash of its title and date (feeds.episode_id).
+# When a feed changes its guids (a new scheme, guids added where there were none) or, without guids, its enclosure
+# host, its links or a title, the item's id changes: without this each such episode was stored a second time under
+# the new id and the old one marked gone, and both were found (found 5 December 2026).
+
+#: Fields of which one equal value, besides the date, recognises an episode (the title only with its date).
+_PER_EPISODE = ("audio_url", "file", "transcripts", "link")
+
+
+@dataclass
+class Renamed:
+    item_id: str  # the id the feed's item has now
+    episode_id: str  # the episode it is (the id it keeps)
+    how: str  # what recognised it (or "recorded": an alias found before)
+
+
+def _file(url: str) -> str:
+    try:
+        return urlsplit(url).path.rstrip("/").rpartition("/")[2]
+    except ValueError:
+        return ""
+
+
+def _keys(ep: dict, show_links: set[str]) -> dict[str, set[str]]:
+    """The values that may recognise an episode: per field, besides its date. A link that is the show's own page
+    names no episode."""
+    title = " ".join((ep["title"] or "").split()).casefold()
+    link = ep["link"] if ep["link"] not in show_links else ""
+    keys = {"title": {title} if title and title != "(untitled)" else set(), "audio_url": {ep["audio_url"]},
+            "file": {_file(ep["audio_url"])}, "transcripts": set(ep["transcripts"]), "link": {link}}
+    return {kind: {v for v in values if v} for kind, values in keys.items()}
+
+
+def _unique(rows: list[dict], keys: list[dict[str, set[str]]]) -> set[tuple]:
+    """The evidence that names one row only: (field, value) of a per-episode field, (date, title) of a title."""
+    seen: Counter[tuple] = Counter()
+    for row, k in zip(rows, keys):
+        for kind, values in k.items():
+            for value in values:
+                seen[(kind, row["published"], value) if kind == "title" else (kind, value)] += 1
+    return {key for key, n in seen.items() if n == 1}
+
+
+def _evidence(a: dict, ka: dict[str, set[str]], b: dict, kb: dict[str, set[str]], unique: set[tuple]) -> str:
+    """What says ``a`` and ``b`` are one episode ("" when nothing does): the same publication date and the same
+    enclosure URL, enclosure file name, transcript URL, link or title, each naming one episode on either side."""
+    if not a["published"] or a["published"] != b["published"]:
+        return ""
+    for kind in (*_PER_EPISODE, "title"):
+        for value in sorted(ka[kind] & kb[kind]):
+            key = (kind, a["published"], value) if kind == "title" else (kind, value)
+            if key in unique:
+                return {"audio_url": "enclosure URL", "file": "enclosure file name", "transcripts": "transcript URL",
+                        "link": "link", "title": "title"}[kind]
+    return ""
+
+
+def reconcile(catalog: Catalog, show_id: str, items: list[dict]) -> list[Renamed]:
+    """The feed's items (``items``: id, title, published, audio_url, link, transcripts) whose id the catalog does not
+    know and that are an episode of the show stored under another id, which they keep.
+
+    An item is such an episode when the catalog recorded that (an alias, from an earlier run), or when exactly one
+    of the show's stored episodes that the feed no longer carries (gone, or about to be marked gone) has the same
+    publication date and the same enclosure URL, enclosure file name, transcript URL or link (a value no other
+    episode of the show, and no other item of the feed, has), or the same title (no other item or episode has that
+    title on that date), and that episode is recognised in no other item of the feed. An item without a date is
+    never recognised: two episodes of one show published at the same second, one leaving the feed and the other
+    coming in the same run, are the only case in which two different episodes could be taken for one.
+    """
+    if not items:
+        return []
+    ids = {item["id"] for item in items}
+    owners = catalog.owners(ids)
+    unknown = [item for item in items if item["id"] not in owners]
+    if not unknown:
+        return []
+    found: list[Renamed] = []
+    taken: set[str] = set()
+    recorded = catalog.aliases(show_id, [item["id"] for item in unknown])
+    for item in unknown:
+        target = recorded.get(item["id"])
+        if target and target not in ids and target not in taken and catalog.episode_owner(target) == show_id:
+            found.append(Renamed(item["id"], target, "recorded"))
+            taken.add(target)
+    left = [item for item in unknown if item["id"] not in {r.item_id for r in found}]
+    if not left:
+        return found
+    stored = catalog.episode_keys(show_id)
+    known = catalog.show(show_id)
+    links = {known.link} if known and known.link else set()  # the show's own page (as stored) names no episode
+    item_keys = [_keys(item, links) for item in items]
+    stored_keys = [_keys(ep, links) for ep in stored]
+    unique = _unique(items, item_keys) & _unique(stored, stored_keys)
+    keys_of = {item["id"]: k for item, k in zip(items, item_keys)}
+    for item in left:
+        k = keys_of[item["id"]]
+        matches = [(ep, ek, how) for ep, ek in zip(stored, stored_keys)
+                   if (how := _evidence(item, k, ep, ek, unique))]
+        if len(matches) != 1:
+            continue
+        ep, ek, how = matches[0]
+        if ep["id"] in ids or ep["id"] in taken:
+            continue
+        if sum(1 for other, ok in zip(items, item_keys) if _evidence(other, ok, ep, ek, unique)) != 1:
+            continue
+        found.append(Renamed(item["id"], ep["id"], f"the same date and {how}"))
+        taken.add(ep["id"])
+    return found

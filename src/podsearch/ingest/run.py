@@ -25,7 +25,7 @@ from .extras import EpisodeExtras, Extras, Job
 from .feeds import ParsedFeed, parse_feed, slugify
 from .fetch import Fetcher, FetchLimits, FetchResult
 from .hosts import HostHealth
-from .identity import identify
+from .identity import identify, reconcile
 
 log = logging.getLogger(__name__)
 
@@ -213,13 +213,37 @@ class FeedIngest:
         return candidate
 
     def _qualify_ids(self, episodes: list[Episode], show_id: str) -> list[Episode]:
-        """An id already owned by another show (one guid in two feeds) is qualified with this show's id."""
+        """An id already owned by another show (one guid in two feeds) is qualified with this show's id; an item
+        whose id changed and that is an episode the show has under its old id keeps that id (:func:`reconcile`)."""
         owners = self.catalog.owners(ep.id for ep in episodes)
         for ep in episodes:
             owner = owners.get(ep.id)
             if owner is not None and owner != show_id:
                 ep.id = f"{show_id}/{ep.id}"
+        self._keep_ids(episodes, show_id)
         return episodes
+
+    def _keep_ids(self, episodes: list[Episode], show_id: str) -> None:
+        """Items whose id changed (new guids, guids added, a moved enclosure, an edited title) keep the id of the
+        episode they are: that episode is updated, nothing is stored twice or marked gone; the new id is recorded
+        so that the item keeps it however it changes later."""
+        items = [{"id": ep.id, "title": ep.title, "published": ep.published, "audio_url": ep.audio_url,
+                  "link": ep.link, "transcripts": [t.url for t in ep.transcript_links]} for ep in episodes]
+        renamed = reconcile(self.catalog, show_id, items)
+        if not renamed:
+            return
+        by_id = {r.item_id: r for r in renamed}
+        for ep in episodes:
+            r = by_id.get(ep.id)
+            if r is not None:
+                ep.id = r.episode_id
+                self.catalog.add_alias(show_id, r.item_id, r.episode_id)
+        source = self.read.get(show_id, show_id)
+        first = renamed[0]
+        message = (f"feed {source}: {len(renamed)} items with a new id are episodes the show has; they keep their ids "
+                   f"(e.g. {first.item_id!r} is {first.episode_id!r}: {first.how})")
+        self.report.notes.append(message)
+        log.info("%s", message)
 
     # -- transcripts and chapters -----------------------------------------------------------------
     def _fetch_extras(self, source: str, jobs: list[Job]) -> list[tuple[Job, Extras]]:

@@ -1,0 +1,174 @@
+"""An episode's id never changes and never exists twice, whatever happens to its feed: items whose id changes (a new
+guid scheme, guids added, no guid and a moved enclosure or link, no guid and an edited title) keep the id of the
+episode they are (ingest/identity.py:reconcile), over real HTTP (tests/feedserver.py); and two different episodes
+are never taken for one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from feedserver import FeedServer, serve
+from soak.state import index_docs
+
+from podsearch.catalog import Catalog
+from podsearch.config import load_config
+from podsearch.reindex import ingest, reindex
+from podsearch.requests import SearchRequest
+from podsearch.service import Library
+
+TOPICS = ["volcano ash over the harbour", "sourdough starters", "knife skills", "pickling cabbage", "smoked fish"]
+
+
+def item(n: int, *, guid: str | None = None, enclosure: str | None = None, link: str | None = None,
+         title: str | None = None, date: int | None = None, transcript: bool = True) -> str:
+    parts = [f"<title>{title or f'Kitchen {n}: {TOPICS[(n - 1) % 5]}'}</title>",
+             f"<pubDate>Mon, {date or n:02d} Jan 2024 10:00:00 GMT</pubDate>"]
+    if guid:
+        parts.append(f'<guid isPermaLink="false">{guid}</guid>')
+    if enclosure:
+        parts.append(f'<enclosure url="{enclosure}" length="1000" type="audio/mpeg"/>')
+    if link:
+        parts.append(f"<link>{link}</link>")
+    if transcript:
+        parts.append(f'<podcast:transcript url="t/k-{n}.vtt" type="text/vtt"/>')
+    return "<item>" + "".join(parts) + "</item>"
+
+
+def feed(items: list[str], title: str = "Kitchen Radio", link: str = "https://example.org/") -> bytes:
+    return (f'<?xml version="1.0"?><rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0">'
+            f"<channel><title>{title}</title><link>{link}</link>{''.join(items)}</channel></rss>").encode()
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    root = tmp_path / "www"
+    (root / "t").mkdir(parents=True)
+    for n in range(1, 6):
+        (root / "t" / f"k-{n}.vtt").write_text(
+            f"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Ana>Today: {TOPICS[n - 1]}, part {n}.\n", encoding="utf-8")
+    with serve(root) as srv:
+        yield srv
+
+
+def config(tmp_path: Path, feeds: list[str] | None = None):
+    return load_config({"data": str(tmp_path / "data"), "feeds": feeds or [], "allow_private_hosts": True},
+                       environ={})
+
+
+def run(tmp_path: Path, server: FeedServer, items: list[str]):
+    server.files["/k.xml"] = feed(items)
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        return ingest(config(tmp_path), cat, [server.url("k.xml")])
+
+
+def stored(tmp_path: Path) -> dict[str, tuple[str, int]]:
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        return {r["id"]: (r["title"], r["gone"]) for r in cat.db.execute("SELECT id, title, gone FROM episodes")}
+
+
+N = range(1, 6)
+CASES = {
+    # (a) a new guid scheme: kitchen-N becomes a URL
+    "new guids": ([item(n, guid=f"kitchen-{n}", enclosure=f"https://cdn.example/k/{n}.mp3") for n in N],
+                  [item(n, guid=f"https://newhost.example/ep/{n}", enclosure=f"https://cdn.example/k/{n}.mp3")
+                   for n in N]),
+    # (b) no guid, the enclosure's host changes (the id was the enclosure URL)
+    "enclosure host": ([item(n, enclosure=f"https://cdn1.example/k/kitchen-{n}.mp3") for n in N],
+                       [item(n, enclosure=f"https://cdn2.example/media/kitchen-{n}.mp3") for n in N]),
+    # (c) no guid nor enclosure, the link changes (the id was the link)
+    "link": ([item(n, link=f"https://example.org/ep/{n}") for n in N],
+             [item(n, link=f"https://example.org/episodes/{n}/", transcript=False) for n in N]),
+    # (d) no guid, enclosure nor link, the title edited (the id was a hash of title and date)
+    "title edited": ([item(n) for n in N], [item(n, title=f"Kitchen Radio #{n}") for n in N]),
+    # (e) guids added where there were none (the id was the enclosure URL)
+    "guids added": ([item(n, enclosure=f"https://cdn.example/k/{n}.mp3") for n in N],
+                    [item(n, guid=f"kitchen-{n}", enclosure=f"https://cdn.example/k/{n}.mp3") for n in N]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_item_whose_id_changed_keeps_its_episodes_id(tmp_path: Path, server: FeedServer, case: str) -> None:
+    before_items, after_items = CASES[case]
+    first = run(tmp_path, server, before_items)
+    assert first.new == 5 and not first.failed, first.errors
+    before = stored(tmp_path)
+    report = run(tmp_path, server, after_items)
+    assert not report.failed, report.errors
+    after = stored(tmp_path)
+    assert (report.new, report.gone) == (0, 0)  # was 5 new, 5 gone: every episode twice
+    assert after.keys() == before.keys() and all(gone == 0 for _, gone in after.values())
+    assert report.updated + report.unchanged == 5
+    assert any("5 items with a new id are episodes the show has" in n for n in report.notes), report.notes
+    if case == "title edited":
+        assert sorted(t for t, _ in after.values()) == [f"Kitchen Radio #{n}" for n in N]
+
+
+def test_the_new_id_is_recorded_and_kept_whatever_changes_next(tmp_path: Path, server: FeedServer) -> None:
+    """Recognised once, an item keeps its episode's id even when the evidence is gone (title and date edited)."""
+    old, new = CASES["new guids"]
+    run(tmp_path, server, old)
+    ids = stored(tmp_path).keys()
+    run(tmp_path, server, new)
+    edited = [item(n, guid=f"https://newhost.example/ep/{n}", enclosure=f"https://cdn9.example/{n}.mp3",
+                   title=f"Retitled {n}", date=n + 10) for n in N]
+    report = run(tmp_path, server, edited)
+    assert (report.new, report.gone, report.updated) == (0, 0, 5)
+    assert stored(tmp_path).keys() == ids and {t for t, _ in stored(tmp_path).values()} == {f"Retitled {n}" for n in N}
+
+
+def test_the_index_holds_each_episode_once(tmp_path: Path, server: FeedServer) -> None:
+    """`search volcano` found 10 hits for 5 episodes: the old ids stayed in the index, marked gone."""
+    old, new = CASES["new guids"]
+    server.files["/k.xml"] = feed(old)
+    cfg = config(tmp_path, [server.url("k.xml")])
+    assert not reindex(cfg).failed
+    ids = sorted(index_docs(tmp_path / "data"))
+    server.files["/k.xml"] = feed(new)
+    report = reindex(cfg)
+    assert not report.failed and (report.new, report.gone) == (0, 0)
+    assert sorted(index_docs(tmp_path / "data")) == ids and len(ids) == 5
+    library = Library(tmp_path / "data")
+    try:
+        assert library.search(SearchRequest(q="volcano")).total == 1
+    finally:
+        library.close()
+
+
+# -- two different episodes stay two ----------------------------------------------------------------------------
+
+
+def test_two_trailers_on_different_dates_stay_two(tmp_path: Path, server: FeedServer) -> None:
+    trailer = item(1, guid="trailer-1", title="Trailer", date=1, transcript=False)
+    run(tmp_path, server, [trailer, item(2, guid="ep-2")])
+    # The old trailer leaves, a new one (another guid, another date, the same title and home page link) comes.
+    report = run(tmp_path, server, [item(3, guid="trailer-2", title="Trailer", date=20, transcript=False,
+                                         link="https://example.org/"), item(2, guid="ep-2")])
+    assert (report.new, report.gone) == (1, 1) and not report.notes
+    assert stored(tmp_path) == {"trailer-1": ("Trailer", 1), "trailer-2": ("Trailer", 0),
+                                "ep-2": ("Kitchen 2: sourdough starters", 0)}
+
+
+def test_items_of_one_date_are_told_apart(tmp_path: Path, server: FeedServer) -> None:
+    """Two items of one date: a new guid scheme recognises each by its title; an item that replaces another of
+    the same date, sharing only a file name that other items share too, is another episode."""
+    run(tmp_path, server, [item(1, guid="a", title="Trailer", date=7, enclosure="https://cdn.example/1/audio.mp3"),
+                           item(2, guid="b", date=7, enclosure="https://cdn.example/2/audio.mp3")])
+    report = run(tmp_path, server, [item(1, guid="a2", title="Trailer", date=7, enclosure="https://cdn.example/1/audio.mp3"),
+                                    item(2, guid="b2", date=7, enclosure="https://cdn.example/2/audio.mp3")])
+    assert (report.new, report.gone) == (0, 0) and stored(tmp_path).keys() == {"a", "b"}
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        assert cat.episode("a").title == "Trailer"
+    report = run(tmp_path, server, [item(3, guid="c", title="Episode 1", date=7, transcript=False,
+                                         enclosure="https://cdn.example/3/audio.mp3"),
+                                    item(2, guid="b2", date=7, enclosure="https://cdn.example/2/audio.mp3")])
+    assert (report.new, report.gone) == (1, 1) and stored(tmp_path)["a"] == ("Trailer", 1)
+
+
+def test_two_items_of_one_title_and_date_are_not_guessed(tmp_path: Path, server: FeedServer) -> None:
+    """Two "Bonus" items of one date change their guids, nothing else tells them apart: neither is guessed."""
+    run(tmp_path, server, [item(1, guid="x", title="Bonus", date=3, transcript=False),
+                           item(2, guid="y", title="Bonus", date=3, transcript=False)])
+    report = run(tmp_path, server, [item(1, guid="x2", title="Bonus", date=3, transcript=False),
+                                    item(2, guid="y2", title="Bonus", date=3, transcript=False)])
+    assert (report.new, report.gone) == (2, 2)
