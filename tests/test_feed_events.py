@@ -440,3 +440,26 @@ def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server
     assert not server.log() and report.notes == []
     assert state(tmp_path / "data")["feeds"] == {str(local): ("config", None, "heron-hour", "ok")}
 
+
+@pytest.mark.parametrize("first", ["main", "best of"])
+def test_a_best_of_on_the_main_shows_home_page_stays_its_own_show(tmp_path: Path, server: FaultServer, www: Path,
+                                                                  first: str) -> None:
+    """A "best of" on the main show's home page, both listed: two shows, both read. It took the main show over (the
+    main show then titled as the "best of", or the other way), the second feed `duplicate` and never read again."""
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 6), "Kitchen Radio", link="https://example.org/"))
+    (www / "b" / "feed.xml").write_bytes(feed([1, 2, 3, 4, 6], "Best of Kitchen", link="https://example.org/"))
+    (www / "b" / "t" / "ep-6.vtt").write_text(vtt(6), encoding="utf-8")
+    main_feed, best = server.url("a/feed.xml"), server.url("b/feed.xml")
+    ok(reindex(config(tmp_path, [main_feed] if first == "main" else [best])))
+    report = reindex(config(tmp_path, [main_feed, best]))
+    ok(report)
+    after = state(tmp_path / "data")
+    assert report.moves == [] and not any("same show" in w for w in report.warnings)
+    assert after["shows"] == ["best-of-kitchen", "kitchen-radio"]
+    assert {source: row[2:] for source, row in after["feeds"].items()} == {
+        main_feed: ("kitchen-radio", "ok"), best: ("best-of-kitchen", "ok")}
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        assert cat.show("kitchen-radio").title == "Kitchen Radio" and cat.show("best-of-kitchen").title == "Best of Kitchen"
+    assert after["episodes"]["heron-5"][0] == "kitchen-radio"
+    assert any(show == "best-of-kitchen" and i.endswith("heron-6") for i, (show, _) in after["episodes"].items())
+    assert after["gone"] == []

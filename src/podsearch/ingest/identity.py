@@ -4,7 +4,8 @@ A feed is the same show as before when (in this order): the catalog already read
 known feed moved here (a permanent redirect or ``itunes:new-feed-url`` recorded the address); its
 ``podcast:guid`` is a known show's; or most of its episode guids are a known show's episodes and either the
 channel is recognisably the same (title or home page) or that show's own feed is no longer read. The last
-condition keeps a feed that repeats another show's episodes (a "best of") apart from that show, as before.
+condition keeps a feed that repeats another show's episodes (a "best of") apart from that show, as before; while
+the show's own feed is listed too, only the same title and home page make the feed that show (listed twice).
 
 An item whose id changed is the episode it was (:func:`reconcile`).
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..catalog import Catalog
+from ..episodes import Show
 from .feeds import ParsedFeed
 
 log = logging.getLogger(__name__)
@@ -60,11 +62,27 @@ def identify(catalog: Catalog, source: str, parsed: ParsedFeed, read_now: set[st
         known = catalog.show(show_id)
         if known is None or (guid and known.guid and known.guid != guid):
             continue
+        listed = [f for f in catalog.feeds_of_show(show_id) if f["source"] in read_now and f["source"] != source]
+        if listed:
+            # Its own feed is listed too: this is no move. The same show listed twice is the same channel (title,
+            # and home page when both have one); a feed that only shares its home page (or has its title but
+            # another home page) and repeats the show's episodes is a "best of", a show of its own (until 5
+            # December 2026 a "best of" on the main show's home page took the main show over, or was taken over).
+            if _same_channel(known, parsed):
+                return Identity(show_id, f"{n} of its {len(ids)} episode guids are this show's, and the same title "
+                                         "and home page")
+            continue
         unread = not any(f["source"] in read_now for f in catalog.feeds_of_show(show_id))
         if show_id in like or unread:
             why = "the same title or home page" if show_id in like else "its old feed is no longer read"
             return Identity(show_id, f"{n} of its {len(ids)} episode guids are this show's, and {why}")
     return Identity(None)
+
+
+def _same_channel(known: Show, parsed: ParsedFeed) -> bool:
+    """The feed's channel is the known show's: the same title, and the same home page unless either has none."""
+    title, link = parsed.show.title, parsed.show.link
+    return title.casefold() == known.title.casefold() and (not link or not known.link or link == known.link)
 
 
 # -- episodes whose id changed ------------------------------------------------------------------------------------
