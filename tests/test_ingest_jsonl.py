@@ -148,3 +148,18 @@ def test_an_import_cannot_take_a_feeds_episode_or_join_its_show(tmp_path, runner
         assert ep.title == "Twelve" and ep.show_id == show_id
         assert sorted(e.id for e in catalog.episodes(show_id)) == ["afk-12", "afk-13"]  # no copy, nothing gone
         assert catalog.episode("kr-1") is not None and catalog.episode("afk-bonus") is None
+
+
+def test_an_id_on_two_lines_is_said(tmp_path, runner):
+    """The same id on two lines of one file: one episode, the later line's, and a warning naming both lines (the
+    later line silently won, "1 updated")."""
+    second = {**GOOD[0], "title": "Sourdough starters, again"}
+    export = write(tmp_path / "dup.jsonl", [json.dumps(GOOD[0]), json.dumps(GOOD[1]), json.dumps(second)])
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        report = import_lines(cat, export)
+        assert cat.episode("ep-1").title == "Sourdough starters, again"
+    assert report.warnings == [f"{export}: line 3: the id 'ep-1' is also on line 1; an id is one episode: line 3 "
+                               "replaces line 1"]
+    assert not report.failed
+    result = runner.invoke(main, ["--data", str(tmp_path / "data2"), "import", str(export)])
+    assert result.exit_code == 0 and "warning: " + report.warnings[0] in result.output

@@ -133,6 +133,7 @@ def import_lines(catalog: Catalog, path: Path | str, *, progress: Progress | Non
     started = time.perf_counter()
     progress.phase(f"import {path}", None)
     shows_seen: set[str] = set()
+    lines_of: dict[str, int] = {}  # {episode id: the line that stored it}
     fed: dict[str, str] = {}  # {show id: its feed} of the shows a feed is read into
 
     def feed_of(show_id: str) -> str:
@@ -150,6 +151,11 @@ def import_lines(catalog: Catalog, path: Path | str, *, progress: Progress | Non
             if refused:
                 report.errors.append(f"{path}: line {item.line_no}: {refused}")
                 continue
+            earlier = lines_of.get(item.episode.id)
+            if earlier is not None:  # (until 5 December 2026 the last line silently won: "1 updated")
+                report.warnings.append(f"{path}: line {item.line_no}: the id {item.episode.id!r} is also on line "
+                                       f"{earlier}; an id is one episode: line {item.line_no} replaces line {earlier}")
+            lines_of[item.episode.id] = item.line_no
             if item.show.id not in shows_seen:
                 catalog.upsert_show(item.show)
                 shows_seen.add(item.show.id)
