@@ -373,3 +373,13 @@ def test_a_plain_options_is_no_content_with_allow(client):
     for path in ("/api/search?q=x", "/search?q=x", "/healthz"):
         r = client.open(path, method="OPTIONS")
         assert r.status_code == 204 and "GET" in r.headers["Allow"] and "Content-Type" not in r.headers, path
+
+
+@pytest.mark.parametrize("host", ["a" * 64 + ".example", "a..b", ".a"])
+@pytest.mark.parametrize("path", ["/", "/episodes/nope", "/api/v1/search?q=volcano", "/no-such-page"])
+def test_a_host_header_that_is_no_host_name_is_a_400(client, host: str, path: str) -> None:
+    """A label over 63 characters or an empty one made Werkzeug refuse the Host while building the URL adapter; the
+    error page then could not build its links: a 500 and a hundred lines of traceback per request."""
+    res = client.get(path, headers={"Host": host})
+    assert res.status_code == 400, res.data[:200]
+    assert b"Host header" in res.data

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import logging
 
 from flask import Flask, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException
+from flask.globals import request_ctx
+from werkzeug.exceptions import BadHost, HTTPException
 
 from ..errors import EngineUnavailable, IndexMissing, NotFound, Overloaded, PodsearchError, QueryError, ReindexRunning
 from .context import FEED_PATH
@@ -33,6 +35,9 @@ def wants_json() -> bool:
 def _answer(status: int, code: str, message: str, headers: dict[str, str] | None = None):
     if wants_json():
         return jsonify({"error": {"code": code, "message": message}}), status, headers or {}
+    if request_ctx.url_adapter is None:  # (the Host header could not be read: the page's links cannot be built)
+        page = f"<!doctype html><title>{status}</title><h1>{status}</h1><p>{html.escape(message)}</p>"
+        return page, status, {**(headers or {}), "Content-Type": "text/html; charset=utf-8"}
     return render_template("error.html", status=status, code=code, message=message), status, headers or {}
 
 
@@ -50,6 +55,8 @@ def register(app: Flask) -> None:
         status = exc.code or 500
         code = HTTP_CODES.get(status) or (exc.name or "error").lower().replace(" ", "_")
         headers = {k: v for k, v in exc.get_headers() if k in PASSED_HEADERS}
+        if isinstance(exc, BadHost):  # (a label over 63 characters, an empty one: "a..b"; it was a 500 on pages)
+            return _answer(400, "bad_request", "The request's Host header is not a host name this server can read.")
         return _answer(status, code, exc.description or exc.name, headers)
 
     @app.errorhandler(Exception)
