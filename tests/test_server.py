@@ -622,13 +622,14 @@ def _queued(client: str, path: str, forwarded: str = "") -> Any:
 
     headers = {"X_FORWARDED_FOR": forwarded} if forwarded else {}
     return SimpleNamespace(addr=(client, 40000), podsearch_client=client_of(client), label=f"{client} {path}",
-                           requests=[SimpleNamespace(path=path.split("?")[0], headers=headers)])
+                           requests=[SimpleNamespace(path=path.partition("?")[0], query=path.partition("?")[2],
+                                                     headers=headers)])
 
 
 def test_the_task_queue_serves_clients_in_turn_and_other_requests_before_searches():
     """Waitress's queue was first come, first served: one client's eight queued searches came before everyone
-    else's requests. Rounds per client: a client with nothing queued goes ahead of a client's second, third ...
-    request; within a round, a request that does not search goes first; one client's requests keep their order."""
+    else's requests. Each client in turn: a client with nothing queued goes ahead of a client's second, third ...
+    request; a request that does not search goes first among equals; one client's requests keep their order."""
     from podsearch.server import fair_dispatcher
 
     queue = fair_dispatcher()(frozenset({"/api/search", "/search"}), "")
@@ -714,15 +715,12 @@ def test_a_host_or_proxy_header_waitress_refuses_is_a_setting_refused(runner, sa
     assert "Traceback" not in result.output
 
 
-def _queued(dispatcher, requests):
-    """The order ``dispatcher`` (no worker threads) queues ``requests``, given as (client, path), in."""
-    from types import SimpleNamespace
-
-    tasks = [SimpleNamespace(requests=[SimpleNamespace(path=path.partition("?")[0], query=path.partition("?")[2],
-                                                       headers={})],
-                             podsearch_client=client, addr=(client, 1), label=f"{client} {path} {n}")
-             for n, (client, path) in enumerate(requests)]
-    for task in tasks:
+def _order_of(dispatcher, requests):
+    """The order ``dispatcher`` (no worker threads) queues ``requests``, given as (client, path), in; each labelled
+    with its place in ``requests``."""
+    for n, (client, path) in enumerate(requests):
+        task = _queued(client, path)
+        task.label += f" {n}"
         dispatcher.add_task(task)
     return [t.label for t in dispatcher.queue]
 
@@ -736,19 +734,19 @@ def test_a_client_not_busy_is_not_made_to_wait_a_round_of_everyone_elses_searche
 
     dispatcher = fair_dispatcher()(frozenset({"/api/search"}), "")
     busy = [(f"10.0.0.{n}", "/api/search") for n in range(8)]
-    _queued(dispatcher, [("10.9.9.9", "/healthz"), *busy])
+    _order_of(dispatcher, [("10.9.9.9", "/healthz"), *busy])
     first = dispatcher.queue.popleft()
     dispatcher.started(first)  # the /healthz answered; 8 searches wait, and each busy client sends another
-    order = _queued(dispatcher, [*busy, ("10.9.9.9", "/healthz"), ("10.9.9.8", "/api/search")])
+    order = _order_of(dispatcher, [*busy, ("10.9.9.9", "/healthz"), ("10.9.9.8", "/api/search")])
     assert first.label == "10.9.9.9 /healthz 0" and order[0] == "10.9.9.9 /healthz 8", order
     assert order.index("10.9.9.8 /api/search 9") == 9, order  # a first search: after this round's, before the next
     # a client asking for pages without end pays for them
-    order = _queued(dispatcher, [("10.9.9.7", "/episodes/x")] * 30)
+    order = _order_of(dispatcher, [("10.9.9.7", "/episodes/x")] * 30)
     assert order.index("10.9.9.7 /episodes/x 29") > order.index("10.0.0.7 /api/search 7"), order
     # an ordinary search of a client not busy goes before the queued expensive ones (a wildcard, many words)
     dispatcher = fair_dispatcher()(frozenset({"/api/search"}), "")
     costly = [(f"10.0.0.{n}", "/api/search?q=volc*&per_page=50") for n in range(8)]
-    order = _queued(dispatcher, [*costly, ("10.9.9.6", "/api/search?q=volcano"), ("10.9.9.5", "/api/search?q=a+b+c+d+e"
+    order = _order_of(dispatcher, [*costly, ("10.9.9.6", "/api/search?q=volcano"), ("10.9.9.5", "/api/search?q=a+b+c+d+e"
                                                                                               "+f+g+h+i+j+k+l+m+n")])
     assert order[0] == "10.9.9.6 /api/search?q=volcano 8" and order[-1].startswith("10.9.9.5"), order
 
@@ -784,10 +782,10 @@ def test_a_client_is_charged_what_its_requests_took():
 
     dispatcher = fair_dispatcher()(frozenset({"/api/search"}), "")
     slow = [(f"10.0.0.{n}", "/api/search?q=going+to+think") for n in range(8)]
-    _queued(dispatcher, slow)
+    _order_of(dispatcher, slow)
     while dispatcher.queue:  # each took a second
         task = dispatcher.queue.popleft()
         dispatcher.started(task)
         dispatcher.finished(task, 1.0)
-    order = _queued(dispatcher, [*slow, ("10.9.9.6", "/api/search?q=volcano")])
+    order = _order_of(dispatcher, [*slow, ("10.9.9.6", "/api/search?q=volcano")])
     assert order[0] == "10.9.9.6 /api/search?q=volcano 8", order
