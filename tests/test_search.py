@@ -627,3 +627,11 @@ def test_a_snippet_of_show_notes_keeps_their_lines_apart(config, lib: Library, t
     assert hit.id == "notes-1"
     assert "\n" not in hit.snippet
     assert "What is a Feature Store · Contribute to <mark>Quokkafeast</mark> · Links are below. Thanks" in hit.snippet
+
+
+def test_took_ms_counts_the_page_built_too(lib: Library) -> None:
+    """`took_ms` said the engine's part only; a page of 100 hits of fuzzy words said 136 ms and took 0.9 s."""
+    started = time.perf_counter()
+    result = lib.search(SearchRequest(q="volcano~1 starter~1 coffee~1", per_page=100))
+    wall_ms = (time.perf_counter() - started) * 1000
+    assert result.hits and result.took_ms >= 0.9 * wall_ms - 5, (result.took_ms, wall_ms)

@@ -135,9 +135,12 @@ class Library:
         started = time.perf_counter()
         deadline = deadline if deadline is not None else self.deadline()
         query, found = self._found(req, deadline)
-        return search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
-                             took_ms=round((time.perf_counter() - started) * 1000, 2),
-                             segment_counts=self.engine.segment_counts, deadline=deadline)
+        result = search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
+                               took_ms=0.0, segment_counts=self.engine.segment_counts, deadline=deadline)
+        # the whole search, the page's snippets and moments too (until 5 December 2026 the engine's part only: a
+        # page of 100 hits of ten fuzzy words said 136 ms and took 0.9 s)
+        result.took_ms = round((time.perf_counter() - started) * 1000, 2)
+        return result
 
     def ranked(self, req: SearchRequest) -> EngineResult:
         """What :meth:`search` ranks, without building the page's snippets and moments: the engine's result
