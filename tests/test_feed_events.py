@@ -98,6 +98,13 @@ def test_a_feed_listed_at_a_new_address_is_the_same_show(tmp_path: Path, server:
     assert after["feeds"] == {new: ("config", None, "heron-hour", "ok")}  # the old address is no longer read
     assert [m["source"] for m in report.moves] == [new] and "3 of its 3 episode guids" in report.moves[0]["how"]
     assert report.feeds_dropped == [old]
+    library = Library(tmp_path / "data")  # stats says what the run did (it said "failed": false alone)
+    try:
+        last = library.stats()["last_reindex"]
+    finally:
+        library.close()
+    assert last["moves"] == report.moves and last["notes"] == report.notes[:20] and last["counts"]["gone"] == 0
+    assert last["counts"]["feeds"] == 1 and last["counts"]["updated"] + last["counts"]["unchanged"] == 3
     assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]  # never two copies
     server.clear_log()
     ok(reindex(config(tmp_path, [new])))

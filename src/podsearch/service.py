@@ -484,6 +484,16 @@ class Library:
                 "unreachable_hosts": [{k: h.get(k) for k in ("host", "cause", "failed", "skipped")}
                                       for h in last.get("unreachable_hosts", [])],
                 "feeds_dropped": last.get("feeds_dropped", []),
+                # what the run did and said (reindex --json has it all; until 5 December 2026 stats said none of
+                # it: a feed that moved, a show recognised, webhooks that failed showed as "failed": false alone)
+                "counts": {k: last.get(k, 0) for k in ("feeds", "feeds_unchanged", "feeds_failed", "new", "updated",
+                                                       "unchanged", "gone", "transcripts_fetched",
+                                                       "transcripts_failed")},
+                "moves": last.get("moves", [])[:20],
+                "notes": last.get("notes", [])[:20],
+                "warnings": last.get("warnings", [])[:20],
+                "webhooks": last.get("webhooks", {}),
+                "webhook_errors": last.get("webhook_errors", [])[:20],
             }
         else:
             out["last_reindex"] = None
