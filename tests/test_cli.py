@@ -180,6 +180,21 @@ def test_add_then_reindex_then_unchanged(runner, tmp_path: Path):
     assert second["model"] == "unchanged"
 
 
+def test_an_address_added_in_another_spelling_is_the_same_feed(runner, tmp_path: Path):
+    """`HTTP://…`, `…/mini/../mini/k.xml` and `…/k.xml#frag` were each added as a feed of their own, and `remove` of
+    the plain spelling then found none of them."""
+    data = str(tmp_path / "d")
+    first = runner.invoke(main, ["--data", data, "add", "HTTP://Feeds.Example.org:80/mini/../mini/k.xml#frag"])
+    assert first.exit_code == 0 and "http://feeds.example.org/mini/k.xml" in first.output, first.output
+    for spelling in ("http://feeds.example.org/mini/k.xml", "http://FEEDS.example.org/./mini/k.xml#top"):
+        again = runner.invoke(main, ["--data", data, "add", spelling])
+        assert again.exit_code == 0 and "was added already" in again.output, (spelling, again.output)
+    assert runner.invoke(main, ["--data", data, "feeds"]).output.count("feeds.example.org") == 1
+    gone = runner.invoke(main, ["--data", data, "remove", "http://feeds.example.org:80/mini/k.xml"])
+    assert gone.exit_code == 0 and "removed http://feeds.example.org/mini/k.xml" in gone.output, gone.output
+    assert "feeds.example.org" not in runner.invoke(main, ["--data", data, "feeds"]).output
+
+
 def test_add_refuses_what_is_not_a_feed_source(runner, tmp_path: Path):
     result = runner.invoke(main, ["--data", str(tmp_path / "d"), "add", "ftp://example.org/feed"])
     assert result.exit_code == 2

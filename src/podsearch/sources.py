@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from .catalog import Catalog
 from .config import Config
@@ -43,7 +44,38 @@ def normalize_source(source: str) -> str:
     problem = http_url_problem(source)  # (the one check of an http(s) address: scheme, host, port)
     if problem:
         raise InputError(f"{source} is no feed address: {problem}; only http(s) URLs and local paths can be added")
-    return source
+    return canonical_url(source)
+
+
+def canonical_url(url: str) -> str:
+    """One spelling of an http(s) address: scheme and host in lower case, no default port, no ``.`` or ``..`` in
+    the path, no fragment (``HTTP://Example.org:80/a/../feed.xml#x`` is ``http://example.org/feed.xml``). Until 5
+    December 2026 each spelling was added as a feed of its own, and ``remove`` of another spelling found none."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port is None or (scheme, port) in {("http", 80), ("https", 443)} else f"{host}:{port}"
+    if parts.username is not None:
+        netloc = f"{parts.username}{':' + parts.password if parts.password is not None else ''}@{netloc}"
+    return urlunsplit((scheme, netloc, _without_dots(parts.path) or "/", parts.query, ""))
+
+
+def _without_dots(path: str) -> str:
+    """``path`` with its ``.`` and ``..`` segments taken out (RFC 3986, 5.2.4)."""
+    segments = path.split("/")
+    out: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment in {".", ".."}:
+            if segment == ".." and len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+            continue
+        out.append(segment)
+    return "/".join(out)
 
 
 def add_feed(config: Config, source: str) -> tuple[str, bool]:
@@ -130,6 +162,8 @@ def drop_feed(catalog: Catalog, row: dict[str, Any], *, prune: bool, read_now: s
 def find_feed(catalog: Catalog, source: str) -> dict[str, Any]:
     """The feed row for ``source`` as listed or added, or at the address it moved to."""
     row = catalog.feed_state(source) or catalog.feed_at(source)
+    if row is None and "://" in source and not http_url_problem(source):  # (another spelling of an added address)
+        row = catalog.feed_state(canonical_url(source)) or catalog.feed_at(canonical_url(source))
     if row is None and "://" not in source:
         row = catalog.feed_state(str(Path(source).expanduser().resolve()))
     if row is None:
