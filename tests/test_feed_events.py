@@ -393,6 +393,18 @@ def test_the_reindex_deadline_stops_reading_and_indexes_what_was_read(tmp_path: 
     assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]  # the first feed: indexed
 
 
+def test_a_feed_that_never_answers_is_given_up_after_fetch_timeout(tmp_path: Path, server: FaultServer) -> None:
+    """fetch_timeout is what one download may take: a feed that never answers was given up after twice it, and the
+    error said so ("took longer than 2 s" with fetch_timeout = 1)."""
+    server.faults["/slow.xml"] = Silent()
+    started = time.monotonic()
+    report = reindex(config(tmp_path, [server.url("slow.xml")], fetch_timeout=1.0))
+    took = time.monotonic() - started
+    [error] = [e for e in report.errors if "slow.xml" in e]
+    assert "took longer than 1 s" in error, error
+    assert server.hits("/slow.xml") == 1 and took < 1.9, took
+
+
 # -- a transcript edited at an unchanged URL ---------------------------------------------------------
 
 

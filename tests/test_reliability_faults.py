@@ -24,7 +24,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "src" / "podsearch" / "sample"
 GOOD = ["feeds/field-notes.xml", "feeds/long-table.xml", "feeds/signal-path.xml"]
 LIMITS = {"fetch_timeout": 1.0, "max_feed_bytes": 300_000, "max_transcript_bytes": 100_000, "allow_private_hosts": True,
           "fetch_workers": 4}
-# Each run of the faulty feeds must end within this (drip and silence cost fetch_timeout * 2 each, 500s retry twice).
+# Each run of the faulty feeds must end within this (drip and silence cost fetch_timeout each, 500s retry twice).
 BOUND_SECONDS = 40.0
 
 SMALL_FEED = b"""<?xml version="1.0" encoding="UTF-8"?>

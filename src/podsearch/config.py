@@ -217,7 +217,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rate_limit", _SECONDS, 0.0, "Requests per second allowed per client address (Flask-Limiter, a moving "
             "window of rate_burst requests; an expensive search counts 5); 0: no limit."),
     Setting("rate_burst", _SOME, 30, "Requests a client may send at once before the rate limit applies."),
-    Setting("fetch_timeout", _POSITIVE_SECONDS, 30.0, "Seconds a single feed or transcript download may take."),
+    Setting("fetch_timeout", _POSITIVE_SECONDS, 30.0,
+            "Seconds a single feed or transcript download may take, from its request to its last byte (retries and "
+            "redirects included; a server that never answers is given up after it). Until 5 December 2026 a download "
+            "had twice this."),
     Setting("max_feed_bytes", _SOME, 50 * 1024 * 1024, "Largest feed accepted, in bytes."),
     Setting("max_transcript_bytes", _SOME, 20 * 1024 * 1024, "Largest transcript accepted, in bytes."),
     Setting("fetch_workers", _SOME, 4, "Transcripts fetched at once during a reindex."),

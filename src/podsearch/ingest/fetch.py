@@ -415,6 +415,21 @@ class _Exchange:
     body: bytes
 
 
+@dataclass
+class _Clock:
+    """When one fetch must end (``time.monotonic()``): ``total_timeout`` after it began, plus the time it waited for a
+    turn on its host (waiting behind other requests is not its download's time), and never after the run's deadline
+    (``cap``, None: none)."""
+
+    deadline: float
+    cap: float | None
+
+    def waited(self, seconds: float) -> None:
+        self.deadline += seconds
+        if self.cap is not None:
+            self.deadline = min(self.deadline, self.cap)
+
+
 # --------------------------------------------------------------------------------------------
 # Fetcher
 
@@ -537,11 +552,13 @@ class Fetcher:
     def _send_hops(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
                    follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
         limits = self.limits
-        deadline = time.monotonic() + limits.total_timeout
+        started = time.monotonic()
+        cap: float | None = None
         if self.health is not None:
             self.health.check_deadline(f"fetching {url}")
             left = self.health.time_left()
-            deadline = deadline if left is None else min(deadline, time.monotonic() + left)
+            cap = None if left is None else started + left
+        clock = _Clock(started + limits.total_timeout if cap is None else min(started + limits.total_timeout, cap), cap)
         check_addresses = not trusted and not limits.allow_private
         pool = self._guarded if check_addresses else self._pool
         current = urldefrag(url.strip())[0]
@@ -549,7 +566,7 @@ class Fetcher:
         permanent = True  # every redirect so far was permanent
         for hop in range(limits.max_redirects + 1):
             host = self._check_url(current, check_addresses)
-            ex = self._exchange(current, host, headers, deadline, pool, method, body)
+            ex = self._exchange(current, host, headers, clock, pool, method, body)
             if ex.status not in follow:
                 return current, ex, moved_to
             location = ex.headers.get("Location")
@@ -617,20 +634,18 @@ class Fetcher:
         return exc.cause in FATAL_CAUSES
 
     @contextmanager
-    def _host_slot(self, host: str, deadline: float, url: str) -> Iterator[None]:
+    def _host_slot(self, host: str, clock: _Clock, url: str) -> Iterator[None]:
+        """A turn on ``host`` (at most ``max_per_host`` requests at once). The wait does not count against the fetch's
+        ``total_timeout`` (each request ahead ends within its own), only against the run's deadline. Until 5 December
+        2026 it did, and links queued behind requests a silent host never answered ran out of time in the queue."""
         with self._slots_lock:
             slot = self._host_slots.get(host)
             if slot is None:
                 slot = self._host_slots[host] = threading.BoundedSemaphore(self.max_per_host)
-        if not slot.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            slow = self._too_slow(url)
-            failing = self.health.failing(host) if self.health is not None else ""
-            if isinstance(slow, DeadlinePassed) or not failing:
-                raise slow
-            self.health.before(host, url)  # type: ignore[union-attr]  # the host went down meanwhile: skipped
-            # Waited behind requests the host did not answer: the host's failure, not this link's.
-            raise HostUnreachable(f"{slow}, waiting behind requests to {host} that got no answer ({failing})",
-                                  host=host, cause=failing)
+        started = time.monotonic()
+        if not slot.acquire(timeout=None if clock.cap is None else max(0.0, clock.cap - started)):
+            raise self._too_slow(url)  # the run's deadline passed
+        clock.waited(time.monotonic() - started)
         try:
             yield
         finally:
@@ -647,7 +662,7 @@ class Fetcher:
         return FetchError(f"response from {url} is larger than {self.limits.max_bytes} bytes")
 
     def _exchange(
-        self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any, method: str = "GET",
+        self, url: str, host: str, headers: dict[str, str], clock: _Clock, pool: Any, method: str = "GET",
         body: bytes | None = None,
     ) -> _Exchange:
         """One hop, with retries on 5xx/429, connection errors and timeouts."""
@@ -658,10 +673,10 @@ class Fetcher:
             ex: _Exchange | None = None
             unreachable: HostUnreachable | None = None
             try:
-                with self._host_slot(host, deadline, url):
+                with self._host_slot(host, clock, url):
                     if self.health is not None:
                         self.health.before(host, url)  # found down by another request meanwhile?
-                    ex = self._attempt(url, host, headers, deadline, pool, method, body)
+                    ex = self._attempt(url, host, headers, clock.deadline, pool, method, body)
             except _Transient as e:
                 unreachable = e.unreachable
                 if unreachable is not None and (self._host_failed(unreachable, url) or not e.retry or last):
@@ -678,7 +693,7 @@ class Fetcher:
                 why = f"HTTP {ex.status}"
                 retry_after = _retry_after(ex.headers.get("Retry-After"))
                 delay = retry_after if retry_after is not None else limits.backoff * (2**attempt)
-            if time.monotonic() + delay >= deadline:
+            if time.monotonic() + delay >= clock.deadline:
                 log.info("not retrying %s (%s): would pass the total timeout", url, why)
                 if ex is not None:
                     return ex

@@ -64,12 +64,6 @@ class HostHealth:
             if state is not None and state.down:
                 raise HostSkipped(f"skipped {url}: {host} is unreachable ({state.cause})", host=host)
 
-    def failing(self, host: str) -> str:
-        """The cause of the host's last connection failure while it is failing (not answered since), else ""."""
-        with self._lock:
-            state = self._hosts.get(host.lower())
-            return state.cause if state is not None and state.failures else ""
-
     def failed(self, exc: HostUnreachable, url: str) -> bool:
         """Count a connection failure (one attempt); True when the host is (now) down: not to be tried again."""
         key = exc.host.lower()
