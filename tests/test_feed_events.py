@@ -450,6 +450,32 @@ def test_a_new_feed_url_where_another_listed_feed_is_read_is_not_followed(tmp_pa
     assert len(after["episodes"]) == len(before["episodes"]) + 1
 
 
+@pytest.mark.parametrize("status", [301, 308])
+def test_a_permanent_redirect_to_where_another_listed_feed_is_read_is_not_followed(tmp_path: Path, server: FaultServer,
+                                                                                   www: Path, status: int) -> None:
+    """A 301 from Spotlight's feed to AFK's (also in the config) was recorded as Spotlight's move: Spotlight's
+    episodes were marked gone and AFK's stored again under Spotlight's ids, for good. It is not followed (as
+    itunes:new-feed-url is not): the feed fails this run, nothing is recorded, and it is read again once the
+    redirect goes."""
+    a, b = server.url("a/feed.xml"), server.url("b/feed.xml")
+    (www / "b" / "feed.xml").write_bytes(feed(range(1, 4), title="Egret Hour", link="https://example.org/egrets"))
+    ok(reindex(config(tmp_path, [a, b])))
+    before = state(tmp_path / "data")
+    server.faults["/a/feed.xml"] = RedirectLoop("/b/feed.xml", status=status)
+    report = reindex(config(tmp_path, [a, b]))
+    assert report.failed and report.feeds_failed == 1 and (report.new, report.gone) == (0, 0), report.to_dict()
+    [error] = report.errors
+    assert error.startswith(f"feed {a}: ") and f"redirects permanently to {b}" in error and "not followed" in error
+    assert not any("moved to" in note for note in report.notes)
+    after = state(tmp_path / "data")
+    assert after["episodes"] == before["episodes"] and after["gone"] == [] and after["shows"] == before["shows"]
+    assert after["feeds"][a] == ("config", None, "heron-hour", "failed")
+    del server.faults["/a/feed.xml"]
+    server.clear_log()
+    ok(reindex(config(tmp_path, [a, b])))
+    assert server.hits("/a/feed.xml") >= 1 and state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok")
+
+
 def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:
     """A feed read from a file is the file the operator chose, whatever address its publisher gives it."""
     local = www / "a" / "feed.xml"

@@ -99,6 +99,7 @@ class FeedIngest:
         state = self.catalog.feed_state(source) or {}
         address = state.get("url") or source
         result = self.feed_fetcher.fetch_any(address, etag=state.get("etag"), last_modified=state.get("last_modified"))
+        self._not_another_feed(source, address, result.moved_to)
         address = self._moved(source, address, result.moved_to, "a permanent redirect")
         if result.not_modified and state.get("show_id") and state.get("last_status") == "ok":
             if not self._duplicate(source, state["show_id"]):
@@ -152,15 +153,16 @@ class FeedIngest:
         from now on. If it cannot be read there, the feed as read at its old address serves, with a warning.
         (A feed read from a local file is not followed: the file is what the operator chose.)"""
         target = parsed.new_feed_url
-        other = self.catalog.feed_state(target) or self.catalog.feed_at(target)
-        if other and other["source"] != source:  # another registered feed's address: that show is read from there
+        other = self._read_there(source, target)
+        if other:  # another registered feed's address: that show is read from there
             message = (f"feed {source} says it moved to {target} (itunes:new-feed-url), which is where the feed "
-                       f"{other['source']} is read; not followed (list only one of them)")
+                       f"{other} is read; not followed (list only one of them)")
             self.report.warnings.append(message + "; read at its old address")
             log.info("%s; read at its old address", message)
             return result, parsed, address
         try:
             moved = self.feed_fetcher.fetch_any(target)
+            self._not_another_feed(source, target, moved.moved_to)
             moved_parsed = self._parse(source, moved)
         except PodsearchError as exc:
             message = f"feed {source} says it moved to {target} (itunes:new-feed-url), but it cannot be read there: {exc}"
@@ -169,6 +171,21 @@ class FeedIngest:
             return result, parsed, address
         address = self._moved(source, address, target, "itunes:new-feed-url")
         return moved, moved_parsed, self._moved(source, address, moved.moved_to, "a permanent redirect")
+
+    def _read_there(self, source: str, target: str) -> str | None:
+        """The other registered feed read at ``target`` (its source, or where it moved), if any."""
+        other = self.catalog.feed_state(target) or self.catalog.feed_at(target)
+        return other["source"] if other and other["source"] != source else None
+
+    def _not_another_feed(self, source: str, address: str, target: str | None) -> None:
+        """Raise FeedError when permanent redirects from ``address`` led where another registered feed is read: that
+        is another show, and following it stored that show's episodes a second time under this show's ids and marked
+        this show's episodes gone (found 5 December 2026). The feed cannot be read at its address: it fails, nothing
+        is recorded, and it is asked again next run."""
+        other = self._read_there(source, target) if target else None
+        if other:
+            raise FeedError(f"{address} redirects permanently to {target}, which is where the feed {other} is read; "
+                            "not followed (list only one of them)")
 
     def _moved(self, source: str, address: str, target: str | None, why: str) -> str:
         """Record that ``source`` is read at ``target`` from now on; returns the address to read it at."""
