@@ -133,6 +133,26 @@ def test_a_permanent_redirect_moves_the_stored_address(tmp_path: Path, server: F
     assert "the feed " + old + " moved here" in third.moves[0]["how"]
 
 
+@pytest.mark.parametrize("status", [301, 308])
+def test_a_permanent_redirect_is_recorded_only_once_a_feed_answered_there(tmp_path: Path, server: FaultServer,
+                                                                          www: Path, status: int) -> None:
+    """A 301 to a page that is no feed (a maintenance page) was recorded as the feed's new address before it was read:
+    the feed failed at every later run, the redirect long gone, and the error named the source, not the page."""
+    old = server.url("a/feed.xml")
+    (www / "down.html").write_text("<html><body>Down for maintenance</body></html>", encoding="utf-8")
+    ok(reindex(config(tmp_path, [old])))
+    server.faults["/a/feed.xml"] = RedirectLoop("/down.html", status=status)
+    report = reindex(config(tmp_path, [old]))
+    assert report.feeds_failed == 1 and report.gone == 0 and not any("moved to" in n for n in report.notes)
+    [error] = report.errors
+    assert "not a feed" in error and f"read at {server.url('down.html')}, where {old} redirects" in error, error
+    assert state(tmp_path / "data")["feeds"][old] == ("config", None, "heron-hour", "failed")
+    del server.faults["/a/feed.xml"]
+    server.clear_log()
+    ok(reindex(config(tmp_path, [old])))
+    assert server.hits("/down.html") == 0 and state(tmp_path / "data")["feeds"][old] == ("config", None, "heron-hour", "ok")
+
+
 def test_a_temporary_redirect_keeps_the_listed_address(tmp_path: Path, server: FaultServer) -> None:
     old = server.url("old/feed.xml")
     server.faults["/old/feed.xml"] = RedirectLoop("/b/feed.xml", status=302)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from .. import sources as feed_sources
 from ..catalog import Catalog
@@ -100,14 +100,17 @@ class FeedIngest:
         address = state.get("url") or source
         result = self.feed_fetcher.fetch_any(address, etag=state.get("etag"), last_modified=state.get("last_modified"))
         self._not_another_feed(source, address, result.moved_to)
-        address = self._moved(source, address, result.moved_to, "a permanent redirect")
-        if result.not_modified and state.get("show_id") and state.get("last_status") == "ok":
+        if result.not_modified and not result.moved_to and state.get("show_id") and state.get("last_status") == "ok":
             if not self._duplicate(source, state["show_id"]):
                 self._unchanged(source, state["show_id"])
             return
-        if result.not_modified:  # the last run failed after fetching: read it again in full
-            result = self.feed_fetcher.fetch_any(address)
-        parsed = self._parse(source, result)
+        if result.not_modified:  # the last run failed after fetching, or the 304 came from where it was redirected:
+            result = self.feed_fetcher.fetch_any(address)  # read it again in full
+            self._not_another_feed(source, address, result.moved_to)
+        parsed = self._parse(source, result, address)
+        # A move is recorded once its new address gave a feed: until 5 December 2026 it was recorded first, and a 301
+        # to a page that is no feed (a maintenance page, a home page) made the feed read there, and fail, for good.
+        address = self._moved(source, address, result.moved_to, "a permanent redirect")
         if parsed.new_feed_url and _is_url(result.url) and parsed.new_feed_url not in {source, address, result.url}:
             result, parsed, address = self._follow(source, address, result, parsed)
         identity = identify(self.catalog, source, parsed, self.sources)
@@ -135,17 +138,25 @@ class FeedIngest:
             self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
                                         last_fetch=time.time(), last_status="ok", last_error=None)
 
-    def _parse(self, source: str, result: FetchResult) -> ParsedFeed:
-        """The feed read; FeedError (the feed reported and skipped, the run goes on) for anything its content makes
-        the reading raise (a value no rule here foresaw must not end the reindex of every other feed)."""
+    def _parse(self, source: str, result: FetchResult, asked: str) -> ParsedFeed:
+        """The feed read (``asked`` for at its address, ``result`` what answered); FeedError (the feed reported and
+        skipped, the run goes on) for anything its content makes the reading raise (a value no rule here foresaw must
+        not end the reindex of every other feed). The error names the address read when it is not the source."""
         base = result.url if _is_url(result.url) else str(Path(result.url).expanduser())
+        where = ""
+        if _is_url(result.url) and result.url != urldefrag(asked.strip())[0]:
+            where = f" (read at {result.url}, where {asked} redirects)"
+        elif asked != source:
+            where = f" (read at {asked}, where it moved)"
         try:
             return parse_feed(result.content, source, base_url=base, content_type=result.content_type)
-        except PodsearchError:
-            raise
+        except PodsearchError as exc:
+            if not where:
+                raise
+            raise FeedError(f"{exc}{where}") from exc
         except Exception as exc:
             log.exception("reading feed %s failed", source)
-            raise FeedError(f"{source}: could not be read ({type(exc).__name__}: {exc})") from exc
+            raise FeedError(f"{source}: could not be read ({type(exc).__name__}: {exc}){where}") from exc
 
     def _follow(self, source: str, address: str, result: FetchResult,
                 parsed: ParsedFeed) -> tuple[FetchResult, ParsedFeed, str]:
@@ -163,7 +174,7 @@ class FeedIngest:
         try:
             moved = self.feed_fetcher.fetch_any(target)
             self._not_another_feed(source, target, moved.moved_to)
-            moved_parsed = self._parse(source, moved)
+            moved_parsed = self._parse(source, moved, target)
         except PodsearchError as exc:
             message = f"feed {source} says it moved to {target} (itunes:new-feed-url), but it cannot be read there: {exc}"
             self.report.warnings.append(message + "; read at its old address")
