@@ -7,6 +7,7 @@ test_reliability_crash.py.)"""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -494,6 +495,59 @@ def test_a_permanent_redirect_to_where_another_listed_feed_is_read_is_not_follow
     server.clear_log()
     ok(reindex(config(tmp_path, [a, b])))
     assert server.hits("/a/feed.xml") >= 1 and state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok")
+
+
+def _no_transcripts(data: bytes) -> bytes:
+    return re.sub(rb"<podcast:transcript[^>]*/>", b"", data)
+
+
+def test_a_feed_cannot_lead_podsearch_to_a_private_address(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    """The feed's own address is the operator's choice (a loopback one here); where the feed says it moved
+    (itunes:new-feed-url) or redirects to is the feed's, checked as a transcript link is. A new-feed-url was fetched
+    unchecked, a private or loopback address too, and recorded as the feed's address; so was a redirect."""
+    other = FaultServer(www).start()  # another origin on loopback: an internal service a feed should not reach
+    try:
+        inside, a = f"http://127.0.0.1:{other.port}/b/feed.xml", server.url("a/feed.xml")
+        strict = {"allow_private_hosts": False}
+        (www / "b" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 5))))
+        (www / "a" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 4), new_feed_url=inside)))
+        report = reindex(config(tmp_path, [a], **strict))
+        ok(report)
+        assert report.new == 3 and not any("moved to" in note for note in report.notes)
+        assert any(f"says it moved to {inside}" in w and "(loopback)" in w for w in report.warnings), report.warnings
+        assert state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok")
+        server.faults["/a/feed.xml"] = RedirectLoop(inside, status=301)  # a permanent redirect there
+        report = reindex(config(tmp_path, [a], **strict))
+        [error] = report.errors
+        assert report.feeds_failed == 1 and f"refused {inside}" in error and "(loopback)" in error, error
+        assert state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "failed")
+        del server.faults["/a/feed.xml"]
+        assert other.log() == []
+        # On the feed's own host (the operator's choice), it is followed.
+        (www / "a" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 4), new_feed_url=server.url("b/feed.xml"))))
+        report = reindex(config(tmp_path, [a], **strict))
+        ok(report)
+        assert report.new == 1 and state(tmp_path / "data")["feeds"][a][1] == server.url("b/feed.xml")
+    finally:
+        other.stop()
+
+
+def test_a_move_to_a_private_address_recorded_unchecked_is_forgotten(tmp_path: Path, server: FaultServer,
+                                                                      www: Path) -> None:
+    other = FaultServer(www).start()
+    try:
+        inside, a = f"http://127.0.0.1:{other.port}/b/feed.xml", server.url("a/feed.xml")
+        (www / "b" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 4))))
+        (www / "a" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 4), new_feed_url=inside)))
+        ok(reindex(config(tmp_path, [a])))  # private hosts allowed: followed and recorded
+        assert state(tmp_path / "data")["feeds"][a][1] == inside
+        other.clear_log()
+        report = reindex(config(tmp_path, [a], allow_private_hosts=False))
+        ok(report)
+        assert any(f"was read at {inside}, where it moved, which is refused now" in w for w in report.warnings)
+        assert state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok") and other.log() == []
+    finally:
+        other.stop()
 
 
 def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:

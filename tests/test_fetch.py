@@ -179,6 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(302, headers={"Location": "/private"})
             elif path == "/private":
                 self._send(200, b"secret")
+            elif path == "/elsewhere":  # another origin (another port of the machine)
+                self._send(301, headers={"Location": "http://127.0.0.1:9/private"})
             elif path == "/concurrent":
                 with st.lock:
                     st.active += 1
@@ -452,6 +454,19 @@ def test_non_http_schemes_are_refused(fetcher: Fetcher, url: str, trusted: bool)
 
 # --------------------------------------------------------------------------------------------
 # Address checks on live fetches
+
+
+def test_a_trusted_url_trusts_its_own_origin_only(server: _Server) -> None:
+    """The operator chose the feed's address, not where it redirects: a hop to another origin is checked (a
+    configured feed, or a new-feed-url, could lead to any private address, unchecked, until 5 December 2026)."""
+    with Fetcher(_limits(allow_private=False)) as strict:
+        assert strict.fetch(server.url("/to-private"), trusted=True).content == b"secret"  # the same origin
+        with pytest.raises(BlockedAddress, match=r"refused http://127.0.0.1:9/private: resolves to 127.0.0.1 \(loopback\)"):
+            strict.fetch(server.url("/elsewhere"), trusted=True)
+        # trusted_url: that URL's origin is the trusted one (a feed read where it moved), not the one asked
+        with pytest.raises(BlockedAddress, match="loopback"):
+            strict.fetch(server.url("/private"), trusted_url="https://feeds.example.org/show.xml")
+        assert strict.fetch(server.url("/private"), trusted_url=server.url("/feed")).content == b"secret"
 
 
 def test_untrusted_loopback_is_refused_unless_allow_private(server: _Server) -> None:

@@ -8,7 +8,9 @@ URLs found inside feeds are untrusted (``trusted=False``): only http/https are a
 unless ``FetchLimits.allow_private`` is set, every address the host resolves to must be global.
 The check is repeated on every redirect hop, and the connection itself verifies the address it
 actually connected to, so a DNS answer that changes between the check and the connect
-(DNS rebinding) is refused too.
+(DNS rebinding) is refused too. A URL the operator configured (``trusted=True``, ``trusted_url``) is not
+checked, nor is any hop on its origin (scheme, host and port); a redirect to another origin is the feed's
+choice and is checked like a URL found inside a feed.
 """
 
 from __future__ import annotations
@@ -199,6 +201,17 @@ def check_address(host_or_ip: str, *, url: str | None = None, port: int = 443) -
         ok, reason = is_public_ip(ip)
         if not ok:
             raise BlockedAddress(_blocked_message(target, address, reason))
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) URL, the port made explicit; None for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return None
+    return (scheme, host, port) if scheme in ALLOWED_SCHEMES and host else None
 
 
 def _check_scheme(url: str) -> str:
@@ -477,12 +490,14 @@ class Fetcher:
         etag: str | None = None,
         last_modified: str | None = None,
         trusted: bool = False,
+        trusted_url: str | None = None,
     ) -> FetchResult:
         """GET ``url`` and return its body, following redirects by hand.
 
-        ``trusted=True`` for feed URLs the operator configured (no address check);
-        ``trusted=False`` for URLs found inside feeds. Raises ``BlockedAddress`` for a refused
-        scheme or address, ``FetchError`` for anything else that goes wrong."""
+        ``trusted=True`` for feed URLs the operator configured: no address check on ``url``'s origin (scheme, host,
+        port), a redirect to another origin is checked; ``trusted_url``: the origin of that URL is the trusted one
+        (a feed read where it moved: the origin the operator configured); ``trusted=False`` for URLs found inside
+        feeds. Raises ``BlockedAddress`` for a refused scheme or address, ``FetchError`` for anything else."""
         headers = {
             "User-Agent": self.limits.user_agent,
             "Accept": "*/*",
@@ -492,7 +507,8 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        current, ex, moved_to = self._send("GET", url, headers, None, trusted, REDIRECT_STATUSES)
+        trust = trusted_url or (url if trusted else None)
+        current, ex, moved_to = self._send("GET", url, headers, None, trust, REDIRECT_STATUSES)
         content_type, charset = _split_content_type(ex.headers.get("Content-Type"))
         new_etag = ex.headers.get("ETag")
         new_lm = ex.headers.get("Last-Modified")
@@ -529,7 +545,7 @@ class Fetcher:
         body); any other answer, a 301/302/303 included, raises ``FetchError``. 5xx, 429 and connection failures
         are retried within ``total_timeout``, so a receiver may see a body twice: webhooks carry a delivery id."""
         sent = {"User-Agent": self.limits.user_agent, "Accept": "*/*", **(headers or {})}
-        current, ex, _ = self._send("POST", url, sent, body, trusted, frozenset({307, 308}))
+        current, ex, _ = self._send("POST", url, sent, body, url if trusted else None, frozenset({307, 308}))
         if 200 <= ex.status < 300:
             return ex.status
         if ex.status in REDIRECT_STATUSES:
@@ -537,10 +553,11 @@ class Fetcher:
                              "only 307 and 308 redirects keep a POST, so none other is followed")
         raise FetchError(f"HTTP {f'{ex.status} {ex.reason}'.strip()} for {current}")
 
-    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
+    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: str | None,
               follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
-        """Send the request, following the ``follow`` redirects by hand (every hop checked): the final URL, its
-        answer, and where permanent redirects (301, 308) led when every redirect followed was permanent.
+        """Send the request, following the ``follow`` redirects by hand (every hop checked; the address check
+        skipped on the origin of ``trusted``): the final URL, its answer, and where permanent redirects (301, 308)
+        led when every redirect followed was permanent.
         A host found unreachable (or skipped as such) is told to the run's host health."""
         try:
             return self._send_hops(method, url, headers, body, trusted, follow)
@@ -549,7 +566,7 @@ class Fetcher:
                 self.health.lost(e.host, url, skipped=isinstance(e, HostSkipped))
             raise
 
-    def _send_hops(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: bool,
+    def _send_hops(self, method: str, url: str, headers: dict[str, str], body: bytes | None, trusted: str | None,
                    follow: frozenset[int]) -> tuple[str, _Exchange, str | None]:
         limits = self.limits
         started = time.monotonic()
@@ -559,12 +576,15 @@ class Fetcher:
             left = self.health.time_left()
             cap = None if left is None else started + left
         clock = _Clock(started + limits.total_timeout if cap is None else min(started + limits.total_timeout, cap), cap)
-        check_addresses = not trusted and not limits.allow_private
-        pool = self._guarded if check_addresses else self._pool
+        trusted_origin = _origin(trusted) if trusted else None
         current = urldefrag(url.strip())[0]
         moved_to: str | None = None
         permanent = True  # every redirect so far was permanent
         for hop in range(limits.max_redirects + 1):
+            # Until 5 December 2026 every hop of a trusted fetch went unchecked: a configured feed's redirect (and a
+            # new-feed-url, fetched as trusted) could lead to a private or loopback address.
+            check_addresses = not limits.allow_private and (trusted_origin is None or _origin(current) != trusted_origin)
+            pool = self._guarded if check_addresses else self._pool
             host = self._check_url(current, check_addresses)
             ex = self._exchange(current, host, headers, clock, pool, method, body)
             if ex.status not in follow:
@@ -585,15 +605,16 @@ class Fetcher:
         *,
         etag: str | None = None,
         last_modified: str | None = None,
+        trusted_url: str | None = None,
     ) -> FetchResult:
-        """Fetch an operator-configured feed source: an http(s) URL (trusted), a ``file://`` URL
-        or a local path. Other URL schemes are refused."""
+        """Fetch an operator-configured feed source: an http(s) URL (trusted: its origin, or ``trusted_url``'s when
+        given, see :meth:`fetch`), a ``file://`` URL or a local path. Other URL schemes are refused."""
         if isinstance(source, os.PathLike):
             return _local_result(str(source), Path(source), self.limits.max_bytes, last_modified)
         text = source.strip()
         scheme = urlsplit(text).scheme.lower()
         if scheme in ALLOWED_SCHEMES:
-            return self.fetch(text, etag=etag, last_modified=last_modified, trusted=True)
+            return self.fetch(text, etag=etag, last_modified=last_modified, trusted=True, trusted_url=trusted_url)
         if scheme == "file":
             return _local_result(text, _file_url_to_path(text), self.limits.max_bytes, last_modified)
         if "://" in text:
