@@ -177,6 +177,63 @@ def test_itunes_new_feed_url_moves_the_stored_address(tmp_path: Path, server: Fa
     assert [r.path for r in server.log() if r.path.endswith("feed.xml")] == ["/b/feed.xml"]
 
 
+def test_a_chain_of_new_feed_urls_is_followed_to_its_end(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    """A feed that moved twice (new-feed-url to a feed that names another) stayed at the first new address: its
+    validators were kept, so every later run got a 304 there and never read where that one said it moved."""
+    t = server.url("a/t") + "/ep-{n}.vtt"
+    a, one, two, three = server.url("a/feed.xml"), server.url("m/1.xml"), server.url("m/2.xml"), server.url("m/3.xml")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), new_feed_url=one, transcripts=t))
+    server.files["/m/1.xml"] = feed(range(1, 4), new_feed_url=two, transcripts=t)
+    server.files["/m/2.xml"] = feed(range(1, 5), new_feed_url=three, transcripts=t)  # /m/3.xml is not up yet
+    report = reindex(config(tmp_path, [a]))
+    assert not report.failed and report.new == 4, report.errors
+    assert state(tmp_path / "data")["feeds"][a] == ("config", two, "heron-hour", "ok")
+    assert any(f"says it moved to {three} (itunes:new-feed-url at {two}), but it cannot be read there" in w
+               and "404" in w and w.endswith(f"read at {two}") for w in report.warnings), report.warnings
+    server.files["/m/3.xml"] = feed(range(1, 6), transcripts=t)  # now it is: the next run reads /m/2.xml in full
+    server.clear_log()
+    report = reindex(config(tmp_path, [a]))
+    ok(report)
+    assert report.new == 1 and state(tmp_path / "data")["feeds"][a] == ("config", three, "heron-hour", "ok")
+    assert [(r.path, r.conditional) for r in server.log() if r.path.startswith("/m/")] == [("/m/2.xml", False),
+                                                                                           ("/m/3.xml", False)]
+    server.clear_log()
+    report = reindex(config(tmp_path, [a]))  # the end of the chain: asked conditionally, unchanged
+    ok(report)
+    assert report.feeds_unchanged == 1 and [r.path for r in server.log() if r.path.endswith(".xml")] == ["/m/3.xml"]
+
+
+def test_a_chain_of_new_feed_urls_that_comes_back_is_not_followed(tmp_path: Path, server: FaultServer,
+                                                                   www: Path) -> None:
+    a, one, two = server.url("a/feed.xml"), server.url("m/1.xml"), server.url("m/2.xml")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), new_feed_url=one))
+    server.files["/m/1.xml"] = feed(range(1, 4), new_feed_url=two)
+    server.files["/m/2.xml"] = feed(range(1, 4), new_feed_url=one)  # back to /m/1.xml
+    for _ in range(2):
+        report = reindex(config(tmp_path, [a]))
+        assert report.new + report.unchanged == 3 and not report.notes, report.notes
+        assert any(f"says it moved to {one} (itunes:new-feed-url at {two}), an address the chain of its moves passed "
+                   "already: not followed" in w for w in report.warnings), report.warnings
+        assert state(tmp_path / "data")["feeds"][a][1] is None  # read where it was
+
+
+def test_a_long_chain_of_new_feed_urls_is_followed_over_several_runs(tmp_path: Path, server: FaultServer,
+                                                                      www: Path) -> None:
+    from podsearch.ingest.run import MAX_MOVES
+
+    last = MAX_MOVES + 2
+    urls = [server.url("a/feed.xml")] + [server.url(f"m/{n}.xml") for n in range(1, last + 1)]
+    t = server.url("a/t") + "/ep-{n}.vtt"
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), new_feed_url=urls[1], transcripts=t))
+    for n in range(1, last + 1):
+        server.files[f"/m/{n}.xml"] = feed(range(1, 4), new_feed_url=urls[n + 1] if n < last else "", transcripts=t)
+    report = reindex(config(tmp_path, [urls[0]]))
+    assert any(f"more than {MAX_MOVES} moves in one run" in w for w in report.warnings), report.warnings
+    assert state(tmp_path / "data")["feeds"][urls[0]][1] == urls[MAX_MOVES]
+    ok(reindex(config(tmp_path, [urls[0]])))
+    assert state(tmp_path / "data")["feeds"][urls[0]][1] == urls[last]
+
+
 def test_podcast_guid_is_the_show_whatever_its_title(tmp_path: Path, server: FaultServer, www: Path) -> None:
     old, new = server.url("a/feed.xml"), server.url("b/feed.xml")
     (www / "a" / "feed.xml").write_bytes(feed(range(1, 4), guid=GUID))

@@ -29,6 +29,8 @@ from .identity import identify, reconcile
 
 log = logging.getLogger(__name__)
 
+MAX_MOVES = 5  # itunes:new-feed-url addresses followed in one run (a chain of moves; the rest is followed next run)
+
 
 def _is_url(source: str) -> bool:
     return urlsplit(source).scheme.lower() in {"http", "https"}
@@ -121,8 +123,9 @@ class FeedIngest:
         # A move is recorded once its new address gave a feed: until 5 December 2026 it was recorded first, and a 301
         # to a page that is no feed (a maintenance page, a home page) made the feed read there, and fail, for good.
         address = self._moved(source, address, result.moved_to, "a permanent redirect")
+        unfollowed = False  # a new address named and not followed: the next run reads the feed in full to try again
         if parsed.new_feed_url and _is_url(result.url) and parsed.new_feed_url not in {source, address, result.url}:
-            result, parsed, address = self._follow(source, address, result, parsed)
+            result, parsed, address, unfollowed = self._follow(source, address, result, parsed)
         identity = identify(self.catalog, source, parsed, self.sources)
         show_id = identity.show_id or self._new_show_id(source, parsed.show.title)
         if self._duplicate(source, show_id):
@@ -135,9 +138,10 @@ class FeedIngest:
         self.report.warnings.extend(parsed.warnings)
         episodes = self._qualify_ids(parsed.episodes, show_id)
         done = self._fetch_extras(source, self.extras.plan(episodes))
-        # A transcript or chapters that failed are tried again next time, so the next run must not be
-        # answered "304 Not Modified" and skip the feed: keep no validators until everything was read.
-        complete = not any(extras.missing for _, extras in done)
+        # A transcript or chapters that failed are tried again next time, and so is a new-feed-url not followed, so
+        # the next run must not be answered "304 Not Modified" and skip the feed: keep no validators until everything
+        # was read (until 5 December 2026 a feed kept them, and a move it named was never tried again).
+        complete = not unfollowed and not any(extras.missing for _, extras in done)
         etag, last_modified = (result.etag, result.last_modified) if complete else (None, None)
         with self.catalog.transaction():
             self.catalog.upsert_show(parsed.show)
@@ -175,29 +179,52 @@ class FeedIngest:
             raise FeedError(f"{source}: could not be read ({type(exc).__name__}: {exc}){where}") from exc
 
     def _follow(self, source: str, address: str, result: FetchResult,
-                parsed: ParsedFeed) -> tuple[FetchResult, ParsedFeed, str]:
+                parsed: ParsedFeed) -> tuple[FetchResult, ParsedFeed, str, bool]:
         """The publisher says the feed lives elsewhere now (itunes:new-feed-url): read it there, this once and
-        from now on. If it cannot be read there, the feed as read at its old address serves, with a warning.
-        (A feed read from a local file is not followed: the file is what the operator chose.)"""
-        target = parsed.new_feed_url
-        other = self._read_there(source, target)
-        if other:  # another registered feed's address: that show is read from there
-            message = (f"feed {source} says it moved to {target} (itunes:new-feed-url), which is where the feed "
-                       f"{other} is read; not followed (list only one of them)")
-            self.report.warnings.append(message + "; read at its old address")
-            log.info("%s; read at its old address", message)
-            return result, parsed, address
-        try:
-            moved = self.feed_fetcher.fetch(target, trusted_url=source)  # (http or https only: no file the feed names)
-            self._not_another_feed(source, target, moved.moved_to)
-            moved_parsed = self._parse(source, moved, target)
-        except PodsearchError as exc:
-            message = f"feed {source} says it moved to {target} (itunes:new-feed-url), but it cannot be read there: {exc}"
-            self.report.warnings.append(message + "; read at its old address")
-            log.info("%s; read at its old address", message)
-            return result, parsed, address
-        address = self._moved(source, address, target, "itunes:new-feed-url")
-        return moved, moved_parsed, self._moved(source, address, moved.moved_to, "a permanent redirect")
+        from now on, and where that one says it moved, up to ``MAX_MOVES`` addresses (a chain that comes back to an
+        address it passed is not followed at all). If an address cannot be read, the feed as read at the address
+        before serves, with a warning. (A feed read from a local file is not followed: the file is what the operator
+        chose.) Returns what was read, where, and whether a new address was left unfollowed: then the feed keeps no
+        validators, so that the next run reads it in full and tries again (a 304 has no new-feed-url to read)."""
+        hops: list[tuple[str, str | None]] = []  # each address moved to, and where its permanent redirects led
+        seen = {source, address, result.url}
+        at, at_result, at_parsed = address, result, parsed
+        while (target := at_parsed.new_feed_url) and target not in {at, at_result.url}:
+            said = f"feed {source} says it moved to {target} (itunes:new-feed-url{'' if at == address else ' at ' + at})"
+            where = "its old address" if at == address else at
+            if target in seen:
+                message = f"{said}, an address the chain of its moves passed already: not followed"
+                self.report.warnings.append(message + "; read at its old address")
+                log.info("%s; read at its old address", message)
+                return result, parsed, address, True
+            if len(hops) == MAX_MOVES:
+                message = f"{said}: more than {MAX_MOVES} moves in one run; the rest is followed next run"
+                self.report.warnings.append(message + f"; read at {where}")
+                log.info("%s; read at %s", message, where)
+                break
+            other = self._read_there(source, target)
+            if other:  # another registered feed's address: that show is read from there
+                message = f"{said}, which is where the feed {other} is read; not followed (list only one of them)"
+                self.report.warnings.append(message + f"; read at {where}")
+                log.info("%s; read at %s", message, where)
+                break
+            try:
+                moved = self.feed_fetcher.fetch(target, trusted_url=source)  # (http or https only: no file)
+                self._not_another_feed(source, target, moved.moved_to)
+                moved_parsed = self._parse(source, moved, target)
+            except PodsearchError as exc:
+                message = f"{said}, but it cannot be read there: {exc}"
+                self.report.warnings.append(message + f"; read at {where}")
+                log.info("%s; read at %s", message, where)
+                break
+            hops.append((target, moved.moved_to))
+            seen |= {target, moved.url}
+            at, at_result, at_parsed = moved.moved_to or target, moved, moved_parsed
+        pending = bool(at_parsed.new_feed_url) and at_parsed.new_feed_url not in {at, at_result.url}
+        for target, redirected in hops:
+            address = self._moved(source, address, target, "itunes:new-feed-url")
+            address = self._moved(source, address, redirected, "a permanent redirect")
+        return at_result, at_parsed, address, pending
 
     def _read_there(self, source: str, target: str) -> str | None:
         """The other registered feed read at ``target`` (its source, or where it moved), if any."""
