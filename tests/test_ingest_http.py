@@ -95,6 +95,22 @@ def test_fields_transcripts_and_chapters_over_http(tmp_path, server):
     assert [p.name for p in ep.persons] == ["Ana Host"]
 
 
+def test_a_guid_that_is_no_url_is_no_link(tmp_path, server, site):
+    """<guid>kitchen-6</guid> (isPermaLink true by default) with no <link> became the link http://host/kitchen-6,
+    resolved against the feed's URL: shown on the episode's page and sent to webhooks. Only a URL guid is a link."""
+    (site / "guids.xml").write_bytes(feed([
+        "<item><title>Six</title><guid>kitchen-6</guid></item>",
+        "<item><title>Seven</title><guid>https://example.org/ep/7</guid></item>",
+        '<item><title>Eight</title><guid>kitchen-8</guid><link>https://example.org/ep/8</link></item>']))
+    cfg = config(tmp_path, allow_private_hosts=True)
+    report = run(cfg, [server.url("guids.xml")])
+    assert report.new == 3, report.errors
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        links = {ep_id: cat.episode(ep_id).link for ep_id in ("kitchen-6", "https://example.org/ep/7", "kitchen-8")}
+    assert links == {"kitchen-6": "", "https://example.org/ep/7": "https://example.org/ep/7",
+                     "kitchen-8": "https://example.org/ep/8"}
+
+
 def test_identity_across_runs(tmp_path, server, site):
     cfg = config(tmp_path, allow_private_hosts=True)
     url = server.url("feed.xml")

@@ -217,6 +217,17 @@ def _entry_guid(entry: feedparser.FeedParserDict) -> str:
     return collapse(str(entry.get("id") or entry.get("guid") or ""))
 
 
+def _entry_link(entry: feedparser.FeedParserDict) -> str:
+    """The item's link as written. With no ``<link>``, feedparser gives a guid that is a permalink (``isPermaLink``,
+    true by default) as the link: only one that is an absolute http(s) URL is one. Until 5 December 2026
+    ``<guid>kitchen-6</guid>`` became the link ``https://host/feeds/kitchen-6`` (resolved against the feed's URL),
+    shown on the episode's page and sent to the watches' webhooks."""
+    link = str(entry.get("link", "") or "")
+    if entry.get("guidislink") and urlsplit(link.strip()).scheme.lower() not in {"http", "https"}:
+        return ""
+    return link
+
+
 def _enclosure(entry: feedparser.FeedParserDict) -> tuple[str, str]:
     """The first enclosure; else the first Media RSS ``media:content`` (some feeds carry only that)."""
     for link in entry.get("links", []) or []:
@@ -399,7 +410,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
     seen: set[str] = set()
     # A link or enclosure that several items share (often the show's home page) names no one episode: four of five
     # guid-less items whose links were all the show's page were dropped as duplicates of the first.
-    links = Counter(_absolute(base, e.get("link", "") or "") for e in entries)
+    links = Counter(_absolute(base, _entry_link(e)) for e in entries)
     links[show.link] += 2
     enclosures = Counter(_absolute(base, _enclosure(e)[0]) for e in entries)
     for position, entry in enumerate(entries):
@@ -409,7 +420,7 @@ def parse_feed(data: bytes, source: str, base_url: str | None = None, show_id: s
             raw = raw_items[position] if position < len(raw_items) and len(raw_items) == len(entries) else RawItem()
         enclosure, enclosure_type = _enclosure(entry)
         enclosure = _absolute(base, enclosure)
-        link = _absolute(base, entry.get("link", "") or "")
+        link = _absolute(base, _entry_link(entry))
         ep_title = _title(entry.get("title", ""), entry.get("title_detail")) or _title_from_url(enclosure)
         published = struct_to_iso(entry.get("published_parsed") or entry.get("updated_parsed"))
         eid = episode_id(guid, enclosure if enclosures[enclosure] < 2 else "", link if links[link] < 2 else "",
