@@ -150,3 +150,12 @@ def test_a_query_string_that_is_not_utf8_is_refused(client, raw: str) -> None:
         assert resp.status_code == 400, (path, raw)
     assert "not UTF-8" in client.get(f"/api/search?{raw}").get_json()["error"]["message"]
     assert client.get("/api/search?q=caf%C3%A9+%E2%98%83").status_code == 200  # UTF-8 escapes are text
+
+
+@pytest.mark.parametrize("path", ["/api/v1/episodes/%ff", "/episodes/%C0%AF", "/similar/%ED%A0%80", "/shows/%fe"])
+def test_a_path_that_is_not_utf8_is_refused(client, path: str) -> None:
+    """`/api/v1/episodes/%ff` was a 404 for the id "\\ufffd" (what Werkzeug puts for bytes it cannot read), while the
+    same escape in the query string is a 400."""
+    resp = client.get(path)
+    assert resp.status_code == 400, (path, resp.status_code)
+    assert client.get("/api/v1/episodes/caf%C3%A9").status_code == 404  # UTF-8 escapes are text: no such episode

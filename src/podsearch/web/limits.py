@@ -55,12 +55,22 @@ def register(app: Flask) -> None:
     @app.before_request
     def _query_string() -> None:
         """A query string whose percent-escapes are no UTF-8 (``q=%ED%A0%80``, ``%FF``) was searched as its escapes
-        written out ("%ED%A0%80": 422 episodes): it is a 400."""
+        written out ("%ED%A0%80": 422 episodes): it is a 400. So is such a path (``/api/v1/episodes/%ff`` was a 404
+        for the id "\ufffd", Werkzeug's stand-in for what it could not read)."""
         try:
             unquote_to_bytes(request.query_string.replace(b"+", b" ")).decode("utf-8")
         except UnicodeDecodeError:
             raise QueryError("The query string is not UTF-8: a percent-escape (%XX) names no character. "
                              "Encode the text as UTF-8.") from None
+        raw = request.environ.get("REQUEST_URI") or request.environ.get("RAW_URI")  # (waitress's; the path as sent)
+        try:
+            if raw:
+                unquote_to_bytes(raw.partition("?")[0]).decode("utf-8")
+            else:  # PATH_INFO: the path's bytes, unescaped, as Latin-1 text (PEP 3333)
+                request.environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            raise QueryError("The path is not UTF-8: a percent-escape (%XX) names no character. "
+                             "Encode ids as UTF-8.") from None
 
     @app.before_request
     def _body() -> None:
