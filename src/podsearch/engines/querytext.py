@@ -480,7 +480,9 @@ def words_apart(text: str, apart: tuple[tuple[str, str], ...]) -> str:
 def as_typed(text: str) -> str:
     """The text to read: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
     catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
-    return text.lower() if any(c.isupper() for c in text) and not any(c.islower() for c in text) else text
+    if any(c.isupper() for c in text) and not any(c.islower() for c in text):
+        return text.replace("İ", "I").lower()  # (its own lower case is "i" and a combining dot: no word holds it)
+    return text
 
 
 # A question mark that ends a word ("what is kubernetes?", "why c#?"), in a word with no other pattern character:
