@@ -842,3 +842,14 @@ def test_many_patterns_are_a_400_not_a_500(client, engine_name: str) -> None:
         assert res.status_code == 200
     else:
         assert res.status_code == 400 and "the limit is 1,024" in res.get_json()["error"]["message"]
+
+
+@pytest.mark.parametrize("q", ["duration:>10 volcano", "year:2024 volcano", "Language:en volcano"])
+def test_a_filters_name_before_a_colon_says_it_is_no_field(client, q: str) -> None:
+    """`duration:>10` found the episodes saying "10" and `year:2024` those saying "2024", with nothing said: the
+    name is no field (searched as words, as any other name before a colon is); the note says which are."""
+    read = api(client, q)
+    name = q.split(":")[0].lower()
+    assert any(note.startswith(f"{name}: is no field") and "published:" in note for note in read["notes"]), read["notes"]
+    assert not any("no field" in note for note in api(client, "title:volcano")["notes"])
+    assert not any("no field" in note for note in api(client, '"year:2024" volcano')["notes"])

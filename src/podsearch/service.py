@@ -19,7 +19,7 @@ from .answers import SearchResult, SimilarItem, SimilarResult, person_label, sea
 from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
-from .engines.querytext import any_word_first, has_syntax, phrases_as_words, plain_words
+from .engines.querytext import any_word_first, filter_names, has_syntax, phrases_as_words, plain_words
 from .engines.spelling import words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
@@ -164,6 +164,7 @@ class Library:
                 found = self._unquoted(query, found)
             if not found.total and not found.timed_out:
                 found.notes = [*self._too_common(query), *found.notes]
+            found.notes = [*filter_names(query.text), *found.notes]
         except QueryError:
             self.load.add("refused")
             raise

@@ -477,6 +477,24 @@ def words_apart(text: str, apart: tuple[tuple[str, str], ...]) -> str:
     return _outside_quotes_and_ranges(text, change)
 
 
+# Names people put before a colon meaning a filter the search box does not read as a field (the index's facets and
+# the API's filters): searched as words, as any other unknown name is, with a note saying where the filter is.
+_FILTER_NAMES = ("year", "date", "duration", "length", "language", "lang", "id", "episode")
+_FILTER_FIELD = re.compile(rf"(?<![\w:\\])({'|'.join(_FILTER_NAMES)}):(?=\S)", re.IGNORECASE)
+
+
+def filter_names(text: str) -> list[str]:
+    """A note for a query that puts a filter's name before a colon (``year:2024``, ``duration:>10``): no field of
+    that name is searched; its words are (until 5 December 2026 silently: ``duration:>10`` found the word "10")."""
+    names = list(dict.fromkeys(m.group(1).lower() for m in _FILTER_FIELD.finditer(re.sub(r'"[^"]*"', " ", text))))
+    if not names:
+        return []
+    return [f"{', '.join(f'{n}:' for n in names)} {'is no field' if len(names) == 1 else 'are no fields'} a search "
+            "reads: searched as words. Fields: title:, person:, show:, notes:, transcript:, published: (a year, a "
+            "date or [2023 TO 2024]); the duration and language are filters (duration_min, duration_max, language "
+            "in the API; beside the results on the page)."]
+
+
 def as_typed(text: str) -> str:
     """The text to read: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
     catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
