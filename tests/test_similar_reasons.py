@@ -217,3 +217,19 @@ def test_a_first_name_alone_is_the_one_person_of_that_name_of_the_two_and_a_word
     model = SimilarModel.fit_fields(fields, ModelParams())
     wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 20)
     assert "Catherine Tucker" in wide and not {"catherine", "Catherine Smith"} & set(wide), wide
+
+
+def test_a_transcribers_note_is_no_reason():
+    """"[redacted]" (the Lightning meetings' transcripts leave out who spoke), "[applause]", "[inaudible]" were
+    reasons of site neighbours (60, 12, 13 of the top fives): what the transcriber noted, not a topic. A word said
+    as a topic elsewhere, and bracketed only now and then, stays one."""
+    fields = _fields()
+    for i in (0, 1, 7, 13):  # noted in four episodes, e0 and e1 among them, and said plainly in none
+        fields.transcripts[i] += " [redacted] said so. [Applause] and [inaudible 00:12:03]" * 3
+    for i in (0, 1):  # a topic of both, once between brackets
+        fields.transcripts[i] += " sourdough" * 4 + " [sourdough starter demo]"
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert {"redacted", "applause", "inaudible"} <= set(model.vectorizer.vocabulary_)
+    wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 20)
+    assert "sourdough" in wide and not {"redacted", "applause", "inaudible"} & set(wide), wide
+    assert model.notes == ["applause", "inaudible", "redacted"]

@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -27,7 +28,7 @@ from .fields import EpisodeFields, episode_chunks, hashes_digest, text_print
 from .guests import Guests, names_near_cues
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
-from .reasons import Explainer, Row, given_names, mention_reason, repeated_share
+from .reasons import Explainer, Row, bracketed_words, given_names, mention_reason, repeated_share, transcriber_notes
 from .rerank import cue_windows, rerank, reranking
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
@@ -57,7 +58,7 @@ class SimilarModel:
                  person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None,
                  show_titles: dict[str, str] | None = None, guests: Guests | None = None,
                  prints: list[str] | None = None, repeats: np.ndarray | None = None,
-                 given_names: list[str] | None = None) -> None:
+                 given_names: list[str] | None = None, notes: list[str] | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -90,6 +91,7 @@ class SimilarModel:
         # reasons.given_names); None from a model saved before them.
         self.repeats = repeats
         self.given_names = given_names
+        self.notes = notes or []  # the transcribers' notes among the terms (reasons.transcriber_notes): no reasons
         self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
@@ -140,6 +142,7 @@ class SimilarModel:
         owners: list[int] = []
         numbered = languages = True
         prints: list[str] = []
+        bracketed: Counter[str] = Counter()  # per word, the episodes writing it between square brackets
         for chunk in chunks:
             chunk = EpisodeFields(*chunk) if not isinstance(chunk, EpisodeFields) else chunk
             if not chunk.ids:
@@ -149,6 +152,8 @@ class SimilarModel:
             fields.shows.extend(chunk.shows)
             fields.titles.extend(chunk.titles)
             prints.extend(text_print(t) for t in chunk.transcripts)
+            for text in chunk.transcripts:
+                bracketed.update(bracketed_words(text))
             languages = languages and bool(chunk.languages)
             fields.languages.extend(chunk.languages or [])
             numbered = numbered and chunk.numbers is not None
@@ -168,6 +173,7 @@ class SimilarModel:
             fields.languages.clear()
         vectorizer, counts = counter.finish()
         repeats = repeated_share(counts, params.transcript_weight or 1.0)
+        notes = transcriber_notes(bracketed, vectorizer.vocabulary_, counts)
         if progress:
             progress("vectorized")
         weighting = Weighting(params, vectorizer.vocabulary_)
@@ -202,7 +208,7 @@ class SimilarModel:
                     svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
                     show_titles=_show_titles(fields, shows), guests=guests, prints=prints, repeats=repeats,
-                    given_names=sorted(given_names((fields.person_names or {}).values())))
+                    given_names=sorted(given_names((fields.person_names or {}).values())), notes=notes)
         model._lift_guests(range(len(ids)))
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
@@ -303,7 +309,7 @@ class SimilarModel:
                              {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
                              {**self.show_titles, **_show_titles(fields, new_shows)}, guests,
                              self.prints + [text_print(t) for t in fields.transcripts], self.repeats,
-                             self.given_names)
+                             self.given_names, self.notes)
         model._lift_guests(lift)
         return model
 
@@ -503,7 +509,8 @@ class SimilarModel:
         if self._explainer is None:
             self._explainer = Explainer(self.terms, self.person_names, self.shows, self.show_titles,
                                         self.vectorizer.vocabulary_, self.repeats,
-                                        frozenset(self.given_names) if self.given_names is not None else None)
+                                        frozenset(self.given_names) if self.given_names is not None else None,
+                                        frozenset(self.notes))
         return self._explainer
 
     def warm(self) -> None:

@@ -54,7 +54,7 @@ def save(model: Any, generations: Generations) -> Path:
     (path / "ids.json").write_text(json.dumps({"ids": model.ids, "shows": model.shows, "numbers": model.numbers,
                                                "person_names": model.person_names,
                                                "show_titles": model.show_titles, "prints": model.prints,
-                                               "given_names": model.given_names}),
+                                               "given_names": model.given_names, "notes": model.notes}),
                                    encoding="utf-8")
     (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
                                                   "folded": model.folded}, indent=1))
@@ -89,7 +89,7 @@ def load_parts(generations: Generations) -> dict[str, Any]:
                 mentions=sp.load_npz(path / "mentions.npz").tocsr() if (path / "mentions.npz").exists() else None,
                 numbers=ids.get("numbers"), weighting=weighting, folded=int(meta.get("folded", 0)), path=path,
                 titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"),
-                prints=ids.get("prints"), given_names=ids.get("given_names"),
+                prints=ids.get("prints"), given_names=ids.get("given_names"), notes=ids.get("notes"),
                 repeats=np.load(path / "repeats.npy") if (path / "repeats.npy").exists() else None,
                 guests=Guests.from_json(json.loads((path / "guests.json").read_text(encoding="utf-8")))
                 if (path / "guests.json").exists() else None)
