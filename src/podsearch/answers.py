@@ -200,10 +200,10 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts] if transcript_terms
                                       else ())
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
-    # the notes are empty: the first segment may be the snippet
-    rows = catalog.segments_at({i: sorted({*places, *(p - 1 for p in places if p), *([0] if not episodes[i].description_text
-                                                                                else [])})
-                                for i, places in picks.items()}) if picks else {}  # (and each one's before it)
+    # each picked segment and the one before it; and the first, which is the snippet when there are no notes
+    wanted = {i: sorted({*places, *(p - 1 for p in places if p), *(() if episodes[i].description_text else (0,))})
+              for i, places in picks.items()}
+    rows = catalog.segments_at(wanted) if wanted else {}
     shows = catalog.show_titles()
     hits = []
     unread = len(ids) - len(picks)  # hits whose segments may be analysed
