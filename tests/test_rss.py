@@ -113,6 +113,12 @@ def test_never_the_any_word_fallback(client):
     assert parsed.entries == []
     _, explicit = feed(client, "q=sourdough+AND+honey")
     assert explicit.entries == []
+    # typed in capitals: its words joined by AND had no lower-case letter either, the AND was read as a word, and the
+    # feed fell back to any word again (WAGGLE DANCE: 3 items, one with "dance" alone)
+    for typed in ("SOURDOUGH HONEY", "WAGGLE DANCE"):
+        _, shouting = feed(client, f"q={typed.replace(' ', '+')}")
+        _, quiet = feed(client, f"q={typed.lower().replace(' ', '+')}")
+        assert [e.id for e in shouting.entries] == [e.id for e in quiet.entries], typed
 
 
 def test_the_fallback_and_the_every_word_search_share_one_deadline(sample_data: Path, monkeypatch):

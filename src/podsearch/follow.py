@@ -20,6 +20,7 @@ from dataclasses import replace
 from urllib.parse import quote, urlencode
 
 from .answers import Hit, Moment, SearchResult
+from .engines.querytext import as_typed
 from .requests import SearchRequest
 from .service import Library
 
@@ -33,8 +34,11 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def every_word(q: str) -> str:
-    """The query with its terms joined by AND: ``kubernetes security`` -> ``kubernetes AND security``."""
-    return " AND ".join(_TERM.findall(q))
+    """The query with its terms joined by AND: ``kubernetes security`` -> ``kubernetes AND security``. A query in
+    capitals is read in lower case first, as the search reads it (``as_typed``): ``WAGGLE AND DANCE`` has no
+    lower-case letter either, so its AND was read as a word and the feed fell back to any word again (until 5
+    December 2026: ``ECASH MINTS`` 47 items, ``ecash mints`` 5)."""
+    return " AND ".join(_TERM.findall(as_typed(q)))
 
 
 def standing_search(lib: Library, req: SearchRequest) -> SearchResult:
