@@ -74,3 +74,12 @@ def test_a_word_a_few_episodes_hold_is_a_typo_when_a_word_as_near_is_held_far_mo
     assert suggestion("kuberentes", Vocabulary(), count, 1) == "kubernetes"
     assert suggestion("volkano", Vocabulary(), count, 2) == ""  # "volcano": 10, five times as often
     assert suggestion("kubernetes", Vocabulary(), count, 40) == ""
+
+
+def test_keeping_puts_back_the_words_a_suggestion_should_not_replace() -> None:
+    from podsearch.engines.spelling import keeping
+
+    assert keeping("voclano eruption", "volcano erupting", ["eruption"]) == "volcano eruption"
+    assert keeping("Pynchon kuberentes", "Python kubernetes", ["Pynchon"]) == "Pynchon kubernetes"
+    assert keeping("Pynchon", "Python", ["Pynchon"]) == "Pynchon"
+    assert keeping('"voclano" title:eruption', '"volcano" title:erupting', ["eruption"]) == '"volcano" title:eruption'

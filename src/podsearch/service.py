@@ -20,7 +20,7 @@ from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
 from .engines.querytext import any_word_first, filter_names, has_syntax, phrases_as_words, plain_words
-from .engines.spelling import words_of_the_language
+from .engines.spelling import keeping, words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
@@ -157,9 +157,14 @@ class Library:
         try:
             query = req.engine_query(deadline)
             found = self._ranked(query)
-            if req.correct and found.suggestion and not found.timed_out and not words_of_the_language(
-                    query.text, found.suggestion, self.engine.read_as(query.filters.language)):
-                found = self._corrected(query, found)  # (a word of it no episode holds, a typo: no real word)
+            if req.correct and found.suggestion and not found.timed_out:
+                # a word no episode holds, a typo, is corrected; a word of the language it would replace stays
+                # as typed ("Pynchon" is no "python"), and the others are corrected without it ("voclano eruption",
+                # suggested "volcano erupting": "eruption" is held under its stem alone)
+                real = words_of_the_language(query.text, found.suggestion, self.engine.read_as(query.filters.language))
+                text = keeping(query.text, found.suggestion, real) if real else found.suggestion
+                if text.lower() != query.text.lower():
+                    found = self._corrected(query, found, text)
             if req.correct and not found.total and not found.timed_out:  # (a phrase no episode says)
                 found = self._unquoted(query, found)
             if not found.total and not found.timed_out:
@@ -178,14 +183,15 @@ class Library:
                                  "precise words, or again in a moment.")
         return query, found
 
-    def _corrected(self, query: EngineQuery, found: EngineResult) -> EngineResult:
-        """The answer for the query's spelling suggestion, which is only offered when a word of the query is one no
-        episode holds (it matches nothing: the any-word fallback, or a long query's any-word reading, ranked the
-        others without it) and the correction finds clearly more (``engines/spelling.py``); else ``found``."""
-        better = self._ranked(replace(query, text=found.suggestion, suggest=False))
+    def _corrected(self, query: EngineQuery, found: EngineResult, text: str) -> EngineResult:
+        """The answer for ``text``, the query's spelling suggestion (or the part of it that replaces no word of the
+        language), which is only offered when a word of the query is one no episode holds (it matches nothing: the
+        any-word fallback, or a long query's any-word reading, ranked the others without it) and the correction
+        finds clearly more (``engines/spelling.py``); else ``found``."""
+        better = self._ranked(replace(query, text=text, suggest=False))
         if better.timed_out or not better.total:
             return found
-        better.corrected = found.suggestion
+        better.corrected = text
         return better
 
     def _unquoted(self, query: EngineQuery, found: EngineResult) -> EngineResult:

@@ -81,6 +81,18 @@ def words_of_the_language(typed: str, suggested: str, languages: list[str]) -> l
     return [w for w in replaced if any(zipf_frequency(w, lang) >= WORD_ZIPF for lang in known)]
 
 
+def keeping(typed: str, suggested: str, kept: list[str]) -> str:
+    """``suggested`` with the words of ``kept`` (words it replaces in ``typed``) as typed again: the correction of
+    the other words alone (``voclano eruption``, suggested ``volcano erupting``, keeping ``eruption``: ``volcano
+    eruption``)."""
+    pairs = list(zip(correctable(typed), correctable(suggested)))
+    out = suggested
+    for (_, _, a), (start, end, b) in reversed(pairs):
+        if a.lower() != b.lower() and a in kept:
+            out = out[:start] + a + out[end:]
+    return out
+
+
 def correctable(text: str) -> list[tuple[int, int, str]]:
     """(start, end, word) of each word of ``text`` a suggestion may replace."""
     kept = [m.span() for m in _KEEP.finditer(text)]
