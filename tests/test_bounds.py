@@ -317,3 +317,19 @@ def test_hostile_clients_do_not_hold_up_an_ordinary_one(site_index: Path, tmp_pa
     assert ordinary["p99_s"] < 3.0, figures  # issue 17 asks 1.5 s over 30 s: tests/soak/hostile.py measures it
     assert set(figures["hostile"]["statuses"]) <= {200, 400, 503} and 400 in figures["hostile"]["statuses"]
     assert figures["server_load"]["refused"] > 0
+
+
+def test_a_query_over_the_term_limit_is_refused_before_its_deadline(sample_data: Path, monkeypatch) -> None:
+    """The limit was checked once every part was expanded: 65 two-letter prefixes of the site corpus ran into the
+    deadline first (a 503, "found nothing by its deadline"), and were a 400 once their expansions were kept. The
+    query is refused as soon as its expansions pass the limit; the parts after that are not expanded."""
+    from podsearch.engines.whoosh import bounds
+
+    monkeypatch.setattr(expansions, "MAX_CLAUSES", 20)
+    made = []
+    expansion = bounds._expansion
+    monkeypatch.setattr(bounds, "_expansion", lambda q, *a: made.append(q) or expansion(q, *a))
+    client = _app(sample_data).test_client()
+    res = client.get("/api/search", query_string={"q": "ho* be* wa* co* st* te* pr* so*"})
+    assert res.status_code == 400 and "more than" in res.get_json()["error"]["message"], res.get_json()
+    assert 0 < len(made) < 8 * 5, len(made)  # (8 parts in 5 fields: not all expanded)

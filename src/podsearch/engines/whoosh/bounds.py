@@ -36,6 +36,10 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
     the query's patterns), added to."""
     notes: dict[str, str] = {}
     seen = {} if seen is None else seen
+    # the terms so far: the words' and the expansions' (a query over the limit is refused as soon as its expansions
+    # pass it, not when the last is made: 65 two-letter prefixes ran into the deadline first, a 503, and a 400 once
+    # their expansions were kept)
+    terms = [sum(1 for leaf in query.leaves() if not isinstance(leaf, MultiTerm))]
 
     def expand(q: Any) -> Any:
         if isinstance(q, Every) and q.fieldname:  # "title:*", or a "*" among words: every episode (Whoosh's
@@ -49,6 +53,9 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
         if key not in seen:
             seen[key] = _expansion(q, reader, shown, deadline)
         words, matching = seen[key]
+        terms[0] += len(words)
+        if terms[0] > expansions.MAX_CLAUSES:
+            raise expansions.too_many_clauses(terms[0], more=True)
         note = expansions.cut_note(shown, matching)
         if note:
             notes[shown] = note
