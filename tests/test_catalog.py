@@ -120,7 +120,8 @@ def test_a_speaker_label_that_names_no_one_is_no_person(tmp_path: Path):
     from podsearch.documents import CatalogDocuments
     from podsearch.episodes import people_named
 
-    labels = ["Q", "Jingle", "Break", "Question", "Speaker 2", "Audience Member", "Intro", "Ada deLuca", "Iron Man"]
+    labels = ["Q", "Jingle", "Break", "Question", "Questions", "Ads", "Speaker 2", "Audience Member", "Intro", "Ada deLuca",
+              "Iron Man"]  # ("Questions" was still offered as a person by the typeahead: the plural, 5 December)
     ep = replace(_episode(1), segments=[Segment(f"Line {n}.", speaker=label) for n, label in enumerate(labels)])
     assert people_named(ep) == ["Ana", "Ada deLuca", "Iron Man"]
     with Catalog.in_dir(tmp_path) as cat:

@@ -38,9 +38,10 @@ def person_token(name: str) -> str:
 
 def names_someone(token: str) -> bool:
     """Whether a person token (:func:`person_token`) names someone rather than a role, a part of the show or a
-    numbered voice: not "host", "q", "jingle", "break", "audience_member", "new_speaker", "speaker_b", "speaker_1"."""
-    return bool(token) and token not in GENERIC_SPEAKERS and not any(c.isdigit() for c in token) \
-        and not any(part in ROLE_WORDS for part in token.split("_"))
+    numbered voice: not "host", "q", "jingle", "break", "questions", "audience_member", "new_speaker", "speaker_b",
+    "speaker_1"."""
+    return bool(token) and token not in GENERIC_SPEAKERS and token.removesuffix("s") not in GENERIC_SPEAKERS \
+        and not any(c.isdigit() for c in token) and not any(part in ROLE_WORDS for part in token.split("_"))
 
 
 def people_named(ep: Episode) -> list[str]:
