@@ -853,3 +853,10 @@ def test_a_filters_name_before_a_colon_says_it_is_no_field(client, q: str) -> No
     assert any(note.startswith(f"{name}: is no field") and "published:" in note for note in read["notes"]), read["notes"]
     assert not any("no field" in note for note in api(client, "title:volcano")["notes"])
     assert not any("no field" in note for note in api(client, '"year:2024" volcano')["notes"])
+
+
+@BOTH
+def test_a_ranges_note_quotes_its_brackets_as_typed(client) -> None:
+    """`title:{* TO volcano]` was noted as '[* TO volcano]' (Whoosh: '[ TO volcano]'), as if the other bracket."""
+    notes = api(client, "title:{* TO volcano]")["notes"]
+    assert any(note.startswith("'{* TO volcano]' matches") for note in notes), notes

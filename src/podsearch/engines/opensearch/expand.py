@@ -95,7 +95,7 @@ def _part(m: re.Match[str]) -> Part | None:
     high = "" if high in (None, "*") else high.lower()
     if low and high and low > high:
         low, high = high, low
-    shown = f"[{low or '*'} TO {high or '*'}]"
+    shown = f"{opening}{low or '*'} TO {high or '*'}{closing}"  # (as typed: "{" and "}" leave the end out)
 
     def within(stem: str) -> bool:
         if low and (stem < low or (opening == "{" and stem == low)):

@@ -73,8 +73,8 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
 
 def _shown(q: Any) -> str:
     """A part as the person typed it."""
-    if isinstance(q, TermRange):
-        return f"[{q.start or ''} TO {q.end or ''}]"
+    if isinstance(q, TermRange):  # (with its brackets as typed: "{" and "}" leave the end out)
+        return f"{'{' if q.startexcl else '['}{q.start or '*'} TO {q.end or '*'}{'}' if q.endexcl else ']'}"
     if isinstance(q, Prefix):
         return f"{q.text}*"
     if isinstance(q, FuzzyTerm):
