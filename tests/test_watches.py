@@ -295,6 +295,8 @@ def test_the_inbox_is_kept_only_while_there_are_watches(runner, sample_data, tmp
 def test_an_older_catalog_is_migrated(tmp_path):
     import sqlite3
 
+    from podsearch.catalog import SCHEMA_VERSION
+
     path = tmp_path / "catalog.sqlite"
     with Catalog(path):
         pass
@@ -303,7 +305,7 @@ def test_an_older_catalog_is_migrated(tmp_path):
                      "DROP TABLE watches; UPDATE meta SET value = '1' WHERE key = 'schema_version';")
     db.close()
     with Catalog(path) as cat:
-        assert cat.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
+        assert cat.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
         assert cat.watches() == [] and cat.pending_deliveries() == []
         assert cat.db.execute("SELECT name FROM sqlite_master WHERE name = 'watch_inbox_new'").fetchone()
 
