@@ -260,3 +260,15 @@ def test_an_episode_without_date_or_length_has_no_stray_separator(tmp_path):
     page = create_app(config).test_client().get("/episodes/undated-1").get_data(as_text=True)
     assert '<p class="meta"><a href="https://example.org/ep/1" rel="nofollow noopener noreferrer">on the show' in page
     assert " · <a href=\"https://example.org/ep/1\"" not in page
+
+
+def test_an_episode_with_a_length_shows_its_facts_as_text_and_a_link(client):
+    """The date, length and "on the show's site" line of every episode with a length read as raw markup
+    (``<time datetime=...>2 Aug 2023</time> · 46 min · <a href=...>``): the length came out of its macro marked
+    safe, and ``join`` then escaped the plain strings around it."""
+    html = page(client, "/episodes/" + quote(BEES, safe=""))
+    facts = re.search(r'<h1 id="ep-title">.*?</h1>\s*<p class="meta">(.*?)</p>', html, re.S).group(1)
+    assert "&lt;" not in facts and "&gt;" not in facts, facts
+    assert re.search(r'<time datetime="[^"]+">[^<]+</time> · <span title="[\d:]+">\d+ min</span> · '
+                     r'<a href="https://[^"]+" rel="nofollow noopener noreferrer">on the show(?:\x27|&#39;)s site</a>',
+                     facts), facts
