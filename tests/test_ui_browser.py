@@ -90,6 +90,7 @@ EPISODES = [
       "Meltwater beneath glaciers lubricates bedrock sliding.",
       "Crevasses split where glaciers bend across bedrock steps."]),
 ]
+SPLIT = "kitchen-3"  # its transcript has paragraphs starting within a second and two starting in the same one
 SHOWS = {"kitchen": ("The Kitchen Lab", "Food science for home cooks: fermentation, sugar, heat and the chemistry of flavour."),
          "earth": ("Deep Earth", "Volcanoes, glaciers and the restless planet under our feet, with the people who study them.")}
 
@@ -192,6 +193,11 @@ def write_feeds(root: Path, audio_url: str) -> list[Path]:
                 continue
             segments = [{"speaker": speakers[i % len(speakers)], "startTime": i * 60.0 + 5, "endTime": i * 60.0 + 60,
                          "body": line + " " + lines[(i + 1) % len(lines)]} for i, line in enumerate(lines)]
+            if guid == SPLIT:  # a paragraph starting within its second, two more sharing one (t125; t245, t245-6)
+                segments[2]["startTime"] = 125.4
+                first, rest = segments[4]["body"].split(". ", 1)
+                segments[4:5] = [segments[4] | {"startTime": 245.2, "endTime": 245.7, "body": first + "."},
+                                 segments[4] | {"startTime": 245.7, "body": rest}]
             (root / f"{guid}.json").write_text(json.dumps({"version": "1.0.0", "segments": segments}), encoding="utf-8")
             notes = f"<p>{escape(lines[0])}</p><ul><li>{escape(lines[1])}</li><li>{escape(lines[2])}</li></ul>"
             if ENCODED in ep_title:
@@ -527,3 +533,30 @@ def test_reasons_of_the_demo_as_people_read_them(browser, sample_data, tmp_path)
     assert len(lines) >= 5 and "fermentation" in reasons, lines
     assert not [r for r in reasons if is_general(r)], lines
     assert (folder / "reasons-demo.png").stat().st_size > 10_000
+
+
+def _highlighted(page) -> list[str]:
+    """The ids of the transcript paragraphs drawn highlighted."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.transcript p'))
+        .filter(p => getComputedStyle(p).backgroundColor !== getComputedStyle(document.body).backgroundColor
+                     && getComputedStyle(p).backgroundColor !== 'rgba(0, 0, 0, 0)').map(p => p.id)""")
+
+
+@pytest.mark.parametrize("t,anchor", [(125, "t125"), (245, "t245"), (245, "t245-6")])
+def test_a_moment_highlights_exactly_its_paragraph(site, browser, t, anchor):
+    """A moment's link (``?t=125#t125`` for a paragraph at 125.4; ``#t245-6``, the second paragraph starting in
+    second 245) highlighted two paragraphs: the one named and, as the one playing, the paragraph before (125.4 > 125)
+    or the first of that second. With and without the script, exactly the named one is."""
+    for script in (True, False):
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, java_script_enabled=script)
+        try:
+            page = context.new_page()
+            page.goto(episode_url(site, SPLIT, t=str(t)) + "#" + anchor)
+            if script:
+                audio_at(page, t)
+                page.wait_for_timeout(300)  # (a timeupdate after the seek)
+            assert _highlighted(page) == [anchor], (script, _highlighted(page))
+            if script:
+                assert page.locator(".transcript p.current").evaluate_all("ps => ps.map(p => p.id)") == [anchor]
+        finally:
+            context.close()

@@ -272,3 +272,16 @@ def test_an_episode_with_a_length_shows_its_facts_as_text_and_a_link(client):
     assert re.search(r'<time datetime="[^"]+">[^<]+</time> · <span title="[\d:]+">\d+ min</span> · '
                      r'<a href="https://[^"]+" rel="nofollow noopener noreferrer">on the show(?:\x27|&#39;)s site</a>',
                      facts), facts
+
+
+def test_a_moment_marks_its_own_paragraph_not_the_one_before(client):
+    """A moment links ``?t=2082#t2082`` (its start second) for a paragraph starting at 2082.4: the page marked the
+    paragraph before as the one playing (2082.4 > 2082), so two were highlighted, the moment's one by the fragment."""
+    path = "/episodes/" + quote(BEES, safe="")
+    starts = re.findall(r'<p id="(t\d+)" data-start="([\d.]+)"', page(client, path))
+    fractional = [(anchor, float(s)) for anchor, s in starts if float(s) != int(float(s))]
+    assert fractional, starts
+    for anchor, start in fractional:
+        html = page(client, f"{path}?t={int(start)}")
+        current = re.findall(r'<p id="([^"]+)" class="current"', html)
+        assert current == [anchor], (start, current)

@@ -136,14 +136,15 @@ def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]
 def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict[str, Any]], int]:
     """Each segment with a stable anchor (``answers.segment_anchor``: ``t754``, its start second, as the moments of
     a search link it) and the index of the one playing at ``t``: the first of those that start in the latest second
-    at or before it."""
+    at or before it, each start counted in whole seconds as the links' ``t`` is (the paragraph at 2082.4 is the one
+    ``?t=2082`` names; until 5 December 2026 the one before it was marked)."""
     rows, seen, current = [], set(), -1
     for i, seg in enumerate(segments):
         anchor = segment_anchor(i, seg.start, segments[i - 1].start if i else None)
         if anchor in seen:  # (a transcript whose times go back)
             anchor = f"{anchor}-{i + 1}"
         seen.add(anchor)
-        if t is not None and seg.start is not None and seg.start <= t and (
+        if t is not None and seg.start is not None and int(seg.start) <= t and (
                 current < 0 or int(seg.start) != int(segments[current].start or 0)):
             current = i
         rows.append({"seg": seg, "anchor": anchor})
