@@ -285,3 +285,20 @@ def test_a_moment_marks_its_own_paragraph_not_the_one_before(client):
         html = page(client, f"{path}?t={int(start)}")
         current = re.findall(r'<p id="([^"]+)" class="current"', html)
         assert current == [anchor], (start, current)
+
+
+def test_without_a_similarity_model_the_public_sees_no_path_or_command(sample_data, engine_settings):
+    """The episode page (and the widget, on other sites) said "No similarity model in /srv/.../data. Run 'podsearch
+    reindex' first." under Nearby episodes: a server path and an admin's command, shown to every listener."""
+    import shutil
+
+    from conftest import sample_config
+
+    from podsearch.web import create_app
+
+    shutil.rmtree(sample_data / "model")
+    client = create_app(sample_config(sample_data, engine_settings), {"TESTING": True}).test_client()
+    for path in ("/episodes/", "/embed/similar/"):
+        html = page(client, path + quote(BEES, safe=""))
+        assert "No nearby episodes yet." in html, path
+        assert str(sample_data.parent) not in html and "reindex" not in html and "similarity model" not in html, path

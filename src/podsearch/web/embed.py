@@ -40,10 +40,11 @@ def similar(episode_id: str):
     lib = library()
     ep = lib.episode(episode_id)
     try:
-        items, note = lib.similar(episode_id, **opts).similar, ""
-    except IndexMissing as exc:
-        items, note = [], str(exc)
-    return render_template("embed_similar.html", ep=ep, items=items, note=note, mode=mode, public=_public)
+        items = lib.similar(episode_id, **opts).similar
+    except IndexMissing as exc:  # (its reason names the data folder and an admin's command: the log's, not the page's)
+        log.info("no nearby episodes for %s: %s", episode_id, exc)
+        items = []
+    return render_template("embed_similar.html", ep=ep, items=items, mode=mode, public=_public)
 
 
 def _cached_template(name: str, mimetype: str) -> Response:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
@@ -14,6 +15,7 @@ from .admission import run_search
 from .context import asked_search, library
 
 bp = Blueprint("views", __name__)
+log = logging.getLogger(__name__)
 
 # The query-string names of the search page that describe what is asked (``page`` is not among them:
 # changing anything else starts again at page 1).
@@ -159,12 +161,13 @@ def episode(episode_id: str):
     show = lib.show(ep.show_id)
     try:
         nearby = lib.similar(episode_id, NEARBY_K).similar
-        nearby_error = ""
     except PodsearchError as exc:
-        nearby, nearby_error = [], str(exc)
+        # (the reason names the data folder and an admin's command: for the log and the API, not for listeners,
+        # who read "No nearby episodes yet."; until 5 December 2026 the page showed it)
+        log.info("no nearby episodes for %s: %s", episode_id, exc)
+        nearby = []
     rows, current = transcript_rows(ep.segments, t)
-    return render_template("episode.html", ep=ep, show=show, nearby=nearby, nearby_error=nearby_error, t=t,
-                           rows=rows, current=current)
+    return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current)
 
 
 @bp.get("/shows/<show_id>")
