@@ -38,6 +38,8 @@ SCRIPT_PAYLOAD = "<script>window.__pwned=2</script>"
 # Titles, notes and transcripts are HTML-ish: raw markup in them is stripped at ingest, and markup written
 # escaped is text that must be shown as such. Person names are plain text and keep the raw payload.
 ENCODED = html.escape(PAYLOAD)
+# A word longer than a phone is wide, in a transcript: it must wrap, not widen the page.
+LONG_URL = "https://github.com/deep-earth/glacier-moraine-survey-archive/tree/master/field-seasons/moraine-profiles.md"
 
 # (guid, show, title, date, speakers, topic sentences): enough text for the search index and the similarity model.
 EPISODES = [
@@ -88,7 +90,8 @@ EPISODES = [
       "Ice cores hold bubbles of ancient air recording centuries of climate.",
       "A glacier creeps downhill like a frozen river of ice.",
       "Meltwater beneath glaciers lubricates bedrock sliding.",
-      "Crevasses split where glaciers bend across bedrock steps."]),
+      "Crevasses split where glaciers bend across bedrock steps.",
+      f"The survey archive is at {LONG_URL} for anyone."]),
 ]
 SPLIT = "kitchen-3"  # its transcript has paragraphs starting within a second and two starting in the same one
 SHOWS = {"kitchen": ("The Kitchen Lab", "Food science for home cooks: fermentation, sugar, heat and the chemistry of flavour."),
@@ -560,3 +563,18 @@ def test_a_moment_highlights_exactly_its_paragraph(site, browser, t, anchor):
                 assert page.locator(".transcript p.current").evaluate_all("ps => ps.map(p => p.id)") == [anchor]
         finally:
             context.close()
+
+
+def test_a_long_url_does_not_widen_a_phone_page(site, browser):
+    """A URL in a transcript laid out /search?q=bitcoin&page=2 602 px wide on a 390 px phone, an episode page 719:
+    the phone grid's 1fr column grew to its longest word, and hits, snippets, moments and paragraphs did not wrap."""
+    tab = Tab(browser, 390, 844)
+    try:
+        for url in (site.url("/search?q=survey+archive"), episode_url(site, "earth-3")):
+            tab.goto(url)
+            text = tab.page.locator("li.hit, .transcript").first.inner_text()
+            assert "survey archive is at https://github.com/deep-earth/" in text.replace("\n", " "), url
+            assert tab.page.evaluate("document.documentElement.scrollWidth") <= 390, url
+        assert tab.errors == []
+    finally:
+        tab.close()
