@@ -578,3 +578,43 @@ def test_a_long_url_does_not_widen_a_phone_page(site, browser):
         assert tab.errors == []
     finally:
         tab.close()
+
+
+def test_nearby_episodes_come_before_the_transcript(site, browser):
+    """The nearby episodes came after the whole transcript: on a phone 89,837 px down a Go Time page, and for the
+    keyboard after every transcript link (two a paragraph) at every width. Now a link near the top leads there, the
+    chapters and nearby episodes come before the transcript in reading order (on a phone, below the show notes), and
+    on a wide screen they stay in the column beside the notes and the transcript."""
+    for width in (390, 1280):
+        tab = Tab(browser, width, 844)
+        try:
+            page = tab.page
+            tab.goto(episode_url(site, "kitchen-1"))
+            top = page.locator("article > header a[href='#nearby-h']")
+            assert top.is_visible() and top.inner_text() == "Nearby episodes"
+            box = {name: page.locator(sel).bounding_box() for name, sel in
+                   (("notes", ".notes"), ("nearby", "#nearby-h"), ("transcript", "#tr-h"), ("side", ".side"))}
+            if width == 390:
+                assert box["notes"]["y"] < box["nearby"]["y"] < box["transcript"]["y"], box
+            else:
+                assert box["side"]["x"] > box["transcript"]["x"] + 200 and abs(box["side"]["y"] - box["notes"]["y"]) < 5
+                notes_end = box["notes"]["y"] + box["notes"]["height"]
+                assert box["transcript"]["y"] - notes_end < 80, box  # (no gap left under the notes)
+            # the keyboard reaches a nearby episode before any transcript link
+            page.locator("article > header h1").click()
+            focused = []
+            for _ in range(60):
+                page.keyboard.press("Tab")
+                focused.append(page.evaluate("document.activeElement.closest('.nearby') ? 'nearby' :"
+                                             " document.activeElement.closest('.transcript') ? 'transcript' : 'other'"))
+                if focused[-1] == "nearby":
+                    break
+            assert focused[-1] == "nearby" and "transcript" not in focused, (width, focused)
+            top.click()
+            page.wait_for_timeout(200)
+            heading = page.locator("#nearby-h").bounding_box()
+            player = page.locator(".player").bounding_box()
+            assert heading["y"] >= player["y"] + player["height"] - 1, "the sticky player does not cover the heading"
+            assert tab.errors == []
+        finally:
+            tab.close()
