@@ -302,3 +302,18 @@ def test_without_a_similarity_model_the_public_sees_no_path_or_command(sample_da
         html = page(client, path + quote(BEES, safe=""))
         assert "No nearby episodes yet." in html, path
         assert str(sample_data.parent) not in html and "reindex" not in html and "similarity model" not in html, path
+
+
+def test_the_header_search_box_keeps_every_filter(client):
+    """New words typed in the header's box kept the show, person and sort but dropped the year, duration and
+    language, with nothing said."""
+    asked = {"show": ["field-notes"], "person": ["Hannah Szabo"], "from": ["2023"], "to": ["2024"],
+             "duration_min": ["10"], "duration_max": ["90"], "language": ["en"], "sort": ["date"]}
+    html = page(client, "/search?q=water&" + "&".join(f"{k}={quote(v[0])}" for k, v in asked.items()))
+    header = re.search(r'<header class="site">.*?</header>', html, re.S).group(0)
+    kept: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', header):
+        kept.setdefault(name, []).append(unescape(value))
+    assert kept == asked
+    refused = page(client, "/search?q=water&duration_min=-5", status=400)  # (a refused value is not carried on)
+    assert 'type="hidden"' not in re.search(r'<header class="site">.*?</header>', refused, re.S).group(0)
