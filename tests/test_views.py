@@ -317,3 +317,22 @@ def test_the_header_search_box_keeps_every_filter(client):
     assert kept == asked
     refused = page(client, "/search?q=water&duration_min=-5", status=400)  # (a refused value is not carried on)
     assert 'type="hidden"' not in re.search(r'<header class="site">.*?</header>', refused, re.S).group(0)
+
+
+def test_years_are_listed_newest_first_and_none_is_left_out(client, app):
+    """The year facet listed years by their count (2023, 2024, 2025) and only the ten most counted: a search of the
+    site corpus with hits in twelve years left out 2025 and 2026."""
+    html = page(client, "/search?q=water")
+    years = [a["text"] for a in links(html) if "from=" in a["href"]]
+    assert len(years) >= 3 and years == sorted(years, reverse=True), years
+    from types import SimpleNamespace
+
+    from podsearch.requests import SearchRequest
+    from podsearch.web.views import facet_links
+
+    counts = {str(y): 100 - abs(2020 - y) * 7 for y in range(2015, 2027)}
+    result = SimpleNamespace(facets={"year": [{"value": y, "label": y, "count": c} for y, c in
+                                              sorted(counts.items(), key=lambda kv: -kv[1])]})
+    with app.test_request_context("/search?q=bitcoin"):
+        rows = dict(facet_links(result, SearchRequest(q="bitcoin")))["Year"]
+    assert [r["label"] for r in rows] == [str(y) for y in range(2026, 2014, -1)]

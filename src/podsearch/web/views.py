@@ -54,12 +54,16 @@ def active_filters(req: SearchRequest, shows: dict[str, str], person: str = "") 
 
 
 def facet_links(result: SearchResult, req: SearchRequest) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The facets as (heading, rows) with each row's link and whether it is the filter in use."""
+    """The facets as (heading, rows) with each row's link and whether it is the filter in use: the ten most counted
+    shows and people, every year the answer counts (answers.FACET_TOP at most), newest first (until 5 December 2026
+    the years were ordered and cut as the others: 2020, 2019, 2021, ..., and 2025 and 2026 left out)."""
     titles = {"show": "Show", "year": "Year", "person": "People"}
     out = []
     for name, title in titles.items():
+        values = result.facets.get(name, [])
+        values = sorted(values, key=lambda r: str(r["value"]), reverse=True) if name == "year" else values[:10]
         rows = []
-        for row in result.facets.get(name, [])[:10]:
+        for row in values:
             value = row["value"]
             if name == "show":
                 current = value in req.shows
