@@ -336,3 +336,12 @@ def test_years_are_listed_newest_first_and_none_is_left_out(client, app):
     with app.test_request_context("/search?q=bitcoin"):
         rows = dict(facet_links(result, SearchRequest(q="bitcoin")))["Year"]
     assert [r["label"] for r in rows] == [str(y) for y in range(2026, 2014, -1)]
+
+
+def test_no_results_has_no_empty_filters_disclosure(client):
+    """A search that finds nothing showed a "Filters" disclosure (on a phone) that opened on nothing."""
+    html = page(client, "/search?q=qqqxxyz")
+    assert "No episodes match" in html and "<summary>Filters</summary>" not in html and 'class="facets"' not in html
+    assert '<div class="layout single">' in html
+    found = page(client, "/search?q=water")
+    assert "<summary>Filters</summary>" in found and '<div class="layout">' in found
