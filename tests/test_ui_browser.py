@@ -618,3 +618,29 @@ def test_nearby_episodes_come_before_the_transcript(site, browser):
             assert tab.errors == []
         finally:
             tab.close()
+
+
+def test_the_hidden_paragraph_link_takes_no_room(site, browser):
+    """Each paragraph's "#" link (shown on hover and focus) still took its room when hidden: a paragraph ending
+    near the right edge wrapped onto a line that looked empty. At every width its paragraph is as tall with the link
+    as without it."""
+    tab = Tab(browser, 390, 844)
+    try:
+        tab.goto(episode_url(site, "kitchen-2"))
+        grown = tab.page.evaluate("""async () => {
+            const paras = Array.from(document.querySelectorAll('.transcript p')), links = document.querySelectorAll('.here');
+            const heights = () => paras.map(p => p.getBoundingClientRect().height);
+            const out = [];
+            for (let w = 300; w <= 800; w += 2) {
+                document.body.style.width = w + 'px';
+                const shown = heights();
+                links.forEach(a => a.style.display = 'none');
+                const bare = heights();
+                links.forEach(a => a.style.display = '');
+                shown.forEach((h, i) => { if (h > bare[i] + 1) out.push([w, paras[i].id]); });
+            }
+            return out;
+        }""")
+        assert grown == [], grown[:5]
+    finally:
+        tab.close()
