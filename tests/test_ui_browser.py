@@ -644,3 +644,21 @@ def test_the_hidden_paragraph_link_takes_no_room(site, browser):
         assert grown == [], grown[:5]
     finally:
         tab.close()
+
+
+def test_the_keyboard_skips_to_the_results(site, tab):
+    """The first result took 37 Tab presses at 1280 px: "Skip to content" landed on main, which starts with the sort
+    and every filter link. On a page of results the first Tab offers "Skip to results", and the next Tab after it is
+    the first result."""
+    page = tab.page
+    tab.goto(site.url("/search?q=lava"))
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to results"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    first = page.locator("li.hit h2 a").first
+    assert first.evaluate("a => a === document.activeElement"), page.evaluate("document.activeElement.outerHTML")
+    tab.goto(site.url("/search?q=qqqxxyz"))  # (no results: to the content, as on every other page)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    assert tab.errors == []
