@@ -345,3 +345,17 @@ def test_no_results_has_no_empty_filters_disclosure(client):
     assert '<div class="layout single">' in html
     found = page(client, "/search?q=water")
     assert "<summary>Filters</summary>" in found and '<div class="layout">' in found
+
+
+def test_a_snippet_that_is_one_of_its_moments_is_not_shown_twice(client):
+    """Most hits read the same passage twice, word for word: as the snippet and as the first moment below it."""
+    html = page(client, "/search?q=water")
+    hits = html.split('<li class="hit">')[1:]
+    assert len(hits) >= 5
+    for hit in hits:
+        snippet = re.search(r'<p class="snippet">(.*?)</p>', hit, re.S)
+        moments = re.findall(r'<a class="moment ts"[^>]*>[^<]*</a>(?: · <span class="who">[^<]*</span>:)? (.*?)</li>', hit,
+                             re.S)
+        assert moments or snippet, hit[:200]
+        if snippet:
+            assert snippet.group(1) not in moments, snippet.group(1)[:80]
