@@ -359,3 +359,27 @@ def test_a_snippet_that_is_one_of_its_moments_is_not_shown_twice(client):
         assert moments or snippet, hit[:200]
         if snippet:
             assert snippet.group(1) not in moments, snippet.group(1)[:80]
+
+
+def test_a_time_is_shown_where_it_changes(tmp_path):
+    """Transcripts with only section times (the site corpus's Changelog shows) repeated "0:00" on every paragraph of a
+    section (eleven in a row on Go Time #200). A paragraph starting in the second of the one before shows no time of
+    its own; each keeps its anchor (``t0-2``) and its start for the player."""
+    import json
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+    from podsearch.web.app import create_app
+
+    config = load_config({"data": str(tmp_path / "data")}, environ={})
+    segments = [{"start": s, "speaker": who, "text": f"Paragraph {i} about otters."}
+                for i, (s, who) in enumerate([(0, "Ana"), (0, "Bo"), (0.5, "Ana"), (600, "Bo"), (600, "Ana"), (660, "Bo")])]
+    line = {"id": "sections-1", "show": "Sections", "title": "Section times", "segments": segments}
+    (tmp_path / "a.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    import_jsonl(config, tmp_path / "a.jsonl")
+    html = create_app(config).test_client().get("/episodes/sections-1?t=630").get_data(as_text=True)
+    paras = re.findall(r'<p id="([^"]+)"( class="current")? data-start="([\d.]+)">(.*?)</p>', html, re.S)
+    assert [(anchor, start) for anchor, _, start, _ in paras] == [
+        ("t0", "0.0"), ("t0-2", "0.0"), ("t0-3", "0.5"), ("t600", "600.0"), ("t600-5", "600.0"), ("t660", "660.0")]
+    assert [bool(re.search(r'class="ts"', text)) for _, _, _, text in paras] == [True, False, False, True, False, True]
+    assert [anchor for anchor, current, _, _ in paras if current] == ["t600"]

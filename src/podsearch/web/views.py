@@ -153,7 +153,11 @@ def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict
         if t is not None and seg.start is not None and int(seg.start) <= t and (
                 current < 0 or int(seg.start) != int(segments[current].start or 0)):
             current = i
-        rows.append({"seg": seg, "anchor": anchor})
+        # its time is shown where it changes: a paragraph starting in the second of the one before (transcripts with
+        # section times only: "0:00" on eleven paragraphs in a row until 5 December 2026) shows none of its own
+        before = segments[i - 1].start if i else None
+        rows.append({"seg": seg, "anchor": anchor,
+                     "timed": seg.start is not None and (before is None or int(before) != int(seg.start))})
     return rows, current
 
 
