@@ -383,3 +383,14 @@ def test_a_time_is_shown_where_it_changes(tmp_path):
         ("t0", "0.0"), ("t0-2", "0.0"), ("t0-3", "0.5"), ("t600", "600.0"), ("t600-5", "600.0"), ("t660", "660.0")]
     assert [bool(re.search(r'class="ts"', text)) for _, _, _, text in paras] == [True, False, False, True, False, True]
     assert [anchor for anchor, current, _, _ in paras if current] == ["t600"]
+
+
+def test_a_404_speaks_of_what_was_asked_for(client):
+    """Every 404 (a show, a path) said "The episode may have been removed from its feed. Try searching for it:" and
+    then offered a button to the home page, no search."""
+    episode = page(client, "/episodes/no-such-episode", status=404)
+    assert "The episode may have been removed from its feed" in episode and "Try searching for it:" not in episode
+    assert "the search box above" in episode
+    for path in ("/shows/no-such-show", "/nowhere"):
+        assert "episode may have been removed" not in page(client, path, status=404), path
+    assert "The show may have been removed" in page(client, "/shows/no-such-show", status=404)
