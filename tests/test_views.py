@@ -394,3 +394,10 @@ def test_a_404_speaks_of_what_was_asked_for(client):
     for path in ("/shows/no-such-show", "/nowhere"):
         assert "episode may have been removed" not in page(client, path, status=404), path
     assert "The show may have been removed" in page(client, "/shows/no-such-show", status=404)
+
+
+def test_every_page_title_ends_with_podsearch(client):
+    """The episode page's tab title was "episode · show", unlike every other page's "... · podsearch"."""
+    for path in ("/episodes/" + quote(BEES, safe=""), "/search?q=water", "/shows/field-notes"):
+        title = re.search(r"<title>(.*?)</title>", page(client, path)).group(1)
+        assert title.endswith(" · podsearch"), (path, title)
