@@ -172,3 +172,17 @@ def test_two_items_of_one_title_and_date_are_not_guessed(tmp_path: Path, server:
     report = run(tmp_path, server, [item(1, guid="x2", title="Bonus", date=3, transcript=False),
                                     item(2, guid="y2", title="Bonus", date=3, transcript=False)])
     assert (report.new, report.gone) == (2, 2)
+
+
+def test_an_episode_replaced_by_another_of_its_title_and_date_stays_two(tmp_path: Path, server: FeedServer) -> None:
+    """An episode deleted and a different one added in its place, with its title and date but its own guid,
+    enclosure and link: the title and date made them one (the new episode overwrote the old and was never new, so no
+    watch heard of it). Two of what names an episode differ: they stay two."""
+    old = [item(n, guid=f"kitchen-{n}", enclosure=f"https://cdn.example/k/{n}.mp3", link=f"https://example.org/{n}")
+           for n in range(1, 5)]
+    run(tmp_path, server, old)
+    other = item(3, guid="brand-new-x", enclosure="https://cdn.example/a/x.mp3", link="https://example.org/x",
+                 transcript=False)
+    report = run(tmp_path, server, [old[0], old[1], other, old[3]])
+    assert (report.new, report.gone) == (1, 1), (report.new, report.gone, report.notes)
+    assert stored(tmp_path)["kitchen-3"][1] == 1 and stored(tmp_path)["brand-new-x"][1] == 0

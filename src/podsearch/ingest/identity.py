@@ -129,10 +129,23 @@ def _unique(rows: list[dict], keys: list[dict[str, set[str]]]) -> set[tuple]:
     return {key for key, n in seen.items() if n == 1}
 
 
+def _contradictions(ka: dict[str, set[str]], kb: dict[str, set[str]]) -> int:
+    """How many of what names an episode both ``a`` and ``b`` have, and differ in: the enclosure (its file name: a
+    host that moved is no difference), the transcripts, the link, the title."""
+    def differ(kind: str) -> bool:
+        return bool(ka[kind]) and bool(kb[kind]) and not ka[kind] & kb[kind]
+
+    enclosure = differ("file") if ka["file"] and kb["file"] else differ("audio_url")
+    return enclosure + differ("transcripts") + differ("link") + differ("title")
+
+
 def _evidence(a: dict, ka: dict[str, set[str]], b: dict, kb: dict[str, set[str]], unique: set[tuple]) -> str:
     """What says ``a`` and ``b`` are one episode ("" when nothing does): the same publication date and the same
-    enclosure URL, enclosure file name, transcript URL, link or title, each naming one episode on either side."""
-    if not a["published"] or a["published"] != b["published"]:
+    enclosure URL, enclosure file name, transcript URL, link or title, each naming one episode on either side, and
+    at most one of the others different (the one that gave the item its new id: a link, an edited title). An episode
+    deleted and another of the same title and date added in its place differ in their enclosure, link and transcript:
+    until the evening of 5 December 2026 the title and date made them one."""
+    if not a["published"] or a["published"] != b["published"] or _contradictions(ka, kb) > 1:
         return ""
     for kind in (*_PER_EPISODE, "title"):
         for value in sorted(ka[kind] & kb[kind]):
