@@ -36,6 +36,14 @@ def _is_url(source: str) -> bool:
     return urlsplit(source).scheme.lower() in {"http", "https"}
 
 
+def _spelled(address: str) -> str:
+    """One spelling of an http(s) address (``sources.canonical_url``), else the text as it is."""
+    try:
+        return feed_sources.canonical_url(address) if _is_url(address) else address
+    except ValueError:  # (a port that is no number)
+        return address
+
+
 class FeedIngest:
     """One reindex's ingest of feeds into the catalog."""
 
@@ -111,14 +119,14 @@ class FeedIngest:
             log.info("%s; read at %s again", message, source)
             self.catalog.set_feed_state(source, url=None, etag=None, last_modified=None)
             address, result = source, self._fetch(source, source)
-        self._not_another_feed(source, address, result.moved_to)
+        self._not_another_feed(source, address, result.moved_to, result.url)
         if result.not_modified and not result.moved_to and state.get("show_id") and state.get("last_status") == "ok":
             if not self._duplicate(source, state["show_id"]):
                 self._unchanged(source, state["show_id"])
             return
         if result.not_modified:  # the last run failed after fetching, or the 304 came from where it was redirected:
             result = self._fetch(source, address)  # read it again in full
-            self._not_another_feed(source, address, result.moved_to)
+            self._not_another_feed(source, address, result.moved_to, result.url)
         parsed = self._parse(source, result, address)
         # A move is recorded once its new address gave a feed: until 5 December 2026 it was recorded first, and a 301
         # to a page that is no feed (a maintenance page, a home page) made the feed read there, and fail, for good.
@@ -210,7 +218,7 @@ class FeedIngest:
                 break
             try:
                 moved = self.feed_fetcher.fetch(target, trusted_url=source)  # (http or https only: no file)
-                self._not_another_feed(source, target, moved.moved_to)
+                self._not_another_feed(source, target, moved.moved_to, moved.url)
                 moved_parsed = self._parse(source, moved, target)
             except PodsearchError as exc:
                 message = f"{said}, but it cannot be read there: {exc}"
@@ -227,19 +235,26 @@ class FeedIngest:
         return at_result, at_parsed, address, pending
 
     def _read_there(self, source: str, target: str) -> str | None:
-        """The other registered feed read at ``target`` (its source, or where it moved), if any."""
+        """The other registered feed read at ``target`` (its source, or where it moved), if any; an address written
+        another way (``HTTP://``, a default port, ``a/../``) is the same address."""
         other = self.catalog.feed_state(target) or self.catalog.feed_at(target)
+        if other is None and _is_url(target):
+            key = _spelled(target)
+            other = next((row for row in self.catalog.feeds() if row["source"] != source
+                          and key in {_spelled(row["source"]), _spelled(row.get("url") or "")}), None)
         return other["source"] if other and other["source"] != source else None
 
-    def _not_another_feed(self, source: str, address: str, target: str | None) -> None:
-        """Raise FeedError when permanent redirects from ``address`` led where another registered feed is read: that
-        is another show, and following it stored that show's episodes a second time under this show's ids and marked
-        this show's episodes gone (found 5 December 2026). The feed cannot be read at its address: it fails, nothing
-        is recorded, and it is asked again next run."""
-        other = self._read_there(source, target) if target else None
-        if other:
-            raise FeedError(f"{address} redirects permanently to {target}, which is where the feed {other} is read; "
-                            "not followed (list only one of them)")
+    def _not_another_feed(self, source: str, address: str, *targets: str | None) -> None:
+        """Raise FeedError when redirects from ``address`` led where another registered feed is read (``targets``:
+        where the permanent ones led, and where all of them did): that is another show, and following it stored that
+        show's episodes a second time under this show's ids and marked this show's episodes gone (found 5 December
+        2026; a temporary redirect, or the address written another way, since the evening). The feed cannot be read
+        at its address: it fails, nothing is recorded, and it is asked again next run."""
+        for target in dict.fromkeys(t for t in targets if t and t != address):
+            other = self._read_there(source, target)
+            if other:
+                raise FeedError(f"{address} redirects to {target}, which is where the feed {other} is read; "
+                                "not followed (list only one of them)")
 
     def _moved(self, source: str, address: str, target: str | None, why: str) -> str:
         """Record that ``source`` is read at ``target`` from now on; returns the address to read it at."""
