@@ -331,5 +331,5 @@ def test_a_query_over_the_term_limit_is_refused_before_its_deadline(sample_data:
     monkeypatch.setattr(bounds, "_expansion", lambda q, *a: made.append(q) or expansion(q, *a))
     client = _app(sample_data).test_client()
     res = client.get("/api/search", query_string={"q": "ho* be* wa* co* st* te* pr* so*"})
-    assert res.status_code == 400 and "more than" in res.get_json()["error"]["message"], res.get_json()
+    assert res.status_code == 400 and "asks for at least" in res.get_json()["error"]["message"], res.get_json()
     assert 0 < len(made) < 8 * 5, len(made)  # (8 parts in 5 fields: not all expanded)

@@ -57,5 +57,5 @@ def fuzzy_too_broad(shown: str, text: str, maxdist: int, prefix: str) -> QueryEr
 def too_many_clauses(clauses: int, limit: int | None = None, more: bool = False) -> QueryError:
     """The refusal of a query of more than ``limit`` terms (:data:`MAX_CLAUSES`, or an engine's own lower one);
     ``more``: ``clauses`` were counted when its expansions passed the limit, and more were to come."""
-    return QueryError(f"The query asks for {'more than ' if more else ''}{clauses:,} terms (every word in every field "
+    return QueryError(f"The query asks for {'at least ' if more else ''}{clauses:,} terms (every word in every field "
                       f"and language counts); the limit is {limit or MAX_CLAUSES:,}. Use fewer words or wildcards.")

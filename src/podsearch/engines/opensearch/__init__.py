@@ -537,7 +537,8 @@ class OpenSearchEngine:
                 if isinstance(found, QueryError):
                     raise QueryError(str(found))
                 chosen[part.key] = found.words
-                note = expansions.cut_note(part.shown, found.matching)
+                expand.check_clauses(chosen, profiles, more=True)  # (refused before the deadline: 65 prefixes were a
+                note = expansions.cut_note(part.shown, found.matching)  # 503 first, a 400 once their words were kept)
                 if note:
                     notes[part.shown] = note
         expand.check_clauses(chosen, profiles)
