@@ -645,3 +645,18 @@ def test_the_turkish_capital_dotted_i_is_an_i(config, lib: Library, tmp_path: Pa
     import_said(config, tmp_path, "Marmoset Radio", "Travels", said)
     for q in ("İstanbul", "istanbul", "ISTANBUL", "İSTANBUL", "izmir"):
         assert sorted(search(lib, q)) == ["ist-dotted", "ist-plain"], q
+
+
+def test_a_query_of_no_word_is_newest_first_in_an_index_of_two_languages(config, lib: Library,
+                                                                         tmp_path: Path) -> None:
+    """`-zzz`, `NOT zzz`, `published:2024` are every episode matching, newest first: on Whoosh they came ranked by
+    score as soon as the index held two languages (the query then requires the languages it is read in, which
+    counted as words)."""
+    rows = [{"id": f"de-{n}", "show": "Bienen Funk", "title": f"Bienen {n}", "language": "de",
+             "published": f"2024-0{n}-15T10:00:00Z", "transcript": "Die Bienen tanzen im Stock und sammeln Honig."}
+            for n in (3, 7)]
+    import_jsonl(config, write_jsonl(tmp_path / "de.jsonl", rows))
+    for q in ("-zzz", "NOT zzz", "published:2024"):
+        hits = lib.search(SearchRequest(q=q, per_page=50)).hits
+        dates = [h.published for h in hits if h.published]
+        assert len(hits) > 2 and dates == sorted(dates, reverse=True), (q, dates[:8])

@@ -249,9 +249,14 @@ def strategy(text: str, plain: bool, profiles: list[str] | None = None, ranking:
 
 
 def query_terms(query: Any) -> dict[str, set[str]]:
-    """The analysed terms of a query, by field, excluded words left out (what highlights and moments show)."""
+    """The analysed terms of a query, by field, excluded words left out (what highlights and moments show), and
+    the languages it is read in left out too (``analysis``: an index of two or more requires them, and a query of
+    no word, ``-rust`` or ``published:2024``, then looked for words: until 5 December 2026 it was ranked by score and
+    reordered by the model, not listed newest first)."""
     out: dict[str, set[str]] = {}
     for fieldname, text in positive_terms(query):
+        if fieldname == "analysis":
+            continue
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         out.setdefault(fieldname, set()).add(str(text))
