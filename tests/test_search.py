@@ -642,9 +642,12 @@ def test_the_turkish_capital_dotted_i_is_an_i(config, lib: Library, tmp_path: Pa
     case is "i" and a combining dot, which split the word in two."""
     said = {"ist-plain": "We flew from Istanbul to Izmir with the marmoset crew.",
             "ist-dotted": "Our marmoset crew lives in İstanbul now, near İzmir too."}
-    import_said(config, tmp_path, "Marmoset Radio", "Travels", said)
+    import_said(config, tmp_path, "Marmoset Radio", "Travels to İstanbul", said)  # (titles: OpenSearch's typeahead)
     for q in ("İstanbul", "istanbul", "ISTANBUL", "İSTANBUL", "izmir"):
         assert sorted(search(lib, q)) == ["ist-dotted", "ist-plain"], q
+    # the word lists too (typeahead, patterns): they held "stanbul" and "zmir"
+    assert "istanbul" in [s["text"] for s in lib.suggest("istan")] and not lib.suggest("stanb")
+    assert sorted(search(lib, "İstanb*")) == ["ist-dotted", "ist-plain"]
 
 
 def test_a_query_of_no_word_is_newest_first_in_an_index_of_two_languages(config, lib: Library,

@@ -182,6 +182,13 @@ def stemmer(lang: str) -> Callable[[str], str] | None:
 SYMBOLS_SPELLED = {"++": "plusplus", "#": "sharp"}
 
 
+def lower(text: str) -> str:
+    """``text`` in lower case, the Turkish capital dotted I (``İ``) as ``i``: its own lower case is ``i`` and a
+    combining dot, which no word holds, so ``İstanbul`` was the words "i" and "stanbul" and found nothing (4 site
+    episodes say "Istanbul"). Every engine's analysis and word lists lower words so."""
+    return text.lower() if "İ" not in text else text.replace("İ", "I").lower()
+
+
 def fold(word: str) -> str:
     """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``) stay, and so does
     Japanese and Chinese (``で`` is not ``て``)."""

@@ -11,6 +11,7 @@ from datetime import date, timedelta
 from typing import NamedTuple
 
 from ..errors import QueryError
+from ..languages import lower
 
 # Query-time field weights: title > persons, show > notes > transcript (Whoosh's BM25F multiplies a word's
 # frequency in each field by them: engines/whoosh/ranking.py; OpenSearch boosts each field's score by them).
@@ -499,7 +500,7 @@ def as_typed(text: str) -> str:
     """The text to read: a query typed all in capitals (``TO BE OR NOT TO BE``, a title pasted from a
     catalogue) is read in lower case, so its AND, OR, NOT and TO are words, not operators."""
     if any(c.isupper() for c in text) and not any(c.islower() for c in text):
-        return text.replace("İ", "I").lower()  # (its own lower case is "i" and a combining dot: no word holds it)
+        return lower(text)
     return text
 
 

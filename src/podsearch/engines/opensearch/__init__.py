@@ -117,14 +117,14 @@ def document_body(doc: Any) -> dict[str, Any]:
     key = languages.profile(doc.language)
     facets = facet_values(doc)
     persons = ", ".join(people(doc))
-    every = list(dict.fromkeys(_WORD.findall(" ".join((doc.title, doc.show, doc.notes, doc.transcript)).lower())))
+    every = list(dict.fromkeys(_WORD.findall(languages.lower(" ".join((doc.title, doc.show, doc.notes, doc.transcript))))))
     body: dict[str, Any] = {
         "id": doc.id, "show_id": doc.show_id, "title": doc.title, "content_hash": doc.content_hash,
         "person_key": facets["person"], "year": facets["year"], "analysis": key, "order": listing_key(doc.id, doc.number),
         text_field("title", key): doc.title, text_field("show", key): doc.show, text_field("persons", key): persons,
         text_field("notes", key): doc.notes, text_field("transcript", key): doc.transcript,
         "words": " ".join(every), "wordlist": every,
-        "vocab": list(dict.fromkeys(_WORD.findall(" ".join((doc.title, doc.show, persons, doc.notes)).lower()))),
+        "vocab": list(dict.fromkeys(_WORD.findall(languages.lower(" ".join((doc.title, doc.show, persons, doc.notes)))))),
     }
     if doc.language:
         body["language"] = doc.language

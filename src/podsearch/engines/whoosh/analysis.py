@@ -21,7 +21,7 @@ from whoosh.lang.stopwords import stoplists
 from whoosh.support.charset import accent_map
 
 from ... import languages
-from ...languages import HAS_CJK, cjk_bigrams, fold, split_cjk
+from ...languages import HAS_CJK, cjk_bigrams, fold, lower, split_cjk
 from ...lru import LRU
 
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
@@ -56,13 +56,6 @@ class JoinedPartsFilter(Filter):
                 t.text = whole
                 continue
             yield t
-
-
-def _lower(word: str) -> str:
-    """``word`` in lower case, the Turkish capital dotted I (``İ``) as ``i``: its own lower case is ``i`` and a
-    combining dot, which no word holds, so ``İstanbul`` was the words "i" and "stanbul" and found nothing (4 site
-    episodes say "Istanbul")."""
-    return word.lower() if "İ" not in word else word.replace("İ", "I").lower()
 
 
 def _split(text: str) -> list[str]:
@@ -188,7 +181,7 @@ class SpokenAnalyzer(Tokenizer):
 
     @staticmethod
     def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
-        text = _lower(raw)
+        text = lower(raw)
         if not text.isascii() and HAS_CJK.search(text):  # before folding: "で" is not "て"
             out: list[str] = []
             for cjk, piece in split_cjk(text):
@@ -239,7 +232,7 @@ class SpokenAnalyzer(Tokenizer):
         else:  # indexing: no offsets needed, and findall is much faster than finditer
             matches = ((w, 0, 0) for w in self.expression.findall(value))
         for raw, start, end in matches:
-            low = _lower(raw)
+            low = lower(raw)
             if low.isascii() and low.isalnum():
                 words, joined = [low], False
             else:
@@ -343,7 +336,7 @@ class SpokenAnalyzer(Tokenizer):
 
     def _width(self, prof: _Profile, raw: str) -> int:
         """How many positions one word takes: one, a stop word too; a joined word its parts'."""
-        low = _lower(raw)
+        low = lower(raw)
         return 1 if low.isascii() and low.isalnum() else self.width(raw)
 
     def token_counts(self, key: str, texts: tuple[str, ...] | list[str]) -> list[int]:
@@ -437,7 +430,7 @@ class SpokenAnalyzer(Tokenizer):
 
     def _word_texts(self, prof: _Profile, raw: str) -> tuple[str, ...]:
         """The tokens of one word of a text, as :meth:`__call__` makes them there (alone it gives the same)."""
-        low = _lower(raw)
+        low = lower(raw)
         if prof.fold_first and "'" in low:  # English "don't" is "dont", as _words makes it
             low = low.replace("'", "")
         if low.isascii() and low.isalnum():

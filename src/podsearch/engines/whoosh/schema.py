@@ -126,4 +126,4 @@ _WORD = re.compile(r"\w+")
 def unique_words(*texts: str) -> str:
     """Each word once: the spelling and typeahead field only needs document frequencies, and a
     transcript repeats its words many times over (this halves the analysis of that field)."""
-    return " ".join(dict.fromkeys(_WORD.findall(" ".join(texts).lower())))
+    return " ".join(dict.fromkeys(_WORD.findall(languages.lower(" ".join(texts)))))
