@@ -195,6 +195,8 @@ def test_a_chain_of_new_feed_urls_is_followed_to_its_end(tmp_path: Path, server:
     report = reindex(config(tmp_path, [a]))
     ok(report)
     assert report.new == 1 and state(tmp_path / "data")["feeds"][a] == ("config", three, "heron-hour", "ok")
+    # the move is in the report's moves, where stats lists them (it was a note alone)
+    assert report.moves == [{"source": a, "to": three, "how": "itunes:new-feed-url"}], report.moves
     assert [(r.path, r.conditional) for r in server.log() if r.path.startswith("/m/")] == [("/m/2.xml", False),
                                                                                            ("/m/3.xml", False)]
     server.clear_log()

@@ -262,6 +262,8 @@ class FeedIngest:
             return address
         self.catalog.set_feed_state(source, url=None if target == source else target)
         self.report.notes.append(f"{source} moved to {target} ({why}): read there from now on")
+        # (in moves too, where stats and reindex --json list them: until 5 December 2026 a note alone)
+        self.report.moves.append({"source": source, "to": target, "how": why})
         log.info("feed %s moved to %s (%s): read there from now on", source, target, why)
         return target
 
