@@ -863,3 +863,11 @@ def test_a_ranges_note_quotes_its_brackets_as_typed(client) -> None:
     """`title:{* TO volcano]` was noted as '[* TO volcano]' (Whoosh: '[ TO volcano]'), as if the other bracket."""
     notes = api(client, "title:{* TO volcano]")["notes"]
     assert any(note.startswith("'{* TO volcano]' matches") for note in notes), notes
+
+
+@BOTH
+@pytest.mark.parametrize("q, same", [("year:*", "year *"), ("foo:*", "foo *")])
+def test_a_star_after_a_name_that_is_no_field_is_a_star_among_words(client, q: str, same: str) -> None:
+    """`year:x` is the words year and x; `year:*` found nothing on Whoosh (every episode on OpenSearch): it is the
+    word and a `*` among words, every episode, as `year *` is."""
+    assert api(client, q)["total"] == api(client, same)["total"] > 0, q

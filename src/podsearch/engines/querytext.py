@@ -113,9 +113,10 @@ _NOT_NOT = re.compile(r"\b((?:AND)?NOT)(?:\s+NOT\b)+")
 QUERY_FIELD_NAMES = (*SEARCH_FIELDS, *(alias for aliases in FIELD_ALIASES.values() for alias in aliases), "published")
 _HYPHEN_FIELD = re.compile(rf"(?<=\w)[+-]+(?=(?:{'|'.join(QUERY_FIELD_NAMES)}):)", re.IGNORECASE)
 # Another name before a colon and a value after it (``year:2024``, ``foo:bar``): the two words, grouped as one word
-# that analysis splits is on both engines (every part wanted in an all-words reading, any in an any-word one)
-_OTHER_FIELD = re.compile(rf"(?<![\w\\:])(?!(?:{'|'.join(QUERY_FIELD_NAMES)}):)([^\W\d_]\w*):(\w[^\s()\[\]{{}}\"]*)",
-                          re.IGNORECASE)
+# that analysis splits is on both engines (every part wanted in an all-words reading, any in an any-word one); a
+# ``*`` value is a ``*`` among words (``year:*``: every episode holding year)
+_OTHER_FIELD = re.compile(rf"(?<![\w\\:])(?!(?:{'|'.join(QUERY_FIELD_NAMES)}):)([^\W\d_]\w*):"
+                          r"(\w[^\s()\[\]{}\"]*|\*(?=[\s)]|$))", re.IGNORECASE)
 _OPERATOR_FIELD = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)(?=:)")
 _GLUED_FIELD = re.compile(r"(?<=[^\s\w(+\-\\\":])(?=[+-]?[^\W\d_]\w*:)")
 _BAD_BOOST = re.compile(r"\^(?!\d*\.?\d+(?![\w.]))[^\s()\[\]{}\"]*")
