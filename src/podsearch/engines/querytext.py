@@ -117,6 +117,9 @@ _HYPHEN_FIELD = re.compile(rf"(?<=\w)[+-]+(?=(?:{'|'.join(QUERY_FIELD_NAMES)}):)
 # ``*`` value is a ``*`` among words (``year:*``: every episode holding year)
 _OTHER_FIELD = re.compile(rf"(?<![\w\\:])(?!(?:{'|'.join(QUERY_FIELD_NAMES)}):)([^\W\d_]\w*):"
                           r"(\w[^\s()\[\]{}\"]*|\*(?=[\s)]|$))", re.IGNORECASE)
+# ... and before a range (``year:[a TO z]``, a part of its own: ``_outside_quotes_and_ranges``): the word, then the
+# range over the words, bounded as any (OpenSearch searched it unbounded: 1,674 site episodes where Whoosh refused it)
+_OTHER_FIELD_RANGE = re.compile(rf"(?<![\w\\:])(?!(?:{'|'.join(QUERY_FIELD_NAMES)}):)([^\W\d_]\w*):$", re.IGNORECASE)
 _OPERATOR_FIELD = re.compile(r"\b(AND|OR|NOT|ANDNOT|ANDMAYBE|TO)(?=:)")
 _GLUED_FIELD = re.compile(r"(?<=[^\s\w(+\-\\\":])(?=[+-]?[^\W\d_]\w*:)")
 _BAD_BOOST = re.compile(r"\^(?!\d*\.?\d+(?![\w.]))[^\s()\[\]{}\"]*")
@@ -195,7 +198,7 @@ def lenient(text: str) -> str:
     text = _DANGLING.sub(" ", text)
     while _EMPTY_GROUP.search(text):  # "()", and "(())" once the inner one is gone
         text = _EMPTY_GROUP.sub(" ", text)
-    text = _outside_quotes_and_ranges(text, lambda part: _OTHER_FIELD.sub(r"(\1 \2)", part))
+    text = _outside_quotes_and_ranges(text, lambda part: _OTHER_FIELD_RANGE.sub(r"\1 ", _OTHER_FIELD.sub(r"(\1 \2)", part)))
     return published(text)
 
 
