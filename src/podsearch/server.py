@@ -351,14 +351,18 @@ def fair_dispatcher() -> type:
             self.now = 0.0  # the start of the request that last started
             self.last: dict[str, float] = {}  # each client's last finish
 
-        def rank(self, task: Any) -> tuple[float, int]:
-            """``(finish, 1 for a search)`` of a channel's next request; called with the lock held. A request
-            waitress could not read (a bad request line or header: its answer is an error) has no path."""
+        def asks(self, task: Any) -> tuple[str, float]:
+            """``(client, expected cost)`` of a channel's next request, read from the request alone (outside the
+            lock: the query string is parsed for the cost). A request waitress could not read (a bad request line
+            or header: its answer is an error) has no path."""
             request = task.requests[0] if getattr(task, "requests", None) else None
             client = getattr(task, "podsearch_client", "")
             if request is not None and self.proxy and self.proxy in {"*", _address(task.addr)}:
                 client = forwarded_client(getattr(request, "headers", None) or {}) or client
-            cost = queue_cost(request, self.searches)
+            return client, queue_cost(request, self.searches)
+
+        def rank(self, task: Any, client: str, cost: float) -> tuple[float, int]:
+            """``(finish, 1 for a search)`` of the request; called with the lock held."""
             start = max(self.now, self.last.get(client, 0.0))
             finish = self.last[client] = start + cost
             task.podsearch_start, task.podsearch_charge = start, (client, cost)
@@ -367,12 +371,13 @@ def fair_dispatcher() -> type:
             return finish, int(cost > CHEAP_COST)
 
         def add_task(self, task: Any) -> None:
+            try:
+                client, cost = self.asks(task)
+            except Exception:  # (never leave a channel unqueued: its connection would stay open for good)
+                log.exception("fair queue: reading a request failed; it goes as a search")
+                client, cost = "", SEARCH_COST
             with self.lock:
-                try:
-                    rank = task.podsearch_rank = self.rank(task)
-                except Exception:  # (never leave a channel unqueued: its connection would stay open for good)
-                    log.exception("fair queue: ranking a request failed; it goes as a search")
-                    rank = task.podsearch_rank = (self.now + SEARCH_COST, 1)
+                rank = task.podsearch_rank = self.rank(task, client, cost)
                 at = next((i for i, queued in enumerate(self.queue)
                            if getattr(queued, "podsearch_rank", rank) > rank), len(self.queue))
                 self.queue.insert(at, task)
