@@ -537,11 +537,12 @@ class OpenSearchEngine:
                 if isinstance(found, QueryError):
                     raise QueryError(str(found))
                 chosen[part.key] = found.words
-                expand.check_clauses(chosen, profiles, more=True)  # (refused before the deadline: 65 prefixes were a
-                note = expansions.cut_note(part.shown, found.matching)  # 503 first, a 400 once their words were kept)
+                # (counted as each part is expanded, which counts the whole once the last is: refused before the
+                # deadline, where 65 prefixes were a 503 first and a 400 once their words were kept)
+                expand.check_clauses(chosen, profiles)
+                note = expansions.cut_note(part.shown, found.matching)
                 if note:
                     notes[part.shown] = note
-        expand.check_clauses(chosen, profiles)
         return chosen, list(notes.values())
 
     def _expansion(self, part: expand.Part, profiles: list[str], deadline: float | None

@@ -171,14 +171,14 @@ def listed(answer: dict[str, Any]) -> tuple[list[tuple[str, int]], bool]:
 MAX_CLAUSES = 1024
 
 
-def check_clauses(chosen: Mapping[str, tuple[str, ...]], profiles: list[str], more: bool = False) -> None:
-    """QueryError when the expanded words, over every field and language, pass ``MAX_CLAUSES`` (Whoosh's
-    ``expansions.MAX_CLAUSES`` where that is lower); ``more``: parts are still to be expanded (the query is refused
-    as soon as those so far pass it)."""
+def check_clauses(chosen: Mapping[str, tuple[str, ...]], profiles: list[str]) -> None:
+    """QueryError when the words of the parts expanded so far, over every field and language, pass ``MAX_CLAUSES``
+    (Whoosh's ``expansions.MAX_CLAUSES`` where that is lower): called as each part is expanded, it refuses the query
+    with "at least" the terms counted by then."""
     clauses = sum(len(words) for words in chosen.values()) * len(SEARCH_FIELDS) * len(profiles)
     limit = min(MAX_CLAUSES, expansions.MAX_CLAUSES)
     if clauses > limit:
-        raise expansions.too_many_clauses(clauses, limit, more=more)
+        raise expansions.too_many_clauses(clauses, limit, more=True)
 
 
 def regex_literal(text: str) -> str:
