@@ -155,6 +155,28 @@ def test_plural_variants_are_one_reason():
     assert len({"honeybee", "honeybees"} & set(wide)) == 1 and len({"bee", "bees"} & set(wide)) == 1, wide
 
 
+def test_forms_of_one_word_are_one_reason():
+    """The site corpus's lists showed "activate, activation", "encrypted, encryption", "topology, topologies",
+    "front-running, frontrunning", "signaling, signalling" (167 of 9,345 neighbours): one word's forms (its English
+    stem, hyphens aside) are shown once; versions and other words stay apart."""
+    from podsearch.similar.reasons import _forms
+
+    for a, b in [("activate", "activation"), ("activated", "activation"), ("encrypted", "encryption"),
+                 ("topologies", "topology"), ("front-running", "frontrunning"), ("signaling", "signalling"),
+                 ("retrieval", "retrieve"), ("fuzzer", "fuzz")]:
+        assert _forms(a) & _forms(b), (a, b)
+    for a, b in [("musig1", "musig2"), ("proof-of-stake", "proof-of-work"), ("bolt11", "bolt12"), ("cyber", "cybersecurity"),
+                 ("interviewer", "interviewee")]:
+        assert not _forms(a) & _forms(b), (a, b)
+    fields = _fields()
+    for i in (0, 1):
+        fields.transcripts[i] += " activation activate activated encryption encrypted " * 6
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 8)
+    assert len({"activation", "activate", "activated"} & set(wide)) == 1, wide
+    assert len({"encryption", "encrypted"} & set(wide)) == 1, wide
+
+
 def test_numbers_in_words_and_adverbs_of_plain_words_are_not_reasons_alone():
     """The demo showed "eighteen" and "remarkably", "chemically" (and the site corpus "indefinitely", "remotely"):
     they say how much or how, not what. Names and products ending in -ly ("Plotly", "Fastly") and nouns

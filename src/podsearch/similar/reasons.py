@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .. import languages
 from .features import fold_lower
 
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
@@ -88,7 +89,8 @@ class Explainer:
             self.general |= np.array([t in notes for t in terms.tolist()], dtype=bool)
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
-        self.variant_list: list[str] = [_variant(t) if k == WORD else t for t, k in zip(self.term_list, self.kind_list)]
+        self.forms_list: list[frozenset[str]] = [_forms(t) if k == WORD else frozenset((t,))
+                                                 for t, k in zip(self.term_list, self.kind_list)]
         # Each word of a full name (two words or more) -> those people, fullest names first: a transcript's "katie"
         # is Katie Hockman when she is a person of one of the two episodes.
         parts: dict[str, list[int]] = {}
@@ -203,10 +205,10 @@ class Explainer:
     def _choose(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, candidates: list[int], n: int,
                 avoid: frozenset[int] = frozenset()) -> list[str]:
         """At most ``n`` of the ``candidates`` (term ids, strongest first) as a person reads them, none of ``avoid``."""
-        kinds, terms, variants = self.kind_list, self.term_list, self.variant_list
+        kinds, terms, forms = self.kind_list, self.term_list, self.forms_list
         people: set[int] | None = None  # the people of the two (read when a word is part of a name)
         chosen: list[int] = []
-        said: set[str] = set()  # the words of the phrases chosen, and the words chosen ("fuzz" says "fuzzing")
+        said: set[str] = set()  # the forms of the words chosen and of the phrases' (_forms: "fuzz" says "fuzzing")
         for term in candidates:
             if term in avoid:
                 continue
@@ -225,19 +227,18 @@ class Explainer:
                         continue
                     term = person
             if kinds[term] == WORD:
-                word = terms[term]
-                if word in said or variants[term] in said:
+                if not forms[term].isdisjoint(said):
                     continue
-                said |= {word, variants[term]}
+                said |= forms[term]
             else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
                 if kinds[term] == PERSON:  # one person once: "Rene" (a transcript's label) beside "René Pickhardt"
                     name = _name_words(terms[term])
                     if any(kinds[c] == PERSON and name <= _name_words(terms[c]) for c in chosen):
                         continue
                     chosen = [c for c in chosen if not (kinds[c] == PERSON and _name_words(terms[c]) < name)]
-                words = {w for word in terms[term].split("_") for w in (word, _variant(word))}
+                words = {w for word in terms[term].split("_") for w in _forms(word)}
                 said |= words
-                chosen = [c for c in chosen if not (kinds[c] == WORD and variants[c] in words)]
+                chosen = [c for c in chosen if not (kinds[c] == WORD and not forms[c].isdisjoint(words))]
             chosen.append(term)
             if len(chosen) >= n:
                 break
@@ -360,6 +361,18 @@ def _variant(word: str) -> str:
             word = word[: -len(ending)]
             break
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def _forms(word: str) -> frozenset[str]:
+    """What tells that two reasons are one word: the word, its :func:`_variant` and its English stem written without
+    hyphens (Snowball: "activate", "activated" and "activation" are "activ"; "front-running" and "frontrunning",
+    "signaling" and "signalling", "topology" and "topologies" are one), so a list never shows two forms of a word."""
+    return frozenset((word, _variant(word), _english_stem()(word.replace("-", ""))))
+
+
+@functools.cache
+def _english_stem() -> Callable[[str], str]:
+    return languages.stemmer("en")
 
 
 def topic_floor(weights: np.ndarray, k: int = TOPIC_TERMS) -> float:
