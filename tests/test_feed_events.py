@@ -11,9 +11,10 @@ import re
 import sqlite3
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from faultserver import FaultServer, RedirectLoop, Silent
+from faultserver import Fault, FaultServer, RedirectLoop, Silent
 from soak.state import index_docs
 
 from podsearch.catalog import SCHEMA_VERSION, Catalog
@@ -511,8 +512,9 @@ def test_a_new_feed_url_that_cannot_be_read_leaves_the_feed_where_it_is(tmp_path
     assert state(tmp_path / "data")["feeds"] == {old: ("config", None, "heron-hour", "ok")}
 
 
+@pytest.mark.parametrize("spelled", ["", "?src=moved"])
 def test_a_new_feed_url_where_another_listed_feed_is_read_is_not_followed(tmp_path: Path, server: FaultServer,
-                                                                           www: Path) -> None:
+                                                                           www: Path, spelled: str) -> None:
     """Spotlight's feed named AFK's address (also in the config) as its new one: Spotlight's episodes were all
     marked gone, the show renamed, and AFK's episodes stored a second time under Spotlight's ids (and sent to the
     watches as new). The other feed's address is not followed; the feed is read where it is, with a warning."""
@@ -520,10 +522,11 @@ def test_a_new_feed_url_where_another_listed_feed_is_read_is_not_followed(tmp_pa
     (www / "b" / "feed.xml").write_bytes(feed(range(1, 4), title="Egret Hour", link="https://example.org/egrets"))
     ok(reindex(config(tmp_path, [a, b])))
     before = state(tmp_path / "data")
-    (www / "a" / "feed.xml").write_bytes(feed(range(1, 5), new_feed_url=b))
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 5), new_feed_url=b + spelled))
     report = reindex(config(tmp_path, [a, b]))
     assert report.new == 1 and report.gone == 0 and not report.failed, report.to_dict()
-    assert any(f"says it moved to {b}" in w and "not followed" in w for w in report.warnings)
+    assert any(f"says it moved to {b + spelled}" in w and f"where the feed {b} is read; not followed" in w
+               for w in report.warnings), report.warnings
     after = state(tmp_path / "data")
     assert after["shows"] == before["shows"] == ["egret-hour", "heron-hour"]
     assert after["feeds"][a] == ("config", None, "heron-hour", "ok")
@@ -531,7 +534,8 @@ def test_a_new_feed_url_where_another_listed_feed_is_read_is_not_followed(tmp_pa
 
 
 @pytest.mark.parametrize("status, location", [(301, "/b/feed.xml"), (308, "/b/feed.xml"), (302, "/b/feed.xml"),
-                                              (301, "/b/x/../feed.xml")])
+                                              (301, "/b/x/../feed.xml"), (301, "/b/feed.xml?src=moved"),
+                                              (307, "/b/./feed.xml/?utm_source=x&src=moved")])
 def test_a_permanent_redirect_to_where_another_listed_feed_is_read_is_not_followed(tmp_path: Path, server: FaultServer,
                                                                                    www: Path, status: int,
                                                                                    location: str) -> None:
@@ -558,6 +562,60 @@ def test_a_permanent_redirect_to_where_another_listed_feed_is_read_is_not_follow
     server.clear_log()
     ok(reindex(config(tmp_path, [a, b])))
     assert server.hits("/a/feed.xml") >= 1 and state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok")
+
+
+@pytest.mark.parametrize("target, registered, same", [
+    ("http://h.example/b/feed.xml?src=moved", "http://h.example/b/feed.xml", True),
+    ("HTTPS://H.example:443/b/x/../feed.xml/", "http://h.example/b/feed.xml", True),
+    ("http://h.example/b/feed%2Exml", "http://h.example/b/feed.xml", True),
+    ("http://h.example/feed.php?id=1&src=moved", "http://h.example/feed.php?id=1", True),
+    ("http://h.example/feed.php?id=2", "http://h.example/feed.php?id=1", False),
+    ("http://h.example/feed.php", "http://h.example/feed.php?id=1", False),
+    ("http://h.example/b/feed.xml", "http://other.example/b/feed.xml", False),
+    ("http://h.example:8080/b/feed.xml", "http://h.example/b/feed.xml", False),
+    ("http://h.example/B/feed.xml", "http://h.example/b/feed.xml", False)])
+def test_what_is_another_feeds_address(target: str, registered: str, same: bool) -> None:
+    from podsearch.ingest.run import _same_feed
+
+    assert (_same_feed(target, registered) is not None) is same
+
+
+class _ByQuery(Fault):
+    """One script, several feeds: the answer depends on the query (``{query: bytes or a redirect's Location}``)."""
+
+    def __init__(self, answers: dict[str, bytes | str]) -> None:
+        self.answers = answers
+
+    def answer(self, handler, stop) -> None:
+        found = self.answers.get(urlsplit(handler.path).query, b"")
+        if isinstance(found, str):
+            handler.send_response(301)
+            handler.send_header("Location", found)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/rss+xml")
+        handler.send_header("Content-Length", str(len(found)))
+        handler.end_headers()
+        handler.wfile.write(found)
+
+
+def test_a_redirect_to_its_own_address_with_more_query_is_followed(tmp_path: Path, server: FaultServer) -> None:
+    """``feed.php?id=1`` moving to ``feed.php?id=1&v=2`` moves to its own address, though ``feed.php`` (another
+    feed) is listed too: the closest registered address says whose it is."""
+    base, mine = server.url("q/feed.php"), server.url("q/feed.php") + "?id=1"
+    t = server.url("a/t") + "/ep-{n}.vtt"
+    answers: dict[str, bytes | str] = {
+        "": feed(range(1, 3), title="Egret Hour", link="https://example.org/egrets", transcripts=t),
+        "id=1": feed(range(3, 5), transcripts=t), "id=1&v=2": feed(range(3, 6), transcripts=t)}
+    server.faults["/q/feed.php"] = _ByQuery(answers)
+    ok(reindex(config(tmp_path, [base, mine])))
+    answers["id=1"] = "/q/feed.php?id=1&v=2"
+    report = reindex(config(tmp_path, [base, mine]))
+    ok(report)
+    assert state(tmp_path / "data")["feeds"][mine] == ("config", mine + "&v=2", "heron-hour", "ok")
+    assert report.new == 1 and report.gone == 0
 
 
 def _no_transcripts(data: bytes) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import parse_qsl, unquote, urldefrag, urlsplit
 
 from .. import sources as feed_sources
 from ..catalog import Catalog
@@ -36,12 +36,34 @@ def _is_url(source: str) -> bool:
     return urlsplit(source).scheme.lower() in {"http", "https"}
 
 
-def _spelled(address: str) -> str:
-    """One spelling of an http(s) address (``sources.canonical_url``), else the text as it is."""
+def _feed_key(address: str) -> tuple[tuple[str, int | None, str], frozenset[tuple[str, str]]] | None:
+    """What says two http(s) addresses are one feed: (host, port, path) in one spelling (``sources.canonical_url``;
+    http or https alike, percent-escapes decoded, no trailing ``/``), and the query's name=value pairs; None for a
+    file or an address that cannot be read."""
+    if not _is_url(address):
+        return None
     try:
-        return feed_sources.canonical_url(address) if _is_url(address) else address
+        parts = urlsplit(feed_sources.canonical_url(address))
+        port = parts.port
     except ValueError:  # (a port that is no number)
-        return address
+        return None
+    if port in {80, 443}:
+        port = None
+    path = unquote(parts.path).rstrip("/") or "/"
+    return ((parts.hostname or "").rstrip("."), port, path), frozenset(parse_qsl(parts.query, keep_blank_values=True))
+
+
+def _same_feed(target: str, registered: str) -> int | None:
+    """Whether ``target`` (where a feed leads) is the feed registered at ``registered``: the same address written
+    another way (``HTTP://``, a default port, ``x/../``, ``https`` for ``http``, a trailing ``/``), also with more in
+    its query (``B?src=moved``: a query a redirect adds to B is still B; B's own query must all be there, so
+    ``feed.php?id=1`` is not ``feed.php?id=2``). Returns how many of the query's pairs ``registered`` has (the more,
+    the closer: ``feed.php`` and ``feed.php?id=1`` both match ``feed.php?id=1&x=2``, the second closer), None when
+    it is another address."""
+    a, b = _feed_key(target), _feed_key(registered)
+    if a is None or b is None or a[0] != b[0] or not b[1] <= a[1]:
+        return None
+    return len(b[1])
 
 
 class FeedIngest:
@@ -236,12 +258,20 @@ class FeedIngest:
 
     def _read_there(self, source: str, target: str) -> str | None:
         """The other registered feed read at ``target`` (its source, or where it moved), if any; an address written
-        another way (``HTTP://``, a default port, ``a/../``) is the same address."""
+        another way (``HTTP://``, a default port, ``a/../``, https for http, a trailing ``/``) or with more in its
+        query (``B?src=moved``) is that feed's address (:func:`_same_feed`: until 5 December 2026 a redirect to
+        ``B?src=moved`` was followed, and B's episodes taken for this feed's show)."""
         other = self.catalog.feed_state(target) or self.catalog.feed_at(target)
         if other is None and _is_url(target):
-            key = _spelled(target)
-            other = next((row for row in self.catalog.feeds() if row["source"] != source
-                          and key in {_spelled(row["source"]), _spelled(row.get("url") or "")}), None)
+            # The registered address closest to the target (the feed's own first, on a tie): a redirect of
+            # ``feed.php?id=1`` to ``feed.php?id=1&x=2`` is its own, though ``feed.php`` is registered too.
+            best: tuple[int, int, dict] | None = None
+            for row in self.catalog.feeds():
+                for at in (row["source"], row.get("url")):
+                    n = _same_feed(target, at) if at else None
+                    if n is not None and (best is None or (n, row["source"] == source) > best[:2]):
+                        best = (n, row["source"] == source, row)
+            other = best[2] if best else None
         return other["source"] if other and other["source"] != source else None
 
     def _not_another_feed(self, source: str, address: str, *targets: str | None) -> None:
