@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from faultserver import Fault, FaultServer, RedirectLoop, Silent
+from faultserver import Fault, FaultServer, RedirectLoop, Silent, Status
 from soak.state import index_docs
 
 from podsearch.catalog import SCHEMA_VERSION, Catalog
@@ -669,6 +669,80 @@ def test_a_move_to_a_private_address_recorded_unchecked_is_forgotten(tmp_path: P
         assert state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok") and other.log() == []
     finally:
         other.stop()
+
+
+def _moved_to_m(tmp_path: Path, server: FaultServer) -> str:
+    """The feed a/feed.xml, moved (a 301, recorded) to /m/feed.xml; the redirect then gone. Returns a's address."""
+    a, m = server.url("a/feed.xml"), server.url("m/feed.xml")
+    t = server.url("a/t") + "/ep-{n}.vtt"
+    server.faults["/a/feed.xml"] = RedirectLoop("/m/feed.xml", status=301)
+    server.files["/m/feed.xml"] = feed(range(1, 4), transcripts=t)
+    ok(reindex(config(tmp_path, [a])))
+    assert state(tmp_path / "data")["feeds"][a] == ("config", m, "heron-hour", "ok")
+    del server.faults["/a/feed.xml"]
+    return a
+
+
+@pytest.mark.parametrize("status", [410, 404])
+def test_a_feed_whose_new_address_is_gone_is_read_at_its_listed_address_again(tmp_path: Path, server: FaultServer,
+                                                                              www: Path, status: int) -> None:
+    """A feed whose recorded new address answered 410 Gone (or 404) was read there at every run, failing, and its
+    listed address never asked again. It is now read at its listed address that run; the same show answering
+    there, the move is forgotten (a note)."""
+    a, m = _moved_to_m(tmp_path, server), server.url("m/feed.xml")
+    server.faults["/m/feed.xml"] = Status(status, b"gone")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 5)))  # the publisher went back to the old address
+    report = reindex(config(tmp_path, [a]))
+    ok(report)
+    assert (report.new, report.gone) == (1, 0)
+    assert any(f"{m}, where it moved, answers HTTP {status}" in n and f"read at {a} again" in n
+               and "the move is forgotten" in n for n in report.notes), report.notes
+    assert state(tmp_path / "data")["feeds"][a] == ("config", None, "heron-hour", "ok")
+    server.clear_log()
+    ok(reindex(config(tmp_path, [a])))
+    assert server.hits("/m/feed.xml") == 0 and server.hits("/a/feed.xml") == 1
+
+
+def test_a_feed_gone_at_both_addresses_fails_naming_both(tmp_path: Path, server: FaultServer, www: Path) -> None:
+    a, m = _moved_to_m(tmp_path, server), server.url("m/feed.xml")
+    before = state(tmp_path / "data")
+    server.faults["/m/feed.xml"] = Status(410, b"gone")
+    server.missing.add("/a/feed.xml")
+    report = reindex(config(tmp_path, [a]))
+    [error] = report.errors
+    assert report.feeds_failed == 1 and error.startswith(f"feed {a}: {m}, where it moved, answers HTTP 410"), error
+    assert f"and {a}, its listed address: HTTP 404" in error and "list the feed's address now in the config" in error
+    after = state(tmp_path / "data")
+    assert after["episodes"] == before["episodes"] and after["gone"] == []
+    assert after["feeds"][a] == ("config", m, "heron-hour", "failed")  # the move is kept: asked first next run
+
+
+def test_another_show_at_the_listed_address_of_a_feed_gone_where_it_moved_is_not_read(tmp_path: Path,
+                                                                                      server: FaultServer,
+                                                                                      www: Path) -> None:
+    """The old address now serves something else (the domain sold, another show): not this show's."""
+    a, m = _moved_to_m(tmp_path, server), server.url("m/feed.xml")
+    before = state(tmp_path / "data")
+    server.faults["/m/feed.xml"] = Status(404, b"not found")
+    (www / "a" / "feed.xml").write_bytes(feed(range(1, 3), "Egret Hour", link="https://egrets.example/")
+                                         .replace(b"heron-", b"egret-"))
+    report = reindex(config(tmp_path, [a]))
+    [error] = report.errors
+    assert report.feeds_failed == 1 and f"{m}, where it moved, answers HTTP 404" in error, error
+    assert f"{a}, its listed address, serves another show ('Egret Hour', not 'heron-hour')" in error, error
+    after = state(tmp_path / "data")
+    assert after["episodes"] == before["episodes"] and after["gone"] == [] and after["shows"] == ["heron-hour"]
+    assert after["feeds"][a] == ("config", m, "heron-hour", "failed")
+
+
+def test_a_new_address_that_fails_otherwise_is_no_reason_to_read_the_old_one(tmp_path: Path, server: FaultServer,
+                                                                             www: Path) -> None:
+    """A 5xx (or no answer) at the new address is a failure there: the old address may hold a stale copy."""
+    a = _moved_to_m(tmp_path, server)
+    server.faults["/m/feed.xml"] = Status(500, b"oops")
+    server.clear_log()
+    report = reindex(config(tmp_path, [a], fetch_timeout=5.0))
+    assert report.feeds_failed == 1 and "HTTP 500" in report.errors[0] and server.hits("/a/feed.xml") == 0
 
 
 def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:

@@ -15,6 +15,15 @@ class FetchError(PodsearchError):
     """An HTTP or file fetch failed (status, timeout, size cap, refused address...)."""
 
 
+class StatusError(FetchError):
+    """An HTTP answer that is an error (``status``: 404, 410, 500, ...; ``url``: the address that gave it)."""
+
+    def __init__(self, message: str, status: int, url: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+
+
 class BlockedAddress(FetchError):
     """A URL found inside a feed points at a private, loopback, link-local or multicast address."""
 

@@ -40,7 +40,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from podsearch import __version__
-from podsearch.errors import BlockedAddress, DeadlinePassed, FetchError, HostSkipped, HostUnreachable
+from podsearch.errors import BlockedAddress, DeadlinePassed, FetchError, HostSkipped, HostUnreachable, StatusError
 
 from .hosts import FATAL_CAUSES, HostHealth
 
@@ -536,7 +536,7 @@ class Fetcher:
                 moved_to=moved_to,
             )
         status_text = f"{ex.status} {ex.reason}".strip()
-        raise FetchError(f"HTTP {status_text} for {current}")
+        raise StatusError(f"HTTP {status_text} for {current}", ex.status, current)
 
     def post(self, url: str, body: bytes, headers: dict[str, str] | None = None, *, trusted: bool = False) -> int:
         """POST ``body`` to ``url`` (a webhook) and return the 2xx status it answered; the answer's body is not read.

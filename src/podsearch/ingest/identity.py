@@ -79,6 +79,25 @@ def identify(catalog: Catalog, source: str, parsed: ParsedFeed, read_now: set[st
     return Identity(None)
 
 
+def same_show(catalog: Catalog, show_id: str, parsed: ParsedFeed) -> str:
+    """How the feed ``parsed`` is the stored show ``show_id`` ("" when it is not, or nothing says so): the same
+    ``podcast:guid`` (another guid: never), or at least half of its episode guids the show's, or the same title and
+    home page."""
+    known = catalog.show(show_id)
+    if known is None:
+        return "the show has nothing stored"
+    guid = parsed.show.guid
+    if guid and known.guid:
+        return f"the same podcast:guid {guid}" if guid == known.guid else ""
+    ids = [ep.id for ep in parsed.episodes]
+    owners = catalog.owners(ids) | catalog.owners(f"{show_id}/{i}" for i in ids)  # (its copies of shared guids)
+    n = len({i.removeprefix(f"{show_id}/") for i, owner in owners.items() if owner == show_id})
+    if ids and n >= max(1, math.ceil(MIN_SHARE * len(ids))):
+        return f"{n} of its {len(ids)} episode guids are this show's"
+    same = parsed.show.title.casefold() == known.title.casefold() and known.link and parsed.show.link == known.link
+    return "the same title and home page" if same else ""
+
+
 def _same_channel(known: Show, parsed: ParsedFeed) -> bool:
     """The feed's channel is the known show's: the same title, and the same home page unless either has none."""
     title, link = parsed.show.title, parsed.show.link

@@ -18,17 +18,20 @@ from .. import sources as feed_sources
 from ..catalog import Catalog
 from ..config import Config
 from ..episodes import Episode
-from ..errors import BlockedAddress, DeadlinePassed, FeedError, HostUnreachable, PodsearchError
+from ..errors import BlockedAddress, DeadlinePassed, FeedError, HostUnreachable, PodsearchError, StatusError
 from ..progress import Progress
 from ..report import Report
 from .extras import EpisodeExtras, Extras, Job
 from .feeds import ParsedFeed, parse_feed, slugify
 from .fetch import Fetcher, FetchLimits, FetchResult
 from .hosts import HostHealth
-from .identity import identify, reconcile
+from .identity import identify, reconcile, same_show
 
 log = logging.getLogger(__name__)
 
+#: What a feed's recorded new address may answer for the feed to be read at its listed address that run: gone, not
+#: found (a 5xx or no answer is a failure there: the listed address may hold a stale copy).
+GONE_STATUSES = frozenset({404, 410})
 MAX_MOVES = 5  # itunes:new-feed-url addresses followed in one run (a chain of moves; the rest is followed next run)
 
 
@@ -130,6 +133,7 @@ class FeedIngest:
     def feed(self, source: str) -> None:
         state = self.catalog.feed_state(source) or {}
         address = state.get("url") or source
+        gone: tuple[str, StatusError] | None = None  # where it moved, and its 404 or 410: read at the source instead
         try:
             result = self._fetch(source, address, etag=state.get("etag"), last_modified=state.get("last_modified"))
         except BlockedAddress as exc:
@@ -141,6 +145,10 @@ class FeedIngest:
             log.info("%s; read at %s again", message, source)
             self.catalog.set_feed_state(source, url=None, etag=None, last_modified=None)
             address, result = source, self._fetch(source, source)
+        except StatusError as exc:
+            if address == source or exc.status not in GONE_STATUSES:
+                raise  # (a 5xx or no answer where it moved is a failure there: the old address may hold a stale copy)
+            gone, address, result = (address, exc), source, self._fetch_listed(source, address, exc)
         self._not_another_feed(source, address, result.moved_to, result.url)
         if result.not_modified and not result.moved_to and state.get("show_id") and state.get("last_status") == "ok":
             if not self._duplicate(source, state["show_id"]):
@@ -150,6 +158,8 @@ class FeedIngest:
             result = self._fetch(source, address)  # read it again in full
             self._not_another_feed(source, address, result.moved_to, result.url)
         parsed = self._parse(source, result, address)
+        if gone:
+            self._back_home(source, state.get("show_id"), parsed, *gone)
         # A move is recorded once its new address gave a feed: until 5 December 2026 it was recorded first, and a 301
         # to a page that is no feed (a maintenance page, a home page) made the feed read there, and fail, for good.
         address = self._moved(source, address, result.moved_to, "a permanent redirect")
@@ -181,6 +191,30 @@ class FeedIngest:
             self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
             self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
                                         last_fetch=time.time(), last_status="ok", last_error=None)
+
+    def _fetch_listed(self, source: str, moved: str, exc: StatusError) -> FetchResult:
+        """The feed at its listed address ``source``, its recorded new address ``moved`` having answered 404 or 410
+        (``exc``); FeedError naming both when it cannot be read there either (the move is kept)."""
+        try:
+            return self._fetch(source, source)
+        except PodsearchError as again:
+            raise FeedError(f"{moved}, where it moved, answers HTTP {exc.status}, and {source}, its listed address: "
+                            f"{again}; list the feed's address now in the config (or remove the feed)") from again
+
+    def _back_home(self, source: str, show_id: str | None, parsed: ParsedFeed, moved: str, exc: StatusError) -> None:
+        """The feed answered at its listed address ``source`` where it moved (``moved``) answers 404 or 410: if it is
+        the show it was (:func:`same_show`), the move is forgotten (a note); if not, FeedError (the move is kept)."""
+        how = same_show(self.catalog, show_id, parsed) if show_id else "no show was read from it yet"
+        said = f"{moved}, where it moved, answers HTTP {exc.status}"
+        if not how:
+            raise FeedError(f"{said}, and {source}, its listed address, serves another show ({parsed.show.title!r}, "
+                            f"not {show_id!r}): not read; list the feed's address now in the config (or remove the "
+                            "feed)")
+        message = f"feed {source}: {said}: read at {source} again, where the same show answers ({how}); the move is " \
+                  "forgotten"
+        self.report.notes.append(message)
+        log.info("%s", message)
+        self.catalog.set_feed_state(source, url=None, etag=None, last_modified=None)
 
     def _fetch(self, source: str, address: str, **validators: str | None) -> FetchResult:
         """The feed ``source`` fetched at ``address``. The operator chose the source: its host (its origin: scheme,
