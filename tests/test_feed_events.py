@@ -745,6 +745,30 @@ def test_a_new_address_that_fails_otherwise_is_no_reason_to_read_the_old_one(tmp
     assert report.feeds_failed == 1 and "HTTP 500" in report.errors[0] and server.hits("/a/feed.xml") == 0
 
 
+def test_a_refused_move_at_the_end_of_a_chain_goes_back_to_its_last_allowed_address(tmp_path: Path,
+                                                                                     server: FaultServer,
+                                                                                     www: Path) -> None:
+    """A chain a -> m1 (the feed's own host) -> m2 (another, loopback) recorded while private hosts were allowed:
+    refused now, the move is forgotten and the feed read at a again, which leads to m1 again, where it is read and
+    recorded (the refused hop a warning): it does not stay at its listed address, nor fail."""
+    other = FaultServer(www).start()
+    try:
+        a, m1, m2 = server.url("a/feed.xml"), server.url("m/1.xml"), f"http://127.0.0.1:{other.port}/b/feed.xml"
+        (www / "a" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 4), new_feed_url=m1)))
+        server.files["/m/1.xml"] = _no_transcripts(feed(range(1, 4), new_feed_url=m2))
+        (www / "b" / "feed.xml").write_bytes(_no_transcripts(feed(range(1, 4))))
+        ok(reindex(config(tmp_path, [a])))
+        assert state(tmp_path / "data")["feeds"][a][1] == m2
+        other.clear_log()
+        report = reindex(config(tmp_path, [a], allow_private_hosts=False))
+        ok(report)
+        assert any(f"was read at {m2}, where it moved, which is refused now" in w for w in report.warnings)
+        assert any(f"says it moved to {m2}" in w and "(loopback)" in w for w in report.warnings), report.warnings
+        assert state(tmp_path / "data")["feeds"][a] == ("config", m1, "heron-hour", "ok") and other.log() == []
+    finally:
+        other.stop()
+
+
 def test_a_local_feed_is_not_followed_to_its_new_feed_url(tmp_path: Path, server: FaultServer, www: Path) -> None:
     """A feed read from a file is the file the operator chose, whatever address its publisher gives it."""
     local = www / "a" / "feed.xml"
