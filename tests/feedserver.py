@@ -46,6 +46,7 @@ class FeedServer:
         self.missing: set[str] = set()  # paths answered with 404
         self.content_types: dict[str, str] = {}  # path -> Content-Type served instead of the guess
         self.conditional = True  # False: never send ETag/Last-Modified nor answer 304
+        self.etags = True  # False: Last-Modified alone (a server that keeps no ETags)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -121,8 +122,9 @@ class FeedServer:
                     headers = {"Content-Type": ctype or "application/octet-stream"}
                     status = 200
                     if server.conditional:
-                        headers |= {"ETag": etag, "Last-Modified": last_modified}
-                        if inm is not None:
+                        headers |= {"ETag": etag, "Last-Modified": last_modified} if server.etags else {
+                            "Last-Modified": last_modified}
+                        if inm is not None and server.etags:
                             fresh = etag in [t.strip() for t in inm.split(",")] or inm.strip() == "*"
                         elif ims is not None:
                             try:

@@ -94,6 +94,12 @@ class FeedIngest:
         self.deadline_links = 0  # transcript and chapters links the deadline left unread
         # (what, failure, a stored transcript checked again?): reported by itself unless its host went down
         self.no_answer: list[tuple[str, HostUnreachable, bool]] = []
+        # What the feed being read changes besides its episodes (where it is read, the items' new ids), written in
+        # the transaction that stores its episodes: until 5 December 2026 they were written at once, and a reindex
+        # killed in between left a move recorded whose feed was never stored there, asked next run with the old
+        # address's validators (a 304 there, from a server comparing dates, and the feed was not read again).
+        self.moved_to: dict[str, str | None] = {}  # {"url": the address to read the feed at (None: its source)}
+        self.aliases: list[tuple[str, str, str]] = []  # (show id, item id, episode id)
 
     def close(self) -> None:
         self.feed_fetcher.close()
@@ -131,6 +137,7 @@ class FeedIngest:
 
     # -- one feed -----------------------------------------------------------------------------------
     def feed(self, source: str) -> None:
+        self.moved_to, self.aliases = {}, []
         state = self.catalog.feed_state(source) or {}
         address = state.get("url") or source
         gone: tuple[str, StatusError] | None = None  # where it moved, and its 404 or 410: read at the source instead
@@ -187,10 +194,12 @@ class FeedIngest:
             self.catalog.upsert_show(parsed.show)
             for ep in episodes:
                 self._count(self.catalog.upsert_episode(ep))
+            for alias in self.aliases:
+                self.catalog.add_alias(*alias)
             self._store_validators(done)
             self.report.gone += self.catalog.mark_gone(show_id, [e.id for e in episodes], prune=self.prune)
             self.catalog.set_feed_state(source, show_id=show_id, etag=etag, last_modified=last_modified,
-                                        last_fetch=time.time(), last_status="ok", last_error=None)
+                                        last_fetch=time.time(), last_status="ok", last_error=None, **self.moved_to)
 
     def _fetch_listed(self, source: str, moved: str, exc: StatusError) -> FetchResult:
         """The feed at its listed address ``source``, its recorded new address ``moved`` having answered 404 or 410
@@ -214,7 +223,7 @@ class FeedIngest:
                   "forgotten"
         self.report.notes.append(message)
         log.info("%s", message)
-        self.catalog.set_feed_state(source, url=None, etag=None, last_modified=None)
+        self.moved_to["url"] = None  # (with the episodes read here)
 
     def _fetch(self, source: str, address: str, **validators: str | None) -> FetchResult:
         """The feed ``source`` fetched at ``address``. The operator chose the source: its host (its origin: scheme,
@@ -324,7 +333,7 @@ class FeedIngest:
         """Record that ``source`` is read at ``target`` from now on; returns the address to read it at."""
         if not target or target == address:
             return address
-        self.catalog.set_feed_state(source, url=None if target == source else target)
+        self.moved_to["url"] = None if target == source else target  # (with the episodes read there)
         self.report.notes.append(f"{source} moved to {target} ({why}): read there from now on")
         # (in moves too, where stats and reindex --json list them: until 5 December 2026 a note alone)
         self.report.moves.append({"source": source, "to": target, "how": why})
@@ -354,8 +363,10 @@ class FeedIngest:
         message = f"{source} is the same show as {first} ({show_id!r}); read once: list only one of them"
         self.report.warnings.append(message)
         log.info("%s", message)
+        # (a move is recorded, without the old address's validators: nothing of the feed is stored)
+        moved = dict(self.moved_to, etag=None, last_modified=None) if self.moved_to else {}
         self.catalog.set_feed_state(source, show_id=show_id, last_fetch=time.time(), last_status="duplicate",
-                                    last_error=f"the same show as {first}")
+                                    last_error=f"the same show as {first}", **moved)
         return True
 
     def _new_show_id(self, source: str, title: str) -> str:
@@ -391,7 +402,7 @@ class FeedIngest:
             r = by_id.get(ep.id)
             if r is not None:
                 ep.id = r.episode_id
-                self.catalog.add_alias(show_id, r.item_id, r.episode_id)
+                self.aliases.append((show_id, r.item_id, r.episode_id))  # (with the episodes)
         source = self.read.get(show_id, show_id)
         first = renamed[0]
         message = (f"feed {source}: {len(renamed)} items with a new id are episodes the show has; they keep their ids "
