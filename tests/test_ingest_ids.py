@@ -1,7 +1,7 @@
 """An episode's id never changes and never exists twice, whatever happens to its feed: items whose id changes (a new
-guid scheme, guids added, no guid and a moved enclosure or link, no guid and an edited title) keep the id of the
-episode they are (ingest/identity.py:reconcile), over real HTTP (tests/feedserver.py); and two different episodes
-are never taken for one."""
+guid scheme, guids added, no guid and a moved enclosure or link, no guid and an edited title or a corrected date)
+keep the id of the episode they are (ingest/identity.py:reconcile), over real HTTP (tests/feedserver.py); and two
+different episodes are never taken for one."""
 
 from __future__ import annotations
 
@@ -21,9 +21,12 @@ TOPICS = ["volcano ash over the harbour", "sourdough starters", "knife skills", 
 
 
 def item(n: int, *, guid: str | None = None, enclosure: str | None = None, link: str | None = None,
-         title: str | None = None, date: int | None = None, transcript: bool = True) -> str:
+         title: str | None = None, date: int | None = None, transcript: bool = True, notes: str = "",
+         hour: int = 10) -> str:
     parts = [f"<title>{title or f'Kitchen {n}: {TOPICS[(n - 1) % 5]}'}</title>",
-             f"<pubDate>Mon, {date or n:02d} Jan 2024 10:00:00 GMT</pubDate>"]
+             f"<pubDate>Mon, {date or n:02d} Jan 2024 {hour:02d}:00:00 GMT</pubDate>"]
+    if notes:
+        parts.append(f"<description>{notes}</description>")
     if guid:
         parts.append(f'<guid isPermaLink="false">{guid}</guid>')
     if enclosure:
@@ -135,7 +138,55 @@ def test_the_index_holds_each_episode_once(tmp_path: Path, server: FeedServer) -
         library.close()
 
 
+@pytest.mark.parametrize("corrected", [{"date": 12}, {"hour": 18}])
+def test_an_item_of_title_and_date_alone_whose_date_was_corrected_keeps_its_id(tmp_path: Path, server: FeedServer,
+                                                                               corrected: dict) -> None:
+    """An item with no guid, enclosure or link has the id `sha1:` of its title and date: the publisher correcting
+    its date made it a new episode, the old one marked gone (both found). The same title, on exactly one episode
+    that leaves the feed in this run and one item, nothing else different: it keeps its id."""
+    run(tmp_path, server, [item(n, notes=f"Notes of {n}.") for n in N])
+    before = stored(tmp_path)
+    report = run(tmp_path, server, [item(n, notes=f"Notes of {n}.", **(corrected if n == 3 else {})) for n in N])
+    assert not report.failed and (report.new, report.gone, report.updated) == (0, 0, 1), report.notes
+    assert stored(tmp_path) == before
+    assert any("1 items with a new id are episodes the show has" in n and "its date corrected" in n
+               for n in report.notes), report.notes
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        [ep_id] = [i for i, (title, _) in before.items() if title.startswith("Kitchen 3")]
+        assert cat.episode(ep_id).published == ("2024-01-12T10:00:00Z" if "date" in corrected else "2024-01-03T18:00:00Z")
+
+
 # -- two different episodes stay two ----------------------------------------------------------------------------
+
+
+def test_items_of_title_and_date_alone_are_not_taken_for_another_date_when_anything_doubts_it(
+        tmp_path: Path, server: FeedServer) -> None:
+    """Two "Trailer"s (no guid, enclosure nor link) of two dates stay two: both in the feed, one dated anew while
+    the title names two episodes, one gone a run before, or the notes or transcript differ."""
+    def trailer(date: int, **kw) -> str:
+        return item(1, title="Trailer", date=date, transcript=False, **kw)
+
+    run(tmp_path, server, [trailer(1), trailer(5), item(2)])
+    report = run(tmp_path, server, [trailer(1), trailer(5), trailer(9), item(2)])  # a third, both others in the feed
+    assert (report.new, report.gone) == (1, 0)
+    report = run(tmp_path, server, [trailer(1), trailer(6), item(2)])  # the title names three stored episodes
+    assert (report.new, report.gone) == (1, 2)
+    assert len([t for t, _ in stored(tmp_path).values() if t == "Trailer"]) == 4
+
+    tmp = tmp_path / "other"  # an episode that left the feed a run before: a new one of its title is new
+    run(tmp, server, [item(1, title="Christmas special", date=24), item(2)])
+    run(tmp, server, [item(2)])
+    report = run(tmp, server, [item(1, title="Christmas special", date=25), item(2)])
+    assert (report.new, report.gone) == (1, 0) and len(stored(tmp)) == 3
+
+    tmp = tmp_path / "notes"  # another episode of the title in its place, with other notes
+    run(tmp, server, [item(1, title="Bonus", notes="About knives.", transcript=False), item(2)])
+    report = run(tmp, server, [item(1, title="Bonus", date=8, notes="About cabbage.", transcript=False), item(2)])
+    assert (report.new, report.gone) == (1, 1) and len(stored(tmp)) == 3
+    tmp = tmp_path / "transcript"  # ... or another transcript
+    run(tmp, server, [item(1, title="Bonus"), item(2)])
+    report = run(tmp, server, [item(4, title="Bonus", date=8), item(2)])
+    assert (report.new, report.gone) == (1, 1) and len(stored(tmp)) == 3
 
 
 def test_two_trailers_on_different_dates_stay_two(tmp_path: Path, server: FeedServer) -> None:

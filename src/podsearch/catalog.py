@@ -356,12 +356,14 @@ class Catalog:
 
     def episode_keys(self, show_id: str) -> list[dict[str, Any]]:
         """What may recognise each episode of a show whose item changed its id (``ingest.identity.reconcile``): id,
-        title, published, audio_url, link and transcript URLs, in one read of the show's rows."""
+        title, published, audio_url, link, transcript URLs and show notes (as text), and whether it is gone, in one
+        read of the show's rows."""
         rows = self.db.execute("SELECT id, title, published, json_extract(doc, '$.audio_url'), json_extract(doc, "
-                               "'$.link'), json_extract(doc, '$.transcript_links') FROM episodes WHERE show_id = ?",
-                               (show_id,))
+                               "'$.link'), json_extract(doc, '$.transcript_links'), json_extract(doc, "
+                               "'$.description_text'), gone FROM episodes WHERE show_id = ?", (show_id,))
         return [{"id": r[0], "title": r[1], "published": r[2], "audio_url": r[3] or "", "link": r[4] or "",
-                 "transcripts": [t.get("url", "") for t in json.loads(r[5] or "[]")]} for r in rows]
+                 "transcripts": [t.get("url", "") for t in json.loads(r[5] or "[]")], "notes": r[6] or "",
+                 "gone": bool(r[7])} for r in rows]
 
     def aliases(self, show_id: str, ids: Iterable[str]) -> dict[str, str]:
         """{item id: the id of the episode it is stored as} for the ids of ``show_id``'s items that are aliases."""

@@ -176,8 +176,8 @@ def _evidence(a: dict, ka: dict[str, set[str]], b: dict, kb: dict[str, set[str]]
 
 
 def reconcile(catalog: Catalog, show_id: str, items: list[dict]) -> list[Renamed]:
-    """The feed's items (``items``: id, title, published, audio_url, link, transcripts) whose id the catalog does not
-    know and that are an episode of the show stored under another id, which they keep.
+    """The feed's items (``items``: id, title, published, audio_url, link, transcripts, notes) whose id the catalog
+    does not know and that are an episode of the show stored under another id, which they keep.
 
     An item is such an episode when the catalog recorded that (an alias, from an earlier run), or when exactly one
     of the show's stored episodes that the feed no longer carries (gone, or about to be marked gone) has the same
@@ -185,7 +185,8 @@ def reconcile(catalog: Catalog, show_id: str, items: list[dict]) -> list[Renamed
     episode of the show, and no other item of the feed, has), or the same title (no other item or episode has that
     title on that date), and that episode is recognised in no other item of the feed. An item without a date is
     never recognised: two episodes of one show published at the same second, one leaving the feed and the other
-    coming in the same run, are the only case in which two different episodes could be taken for one.
+    coming in the same run, are the only case in which two different episodes could be taken for one. An item of a
+    title and date alone (``sha1:``) whose date was corrected is recognised by its title (:func:`_redated`).
     """
     if not items:
         return []
@@ -224,5 +225,39 @@ def reconcile(catalog: Catalog, show_id: str, items: list[dict]) -> list[Renamed
         if sum(1 for other, ok in zip(items, item_keys) if _evidence(other, ok, ep, ek, unique)) != 1:
             continue
         found.append(Renamed(item["id"], ep["id"], f"the same date and {how}"))
+        taken.add(ep["id"])
+    unknown_ids = {item["id"] for item in left} - {r.item_id for r in found}
+    found += _redated(show_id, items, item_keys, stored, stored_keys, ids, taken, unknown_ids)
+    return found
+
+
+def _redated(show_id: str, items: list[dict], item_keys: list[dict[str, set[str]]], stored: list[dict],
+             stored_keys: list[dict[str, set[str]]], ids: set[str], taken: set[str],
+             unknown: set[str]) -> list[Renamed]:
+    """Items of a title and date alone (no guid, enclosure or link: the id ``sha1:`` of both) whose date was
+    corrected (or added): the item, which has a date, is the episode when that episode's id was made the same way,
+    it leaves the feed in this run (it was in the feed last run and is not now), the title names no other item of
+    the feed and no other episode of the show, and nothing else differs (the show notes, the transcripts where both
+    have them). Until 5 December 2026 such an item became a new episode and the old one was marked gone. A second
+    episode of the title ("Trailer"), an episode gone before this run, other notes or another transcript: not
+    recognised."""
+    def title(k: dict[str, set[str]]) -> str:
+        return next(iter(k["title"]), "")
+
+    in_feed = Counter(title(k) for k in item_keys)
+    in_show = Counter(title(k) for k in stored_keys)
+    by_title = {title(k): (ep, k) for ep, k in zip(stored, stored_keys) if in_show[title(k)] == 1}
+    found: list[Renamed] = []
+    for item, k in zip(items, item_keys):
+        t = title(k)
+        if (item["id"] not in unknown or not item["id"].removeprefix(f"{show_id}/").startswith("sha1:") or not t
+                or not item["published"] or in_feed[t] != 1 or t not in by_title):
+            continue
+        ep, ek = by_title[t]
+        if (not ep["id"].removeprefix(f"{show_id}/").startswith("sha1:") or ep["id"] in ids or ep["id"] in taken
+                or ep["gone"] or ep["published"] == item["published"] or _contradictions(k, ek)
+                or " ".join(item.get("notes", "").split()) != " ".join(ep["notes"].split())):
+            continue
+        found.append(Renamed(item["id"], ep["id"], f"the same title, its date corrected (was {ep['published']})"))
         taken.add(ep["id"])
     return found

@@ -389,11 +389,12 @@ class FeedIngest:
         return episodes
 
     def _keep_ids(self, episodes: list[Episode], show_id: str) -> None:
-        """Items whose id changed (new guids, guids added, a moved enclosure, an edited title) keep the id of the
+        """Items whose id changed (new guids, guids added, a moved enclosure, an edited title or date) keep the id of the
         episode they are: that episode is updated, nothing is stored twice or marked gone; the new id is recorded
         so that the item keeps it however it changes later."""
         items = [{"id": ep.id, "title": ep.title, "published": ep.published, "audio_url": ep.audio_url,
-                  "link": ep.link, "transcripts": [t.url for t in ep.transcript_links]} for ep in episodes]
+                  "link": ep.link, "transcripts": [t.url for t in ep.transcript_links], "notes": ep.description_text}
+                 for ep in episodes]
         renamed = reconcile(self.catalog, show_id, items)
         if not renamed:
             return
