@@ -65,6 +65,23 @@ def test_suggest_offers_no_word_the_index_leaves_out(client):
             assert client.get("/api/search", query_string={"q": word}).get_json()["total"], word
 
 
+def test_episode_json_names_no_path_on_the_servers_disk(client):
+    """The sample's feeds are read from disk, so their transcripts and chapters are named by paths on the server:
+    ``transcript_links`` published them (``/home/.../podsearch/sample/transcripts/field-notes/ep-07.json``) while
+    ``transcript_source`` was already kept private. Only web addresses leave the server."""
+    hits = client.get("/api/v1/search?q=&per_page=50").get_json()["hits"]
+    assert len(hits) == 36
+    leaked = []
+    for hit in hits:
+        ep = client.get("/api/v1/episodes/" + enc(hit["id"])).get_json()
+        for link in ep["transcript_links"]:
+            if not link["url"].startswith(("http://", "https://")):
+                leaked.append((hit["id"], link["url"]))
+        if ep["chapters_url"] and not ep["chapters_url"].startswith(("http://", "https://")):
+            leaked.append((hit["id"], ep["chapters_url"]))
+    assert not leaked, leaked[:3]
+
+
 def test_ids_with_slash_colon_and_question_mark(client):
     hits = client.get("/api/v1/search?q=&per_page=50").get_json()["hits"]
     awkward = [h["id"] for h in hits if "/" in h["id"] and (":" in h["id"] or "?" in h["id"])]

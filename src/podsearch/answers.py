@@ -173,8 +173,14 @@ def show_json(show: Show) -> dict[str, Any]:
 
 
 def episode_json(ep: Episode) -> dict[str, Any]:
+    """An episode as the API answers it: only web addresses (a feed read from disk names its transcripts and
+    chapters by their paths on the server, which were published in ``transcript_links`` and ``chapters_url``
+    until 5 December 2026)."""
     data = ep.to_dict()
     data["transcript_source"] = _public_url(data.get("transcript_source") or "")
+    data["transcript_links"] = [link for link in data.get("transcript_links", [])
+                                if not link.get("local") and _public_url(link.get("url") or "")]
+    data["chapters_url"] = "" if data.get("chapters_local") else _public_url(data.get("chapters_url") or "")
     data["segments"] = [asdict(s) for s in ep.segments]
     return data
 
