@@ -11,6 +11,7 @@ from urllib.parse import quote
 import pytest
 from conftest import ENGINES, sample_config
 
+from podsearch.languages import fold
 from podsearch.requests import MAX_DEPTH, MAX_PREFIX_CHARS, MAX_QUERY_CHARS, search_request
 from podsearch.web import create_app
 
@@ -52,6 +53,21 @@ def test_search_shape_on_versioned_path_and_alias(client, path):
 def test_suggest_on_both_paths(client, path):
     data = client.get(path + "?q=bee").get_json()
     assert data["query"] == "bee" and data["suggestions"]
+
+
+def test_suggest_reads_accents_as_the_search_does(client):
+    """Search folds accents (``café`` = ``cafe``); the typeahead compared the prefix as typed with the folded words
+    and titles, so a listener who typed the accent was offered nothing: ``guér`` [] where ``guer`` offered guerande
+    (the sample's Guérande salt), ``galáp`` [] where ``galap`` offered galapagos."""
+    def words(prefix: str) -> list[str]:
+        res = client.get("/api/v1/suggest", query_string={"q": prefix})
+        assert res.status_code == 200
+        return [s["text"] for s in res.get_json()["suggestions"] if s["kind"] == "term"]
+
+    for typed, word in (("guér", "guerande"), ("Galáp", "galapagos"), ("COMTÉ", "comte")):
+        offered = [w for w in words(typed) if fold(w) == word]  # (OpenSearch keeps the accents of its word list)
+        assert offered, (typed, words(typed))
+        assert client.get("/api/search", query_string={"q": offered[0]}).get_json()["total"], offered
 
 
 def test_suggest_offers_no_word_the_index_leaves_out(client):

@@ -25,7 +25,7 @@ from .episodes import Episode, Segment, Show, person_key
 from .errors import IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
-from .languages import detect_language, primary
+from .languages import detect_language, fold, primary
 from .load import LoadCounters, read_load
 from .names import Names
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
@@ -344,8 +344,17 @@ class Library:
                 out.append({"kind": kind, "text": text, **extra})
 
         found = self.engine.suggest(prefix, limit)
+        plain = fold(prefix)
+        if plain != prefix:  # typed with accents: the index's words and titles are read folded (café = cafe), and
+            # a name may be kept as written (a person's): both readings, as typed first (until 5 December 2026
+            # "café", "résum" and "Ödeg" were offered nothing on Whoosh, where "cafe" found cafe and cafeteria)
+            more = self.engine.suggest(plain, limit)
+            found = {kind: list(dict.fromkeys([*found.get(kind, []), *more.get(kind, [])])) for kind in
+                     dict.fromkeys([*found, *more])}
         for show in self.catalog.shows():
-            if show.title.lower().startswith(prefix) or any(w.startswith(prefix) for w in show.title.lower().split()):
+            title = show.title.lower()
+            if any(t.startswith(p) or any(w.startswith(p) for w in t.split())
+                   for t, p in ((title, prefix), (fold(title), plain))):
                 add("show", show.title, id=show.id)
         keys = [key for _, key in found.get("person", [])]
         names = self.catalog.person_names(keys) if keys else {}
