@@ -195,6 +195,18 @@ def test_opensearch_description(client):
     assert prefix == "volc" and any("volcano" in c.lower() for c in completions)
 
 
+def test_opensearch_suggestions_complete_the_whole_query(client):
+    """A browser searches the completion it shows, as it is: for "honey volc" it was offered "volcano" (the word
+    completing the last one), and picking it searched "volcano" alone, "honey" lost. The words before the last are
+    kept, as the site's own typeahead keeps them."""
+    prefix, completions = client.get("/opensearch/suggest", query_string={"q": "honey volc"}).get_json()
+    assert prefix == "honey volc"
+    words = [c for c in completions if c.lower().startswith("honey volc")]
+    assert "honey volcano" in words, completions
+    assert all(c.lower() != "volcano" for c in completions), completions
+    assert client.get("/opensearch/suggest", query_string={"q": "volc"}).get_json()[1][:1] != []
+
+
 def test_embed_widget_page(client):
     response = client.get("/embed/similar/" + quote(BEES, safe=""))
     assert response.status_code == 200 and "X-Frame-Options" not in response.headers

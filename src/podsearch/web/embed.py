@@ -5,6 +5,7 @@ script that places it) and the OpenSearch description that lets browsers add pod
 from __future__ import annotations
 
 import logging
+import re
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, jsonify, render_template, request
@@ -65,11 +66,20 @@ def opensearch():
     return _cached_template("opensearch.xml", "application/opensearchdescription+xml")
 
 
+def _completion(q: str, suggestion: dict[str, str]) -> str:
+    """What the browser searches when the suggestion is picked: a word completes the query's last word, the words
+    before it kept, as the site's typeahead does (a show, an episode or a person is its name). Until 5 December 2026
+    the word alone: "kubernetes operat" offered "operating", and picking it searched "operating"."""
+    if suggestion["kind"] != "term":
+        return suggestion["text"]
+    return re.sub(r"\S*$", lambda _: suggestion["text"], q.strip(), count=1)
+
+
 @bp.get("/opensearch/suggest")
 def opensearch_suggest():
     """Suggestions in the OpenSearch format browsers read: ``["prefix", ["completion", ...]]``."""
     q = parse(SuggestParams, request.args).q
-    texts = [s["text"] for s in library().suggest(q)] if q.strip() else []
+    texts = list(dict.fromkeys(_completion(q, s) for s in library().suggest(q))) if q.strip() else []
     response = jsonify([q, texts])
     response.mimetype = "application/x-suggestions+json"
     return response
