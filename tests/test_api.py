@@ -122,6 +122,20 @@ def test_shows_and_one_show_paginated(client):
     assert not {e["id"] for e in first["episodes"]} & {e["id"] for e in second["episodes"]}
 
 
+def test_a_shows_list_pages_past_its_thousandth_episode(client):
+    """A show's list is read from the catalog, whole, whatever the page: the search's bound on ranking depth
+    (page * per_page at most 1,000) cut it, so a daily show's episodes past the 1,000th could not be listed (page 11
+    of 100 was a 400 "narrow the query"). Any page (up to 1,000) at any size is served; past the last, none."""
+    show = client.get("/api/v1/shows").get_json()["shows"][0]["id"]
+    for path in (f"/api/v1/shows/{show}?per_page=100&page=11", f"/api/v1/shows/{show}?per_page=50&page=1000"):
+        res = client.get(path)
+        assert res.status_code == 200, (path, res.get_json())
+        assert res.get_json()["episodes"] == [] and res.get_json()["has_more"] is False
+    assert client.get(f"/shows/{show}?per_page=100&page=11").status_code == 200
+    assert client.get(f"/api/v1/shows/{show}?page=1001").status_code == 400
+    assert client.get("/api/v1/search?q=&per_page=100&page=11").status_code == 400  # (a search's depth stays bounded)
+
+
 def test_similar_to_text_get_and_post(client):
     got = client.get("/api/v1/similar?text=volcano+eruption+magma&k=2").get_json()
     posted = client.post("/api/v1/similar?k=2", json={"text": "volcano eruption magma"}).get_json()

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from datetime import time as dtime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
@@ -54,14 +54,22 @@ class PageParams(Params):
     page: int = Field(1, ge=1, le=MAX_DEPTH, description=f"Page number, from 1. page * per_page may not exceed {MAX_DEPTH}.")
     per_page: int = Field(10, ge=1, le=MAX_PER_PAGE, description="Results per page.")
 
+    ranked: ClassVar[bool] = True  # pages of a ranking: page * per_page is bounded by MAX_DEPTH
+
     @model_validator(mode="after")
     def _depth(self) -> PageParams:
-        if self.page * self.per_page > MAX_DEPTH:
+        if self.ranked and self.page * self.per_page > MAX_DEPTH:
             raise ValueError(DEPTH_MESSAGE)
         return self
 
 
 class ShowPageParams(PageParams):
+    """A show's episodes, newest first: a listing of the catalog, which reads the whole show whatever the page, so
+    any page up to ``MAX_DEPTH`` at any size (until 5 December 2026 the search's depth bound cut a show's list at its
+    1,000th episode, "narrow the query")."""
+
+    ranked: ClassVar[bool] = False
+    page: int = Field(1, ge=1, le=MAX_DEPTH, description=f"Page number, from 1 (at most {MAX_DEPTH}).")
     per_page: int = Field(50, ge=1, le=MAX_PER_PAGE, description="Episodes per page.")
 
 
