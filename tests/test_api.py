@@ -143,6 +143,19 @@ def test_similar_to_text_get_and_post(client):
     assert [s["id"] for s in got["similar"]] == [s["id"] for s in posted["similar"]]
 
 
+def test_similar_to_text_posted_with_the_text_in_the_query_string(client):
+    """The README's ``GET|POST /similar?text=...``: a POST with no body and the text in its query string answered
+    400 "text is empty" (the body's text replaced the query string's); a body still wins, and an empty one is
+    still refused."""
+    got = client.get("/similar?text=volcano+eruption+magma&k=2").get_json()
+    for path in ("/similar", "/api/v1/similar"):
+        res = client.post(f"{path}?text=volcano+eruption+magma&k=2")
+        assert res.status_code == 200, res.get_json()
+        assert [s["id"] for s in res.get_json()["similar"]] == [s["id"] for s in got["similar"]]
+    assert client.post("/similar?text=volcano&k=2", json={}).status_code == 400
+    assert client.post("/similar?text=volcano&k=2", data={"text": ""}).status_code == 400
+
+
 def test_unknown_ids_are_json_404(client):
     for path in ("/api/v1/episodes/nope%2Fx%3Fy%3Az", "/api/v1/shows/nope", "/similar/nope%3Ax"):
         res = client.get(path)

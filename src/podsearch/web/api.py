@@ -89,8 +89,9 @@ def _posted_text() -> str:
 @cacheable
 def similar_text():
     args = request.args.to_dict(flat=False)
-    if request.method == "POST":
-        args["text"] = [_posted_text()]
+    if request.method == "POST" and (request.content_length or request.is_json or request.form):
+        args["text"] = [_posted_text()]  # (a POST with no body reads ?text= as a GET does: the README's
+        # "GET|POST /similar?text=..." was "text is empty" until 5 December 2026)
     opts = parse(SimilarTextParams, args).options()
     k = opts.pop("k")
     return jsonify(library().similar_to_text(args.get("text", [""])[0], k, **opts).to_dict())
