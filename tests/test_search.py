@@ -361,6 +361,25 @@ def test_typeahead_titles_hold_the_words_typed_before_the_last(config, lib: Libr
     assert set(titles("14")) >= {"Otter Hour #14", "Wren Radio #14"}  # one word: every title it starts a word of
 
 
+def test_typeahead_titles_hold_a_word_typed_before_the_last_or_are_left_out(lib: Library) -> None:
+    """"kubernetes o" was offered eight Bitcoin titles with a word in "o" ("Ocean Tides", "OP_RETURN") and no
+    word, "go concurrency p" eight in "p" and no "patterns": a title that holds only a word the last one starts
+    is about something else, and it took the words' places. A title holding an earlier word, or whose show's title
+    does, is still offered; one word typed offers every title it starts."""
+    def offered(prefix: str) -> list[tuple[str, str]]:
+        return [(s["kind"], s["text"]) for s in lib.suggest(prefix)]
+
+    alone = offered("volc")
+    assert ("episode", "Kilauea and the Breath of a Volcano") in alone and ("episode", "Listening to Volcanoes") in alone
+    assert [k for k, _ in offered("honey volc")] == ["term"] * len(offered("honey volc"))
+    assert ("term", "volcano") in offered("honey volc")
+    assert ("episode", "Kilauea and the Breath of a Volcano") in offered("kilauea volc")  # the title holds it
+    field = offered("field volc")  # the show's title holds it (Field Notes)
+    assert ("episode", "Kilauea and the Breath of a Volcano") in field
+    assert ("episode", "Listening to Volcanoes") not in field
+    assert ("episode", "Listening to Volcanoes") in offered("the volc")  # (stop words before: as one word)
+
+
 @pytest.mark.parametrize("q", ['year:"2023 2024"', '"unbalanced', "published:[2024 to", "((", "x" * 600])
 def test_api_never_fails_on_a_malformed_query(client, q: str) -> None:
     resp = client.get("/api/search", query_string={"q": q})

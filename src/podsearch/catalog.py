@@ -513,6 +513,13 @@ class Catalog:
         wanted = set(segments_of)
         return {r["id"]: _episode_from_row(r, self.segments(r["id"]) if r["id"] in wanted else None) for r in rows}
 
+    def show_ids(self, ids: list[str]) -> dict[str, str]:
+        """{episode id: its show's id} of the episodes of ``ids`` that exist, in one read."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {r[0]: r[1] for r in self.db.execute(f"SELECT id, show_id FROM episodes WHERE id IN ({marks})", ids)}
+
     def show_titles(self) -> dict[str, str]:
         """{show id: title} of every show, in one read."""
         return {r[0]: r[1] for r in self.db.execute("SELECT id, title FROM shows")}

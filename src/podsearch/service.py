@@ -362,15 +362,34 @@ class Library:
         # titles with a word in "r" ("Welcome Remarks") left no room for Mat Ryer after "mat r"
         for key in keys[:PEOPLE_FIRST]:
             add("person", person_label(key, names))
-        for episode_id, title in found.get("episode", []):
+        analyzers = [self.engine.analyzer(key) for key in self.engine.read_as()]
+        for episode_id, title in self._titles_of_the_words_before(prefix, found.get("episode", []), analyzers):
             add("episode", title, id=episode_id)
         for key in keys:
             add("person", person_label(key, names))
-        analyzers = [self.engine.analyzer(key) for key in self.engine.read_as()]
         for _, text in found.get("term", []):
             if any(a.texts(text) for a in analyzers):  # not a word the index leaves out ("the", "they", "there":
                 add("term", text)  # each led to a page that found nothing)
         return out
+
+    def _titles_of_the_words_before(self, prefix: str, episodes: list[tuple[str, str]],
+                                    analyzers: list[Any]) -> list[tuple[str, str]]:
+        """The typeahead's episode titles that hold a word typed before the last one, or whose show's title does
+        (the engine ranks those first): a title that holds only a word the last one starts is about something
+        else. Until 5 December 2026 "kubernetes o" and "go concurrency p" were offered eight Bitcoin titles ("Ocean
+        Tides", "OP_RETURN") and no word ("operator", "patterns"). One word typed: every title it starts."""
+        before = re.findall(r"\w+", prefix)[:-1]
+        said = [set(a.texts(" ".join(before))) for a in analyzers] if before else []
+        if not episodes or not any(said):
+            return episodes
+        shows = self.catalog.show_titles()
+        show_of = self.catalog.show_ids([episode_id for episode_id, _ in episodes])
+
+        def holds(text: str) -> bool:
+            return any(words & set(a.texts(text)) for a, words in zip(analyzers, said, strict=True))
+
+        return [(episode_id, title) for episode_id, title in episodes
+                if holds(title) or holds(shows.get(show_of.get(episode_id, ""), ""))]
 
     def episode(self, episode_id: str) -> Episode:
         ep = self.catalog.episode(episode_id)
