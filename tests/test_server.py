@@ -443,6 +443,32 @@ def test_links_start_with_public_url_whatever_host_the_request_names(sample_data
     assert "public_url is not set" not in err
 
 
+def test_a_304_and_a_204_keep_the_connection_open(live_server):
+    """Waitress closed an HTTP/1.1 connection after any answer without a Content-Length, which a 304 and a 204
+    never have: every revalidation (If-None-Match -> 304) and every OPTIONS (a CORS preflight's 204) said
+    ``Connection: close`` and cost the browser a new connection. Now the same connection answers the next request;
+    a client that asks for the close still gets it."""
+    conn = http.client.HTTPConnection("127.0.0.1", port_of(live_server), timeout=20)
+    conn.request("GET", "/api/v1/search?q=volcano")
+    first = conn.getresponse()
+    first.read()
+    etag, sock = first.getheader("ETag"), conn.sock
+    assert first.status == 200 and etag and sock is not None
+    for method, path, headers, status in (("GET", "/api/v1/search?q=volcano", {"If-None-Match": etag}, 304),
+                                          ("OPTIONS", "/api/v1/search?q=volcano", {}, 204),
+                                          ("GET", "/api/v1/search?q=volcano", {}, 200)):
+        conn.request(method, path, headers=headers)
+        res = conn.getresponse()
+        res.read()
+        assert res.status == status and res.getheader("Connection") != "close", (method, status, res.getheaders())
+        assert conn.sock is sock, (method, status, "the server closed the connection")
+    conn.request("GET", "/api/v1/search?q=volcano", headers={"If-None-Match": etag, "Connection": "close"})
+    res = conn.getresponse()
+    res.read()
+    assert res.status == 304 and res.getheader("Connection") == "close"
+    conn.close()
+
+
 def test_without_public_url_links_follow_the_host_vary_on_it_and_no_host_is_a_400(live_server):
     for path in LINKING:
         status, headers, body = ask(live_server, path, "pod.example:8080")

@@ -263,12 +263,42 @@ class ConnectionGuard:
 
 
 @functools.cache
+def keep_alive_task() -> type:
+    """Waitress's task for a request, that keeps the connection open after an answer with no body (a 204, a 304).
+
+    Waitress closes an HTTP/1.1 connection after any answer without a Content-Length, and a 204 or a 304 never
+    has one (nor needs one: it ends with its head). So every revalidation of a cached answer (``If-None-Match`` ->
+    304) and every CORS preflight (204) cost the browser a new connection (until 5 December 2026). The close is
+    still sent when the client asks for it, for HTTP/1.0, and for the other reasons waitress has."""
+    from waitress.task import WSGITask
+
+    class KeepAliveTask(WSGITask):
+        podsearch_heading = False
+
+        def build_response_header(self) -> bytes:
+            self.podsearch_heading = True
+            try:
+                return super().build_response_header()
+            finally:
+                self.podsearch_heading = False
+
+        def set_close_on_finish(self) -> None:
+            if (self.podsearch_heading and not self.has_body and self.version == "1.1"
+                    and self.request.headers.get("CONNECTION", "").lower() != "close"):
+                return  # (waitress's only other reason while building the head: an answer it must chunk)
+            super().set_close_on_finish()
+
+    return KeepAliveTask
+
+
+@functools.cache
 def guarded_channel() -> type:
     """Waitress's connection class, its connections counted and timed by the server's ConnectionGuard (made on
     first use: waitress is imported when a server starts, not with this module)."""
     from waitress.channel import HTTPChannel
 
     class GuardedChannel(HTTPChannel):
+        task_class = keep_alive_task()
         podsearch_waiting: float | None = None
         podsearch_full: float | None = None  # since when its output is at the high-water mark
 
