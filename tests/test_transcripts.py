@@ -435,6 +435,9 @@ def test_srt_labels_and_merge_limits() -> None:
         ("Slides: Hi", "", "Slides: Hi"),
         ("Adam Back: https://adam.example is mine", "", "Adam Back: https://adam.example is mine"),
         ("Wes: Hi", "Wes", "Hi"),
+        # the header of the Lightning meetings' transcripts: "Name" was the speaker of 618 site corpus segments
+        ("Name: Lightning specification call", "", "Name: Lightning specification call"),
+        ("Agenda: below", "", "Agenda: below"),
     ],
 )
 def test_plain_label_rule(line: str, speaker: str, text: str) -> None:

@@ -113,7 +113,7 @@ _NOT_SPEAKERS = frozenset(
     transcript transcription transcribed summary abstract date time tags topic topics title subject location
     venue video audio slides paper website podcast http https mailto yes no so well ok okay and but or also now
     then here there this that these those the a an it its what why how when where who which speakers tl;dr ps
-    p.s. i we you my our step part chapter episode season info tweet
+    p.s. i we you my our step part chapter episode season info tweet name agenda
     """.split()
 )
 
