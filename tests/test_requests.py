@@ -81,6 +81,18 @@ def test_dates_written_backwards_are_read_forwards(client) -> None:
     assert ids(**{"from": "2025-03", "to": "2024-11"}) == ids(**{"from": "2024-11", "to": "2025-03"})
 
 
+def test_durations_written_backwards_are_read_forwards(client) -> None:
+    """``duration_min=60&duration_max=10`` found nothing and said nothing, where dates written backwards are read
+    forwards: it is 10 to 60 minutes."""
+    def ids(**minutes: int) -> list[str]:
+        resp = client.get("/api/search", query_string={"q": "*", "per_page": 50, **minutes})
+        assert resp.status_code == 200
+        return [h["id"] for h in resp.get_json()["hits"]]
+
+    forwards = ids(duration_min=1, duration_max=600)
+    assert forwards and ids(duration_min=600, duration_max=1) == forwards
+
+
 PAGES = [(1, 10), (0, 10), (100, 10), (101, 10), (10, 100), (11, 100), (1, 0), (1, 101), (2, 500)]
 
 

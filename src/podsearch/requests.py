@@ -248,9 +248,12 @@ class SearchRequest:
         start, end = parse_date(self.published_from, "from"), parse_date(self.published_to, "to", end=True)
         if start and end and end < start:  # written backwards (from=2025&to=2023), as published:[2025 TO 2023] is
             start, end = parse_date(self.published_to, "to"), parse_date(self.published_from, "from", end=True)
+        shortest, longest = self.duration_min, self.duration_max
+        if shortest is not None and longest is not None and longest < shortest:  # written backwards, as the dates
+            shortest, longest = longest, shortest  # (found nothing until 5 December 2026)
         filters = Filters(shows=tuple(self.shows), person=self.person.strip().lower(),
                           published_from=start, published_to=end,
-                          duration_min=self.duration_min, duration_max=self.duration_max, language=lang)
+                          duration_min=shortest, duration_max=longest, language=lang)
         # "*" alone: every episode; “typographic quotes” are the phrase's quotes
         text = "" if BROWSE.fullmatch(checked.q) else questions_asked(straight_quotes(checked.q))
         return EngineQuery(text=text, filters=filters, sort=checked.sort, page=checked.page,
