@@ -32,6 +32,16 @@ def test_listed_origin_is_allowed_and_others_are_not(sample_data: Path):
     assert "Access-Control-Allow-Origin" not in page.headers  # HTML pages are not shared
 
 
+@pytest.mark.parametrize("origins", [["https://site.example"], ["https://site.example", "https://other.example"]])
+def test_vary_names_origin_once(sample_data: Path, origins: list[str]):
+    """With two origins listed flask-cors adds a ``Vary: Origin`` line of its own, and the answers had two."""
+    client = _client(sample_data, cors_origins=origins)
+    for origin in ("https://site.example", "https://evil.example"):
+        resp = client.get("/api/v1/suggest?q=be", headers={"Origin": origin})
+        lines = resp.headers.getlist("Vary")
+        assert len(lines) == 1 and [v.strip().lower() for v in lines[0].split(",")].count("origin") == 1, lines
+
+
 @pytest.mark.parametrize("path", ["/similar", "/api/v1/similar"])
 def test_preflight_for_json_post_is_answered_even_when_rate_limited(sample_data: Path, path: str):
     client = _client(sample_data, cors_origins=["*"], rate_limit=0.001, rate_burst=1)

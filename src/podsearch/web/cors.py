@@ -26,10 +26,18 @@ def register(app: Flask) -> None:
         return
     api = re.compile("|".join(API_PATHS))
 
-    @app.after_request
     def _vary(response: Response) -> Response:
-        # flask-cors leaves Vary out when one origin is listed; the answer still differs by Origin (the listed one
-        # gets Access-Control-Allow-Origin, others do not), so a shared cache must keep them apart.
+        """One ``Vary`` header naming ``Origin`` on every API answer. flask-cors leaves it out when one origin is
+        listed; the answer still differs by Origin (the listed one gets Access-Control-Allow-Origin, others do not),
+        so a shared cache must keep them apart. With more origins flask-cors adds a header line of its own, which
+        was a second ``Vary: Origin`` beside this one until 5 December 2026: the lines are joined into one."""
         if api.match(request.path):
-            response.vary.add("Origin")
+            named: dict[str, str] = {}  # (each once, whatever its case)
+            for value in [v for line in response.headers.getlist("Vary") for v in line.split(",")] + ["Origin"]:
+                if value.strip():
+                    named.setdefault(value.strip().lower(), value.strip())
+            response.headers["Vary"] = ", ".join(named.values())
         return response
+
+    # run after flask-cors's own hook (Flask runs the last registered first)
+    app.after_request_funcs.setdefault(None, []).insert(0, _vary)
