@@ -156,6 +156,17 @@ def test_similar_to_text_posted_with_the_text_in_the_query_string(client):
     assert client.post("/similar?text=volcano&k=2", data={"text": ""}).status_code == 400
 
 
+def test_similar_to_text_posted_reads_the_bodys_parameters(client):
+    """``POST /similar`` with ``{"text": "...", "k": 3}`` answered 10: only the query string's parameters were read.
+    The body's are read where the query string has none; the query string's win."""
+    text = "volcano eruption magma"
+    assert len(client.post("/api/v1/similar", json={"text": text, "k": 3}).get_json()["similar"]) == 3
+    assert len(client.post("/api/v1/similar", data={"text": text, "k": "2"}).get_json()["similar"]) == 2
+    assert len(client.post("/api/v1/similar?k=4", json={"text": text, "k": 3}).get_json()["similar"]) == 4
+    bad = client.post("/api/v1/similar", json={"text": text, "k": "many"})
+    assert bad.status_code == 400 and "k" in bad.get_json()["error"]["message"]
+
+
 def test_unknown_ids_are_json_404(client):
     for path in ("/api/v1/episodes/nope%2Fx%3Fy%3Az", "/api/v1/shows/nope", "/similar/nope%3Ax"):
         res = client.get(path)

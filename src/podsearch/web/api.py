@@ -73,7 +73,8 @@ def similar(episode_id: str):
     return jsonify(library().similar(episode_id, t=p.t, **p.options()).to_dict())
 
 
-def _posted_text() -> str:
+def _posted() -> dict[str, Any]:
+    """What a POST to ``/similar`` sends: a JSON object's members (``text`` a string) or a form's fields."""
     if request.is_json:
         try:
             body = request.get_json(silent=True)  # silent: None for a body that is no JSON
@@ -81,20 +82,24 @@ def _posted_text() -> str:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise QueryError('Send JSON like {"text": "..."}.')
-        return body["text"]
-    return request.form.get("text", "")
+        return body
+    return {"text": "", **request.form.to_dict(flat=False)}
 
 
 @bp.route("/similar", methods=["GET", "POST"])
 @cacheable
 def similar_text():
-    args = request.args.to_dict(flat=False)
+    args: dict[str, Any] = request.args.to_dict(flat=False)
     if request.method == "POST" and (request.content_length or request.is_json or request.form):
-        args["text"] = [_posted_text()]  # (a POST with no body reads ?text= as a GET does: the README's
-        # "GET|POST /similar?text=..." was "text is empty" until 5 December 2026)
+        # The body's text, and its parameters where the query string has none (``{"text": "...", "k": 3}``: until
+        # 5 December 2026 only the query string's were read, and k=3 in the body answered 10). A POST with no body
+        # reads ?text= as a GET does (the README's "GET|POST /similar?text=..." was "text is empty" until then).
+        posted = _posted()
+        args = {**posted, **args, "text": posted["text"]}
     opts = parse(SimilarTextParams, args).options()
     k = opts.pop("k")
-    return jsonify(library().similar_to_text(args.get("text", [""])[0], k, **opts).to_dict())
+    text = args.get("text", "")
+    return jsonify(library().similar_to_text(text[0] if isinstance(text, list) else text, k, **opts).to_dict())
 
 
 @bp.get("/health")
