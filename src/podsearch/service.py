@@ -34,6 +34,9 @@ from .similar import Neighbour, SimilarModel
 QUOTE_SLOP = 3  # places a remembered quote's words may be apart, when as typed no episode says it
 SAID_WORDS = 6  # from this many words a plain query may be a sentence remembered (a topic is a few words: "bias and
 # fairness in ai", said by two episodes, one of them about something else, put them first: topical 0.904 -> 0.893)
+SPOKEN_WORDS = 5  # ... or this many, when a word is one of speech (_SPOKEN: a topic is never "you're", "my", "we")
+_SPOKEN = re.compile(r"(?i)\b(?:i|me|my|you|your|we|our|us|he|him|his|she|her|they|them|their)\b"
+                     r"|\w['’](?:m|re|ve|ll|d)\b|n['’]t\b")
 SAID_MOST_WORDS = 24  # ... and at most this many: a pasted paragraph is no sentence remembered (80 common words
 # at 10k: 36 ms of CPU as any words, 84 ms with the phrase looked for)
 SAID_AMONG = 100  # the ranking's first episodes among which a sentence said as typed is looked for
@@ -277,10 +280,12 @@ class Library:
 
     @staticmethod
     def _sentence(query: EngineQuery) -> bool:
-        """Whether a query may be a sentence remembered: plain words, ``SAID_WORDS`` to ``SAID_MOST_WORDS`` of them,
-        ranked by relevance."""
+        """Whether a query may be a sentence remembered: plain words, ``SAID_WORDS`` to ``SAID_MOST_WORDS`` of them
+        (from ``SPOKEN_WORDS`` when one is a word of speech, a personal pronoun or a contraction: "You're just
+        compounding your crimes"), ranked by relevance."""
         text = query.text.strip()
-        return (query.sort == "relevance" and SAID_WORDS <= len(text.split()) <= SAID_MOST_WORDS  # (most queries
+        least = SPOKEN_WORDS if _SPOKEN.search(text) else SAID_WORDS
+        return (query.sort == "relevance" and least <= len(text.split()) <= SAID_MOST_WORDS  # (most queries
                 and '"' not in text and not has_syntax(text) and any_word_first(text))  # stop at the count)
 
     def _said(self, query: EngineQuery, among: list[str]) -> list[str]:
