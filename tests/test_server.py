@@ -118,6 +118,35 @@ def test_warm_says_once_what_is_missing_not_at_every_look(tmp_path, caplog):
     lib.close()
 
 
+def test_a_model_file_that_cannot_be_read_leaves_the_server_searching_and_says_what_to_do(sample_data, runner):
+    """A truncated ``vectorizer.pkl`` (a disk that filled up, a restore cut short) ended ``serve`` in a 40-line
+    traceback at start (``pickle data was truncated``, no file named): no search either, though searching does not
+    need the model. Now the server starts and searches, ``/similar`` and ``/readyz`` answer 503 without the server's
+    paths, the log names the model folder and ``reindex --full``, and the CLI says that in one line, exit 1."""
+    from podsearch.cli import main
+
+    [generation] = (sample_data / "model").glob("gen-*")
+    pickled = generation / "vectorizer.pkl"
+    pickled.write_bytes(pickled.read_bytes()[:5000])
+    server = start_server(sample_data)
+    try:
+        status, body, _ = get(server.url("/api/v1/search?q=bees"))
+        assert status == 200 and body["total"] > 0
+        episode = body["hits"][0]["id"]
+        for path in ("/readyz", f"/similar/{quote(episode, safe='')}"):
+            status, body, _ = get(server.url(path))
+            assert status == 503 and body["error"]["code"] == "not_ready", (path, body)
+            assert "cannot be read" in body["error"]["message"] and str(sample_data) not in body["error"]["message"]
+        assert get(server.url("/healthz"))[0] == 200
+    finally:
+        code, log = stop(server)
+    assert code == 0, log
+    assert f"The similarity model in {generation} cannot be read" in log and "reindex --full" in log
+    assert "Traceback" not in log
+    result = runner.invoke(main, ["--data", str(sample_data), "similar", episode])
+    assert result.exit_code == 1 and "reindex --full" in result.output and result.exception.__class__ is SystemExit
+
+
 # -- durations ------------------------------------------------------------------------------------------
 
 

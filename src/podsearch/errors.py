@@ -59,6 +59,17 @@ class IndexMissing(PodsearchError):
     """No index (or model) has been built yet in the data folder."""
 
 
+class DataUnreadable(IndexMissing):
+    """A file of the index or of the similarity model is there but cannot be read (truncated, damaged, not readable).
+
+    The message names the folder, the cause and what to do (it goes to the server's log and the CLI); clients of the
+    server are told ``public`` only, which names no path of the machine."""
+
+    def __init__(self, message: str, public: str) -> None:
+        super().__init__(message)
+        self.public = public
+
+
 class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
 

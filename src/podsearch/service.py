@@ -22,7 +22,7 @@ from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
 from .engines.querytext import any_word_first, filter_names, has_syntax, phrases_as_words, plain_words
 from .engines.spelling import keeping, words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
-from .errors import IndexMissing, NotFound, QueryError, TimedOut
+from .errors import DataUnreadable, IndexMissing, NotFound, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
 from .languages import detect_language, fold, primary
@@ -71,6 +71,7 @@ class Library:
         self._model: SimilarModel | None = None
         self._model_stamp: tuple[str, float] = ("", 0.0)
         self._model_lock = threading.Lock()
+        self._model_failed: tuple[tuple[str, float], DataUnreadable] | None = None  # (stamp, why) of a damaged model
         # Title, show, date, link and language of every episode the model knows, loaded with the model:
         # /similar is then a lookup (a reindex that changes any episode refits the model, so they stay in step).
         self._summaries: dict[str, tuple[str, str, str | None, str, str]] = {}
@@ -100,21 +101,30 @@ class Library:
         """Load what the first search and the first /similar would otherwise load (the server calls this before
         it says it is ready): the index's per-generation facet values and the similarity model with what its reasons
         read, where they exist."""
-        missing = []
+        missing, damaged = [], False
         for load in (self.engine.warm, lambda: self.model().warm()):
             try:
                 load()
-            except IndexMissing as exc:
+            except IndexMissing as exc:  # none yet, or (DataUnreadable) one that cannot be read: served without it
                 missing.append(str(exc))
+                damaged = damaged or isinstance(exc, DataUnreadable)
         said, self._unwarmed = self._unwarmed, "; ".join(missing)
         if self._unwarmed and self._unwarmed != said:  # (the server's warmer looks every 2 s)
-            log.info("nothing to warm: %s", self._unwarmed)
+            log.log(logging.ERROR if damaged else logging.INFO, "nothing to warm: %s", self._unwarmed)
 
     def model(self) -> SimilarModel:
         stamp = self.model_generations.stamp()
         with self._model_lock:
             if self._model is None or stamp != self._model_stamp:
-                self._model = SimilarModel.load(self.model_generations)
+                failed = self._model_failed
+                if failed is not None and failed[0] == stamp:  # (not read again every request and every warm)
+                    raise failed[1].with_traceback(None)
+                try:
+                    self._model = SimilarModel.load(self.model_generations)
+                except DataUnreadable as exc:
+                    self._model_failed = (stamp, exc)
+                    raise
+                self._model_failed = None
                 self._summaries = {i: (*row[:4], primary(row[4])) for i, row in self.catalog.summaries().items()}
                 self._show_names = {s.id: s.title for s in self.catalog.shows()}
                 self._model_stamp = stamp

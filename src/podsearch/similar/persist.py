@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 import sklearn
 
-from ..errors import IndexMissing
+from ..errors import DataUnreadable, IndexMissing
 from ..generations import Generations
 from .guests import Guests
 from .params import MODEL_VERSION, ModelParams
@@ -61,11 +62,30 @@ def save(model: Any, generations: Generations) -> Path:
     return generations.publish(path)
 
 
+# What reading a damaged or truncated model file raises (numpy and scipy: ValueError, EOFError, BadZipFile; pickle:
+# UnpicklingError, EOFError; a file gone or unreadable: OSError; a part missing from a pickle or JSON: KeyError ...).
+UNREADABLE = (OSError, ValueError, EOFError, KeyError, IndexError, TypeError, AttributeError, pickle.UnpicklingError,
+              zipfile.BadZipFile)
+
+
 def load_parts(generations: Generations) -> dict[str, Any]:
-    """The current generation's model, as the keyword arguments of :class:`~podsearch.similar.model.SimilarModel`."""
+    """The current generation's model, as the keyword arguments of :class:`~podsearch.similar.model.SimilarModel`.
+
+    IndexMissing when there is none or it was built by another version; DataUnreadable (an IndexMissing: the server
+    starts and searches without it) when one of its files cannot be read, naming the folder and what to do."""
     path = generations.current()
     if path is None:
         raise IndexMissing(f"No similarity model in {generations.root.parent}. Run 'podsearch reindex' first.")
+    try:
+        return _read_parts(path)
+    except UNREADABLE as exc:  # (until 5 December 2026 a truncated vectorizer.pkl kept `serve` from starting)
+        raise DataUnreadable(
+            f"The similarity model in {path} cannot be read ({type(exc).__name__}: {exc}); "
+            "run 'podsearch reindex --full' to rebuild it.",
+            "The similarity model cannot be read; the server's log says why.") from None
+
+
+def _read_parts(path: Path) -> dict[str, Any]:
     meta = json.loads((path / "params.json").read_text())
     if meta.get("model_version") != MODEL_VERSION or meta.get("sklearn") != sklearn.__version__:
         raise IndexMissing("The similarity model was built by another version; run 'podsearch reindex'.")

@@ -48,7 +48,8 @@ def register(app: Flask) -> None:
         if status >= 500 and not isinstance(exc, Overloaded):
             log.warning("%s %s: %s", request.method, request.path, exc)
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Overloaded) else None
-        return _answer(status, code, str(exc), headers)
+        # (a file that cannot be read: the log has its path and cause, the client is told that much only)
+        return _answer(status, code, getattr(exc, "public", None) or str(exc), headers)
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
