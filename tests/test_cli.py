@@ -341,3 +341,29 @@ def test_stats_says_a_later_reindex_did_not_finish(runner, sample_data: Path, tm
     assert "unavailable" in unfinished["aborted"]
     text = runner.invoke(main, ["--data", str(sample_data), "stats"]).output
     assert "did not finish: OpenSearch at http://127.0.0.1:" in text
+
+
+def test_an_index_segment_that_cannot_be_read_is_said_in_one_line_and_a_reindex_rebuilds_it(runner, sample_data: Path):
+    """A segment file cut short (a full disk, a restore cut short) ended ``stats``, ``search`` and a plain ``reindex``
+    in Whoosh's traceback (``UnpicklingError: invalid load key``), naming no file; only ``reindex --full``, which
+    nothing suggested, repaired it. Now ``stats`` prints its figures with the index's error and exits 1 (a monitor
+    sees it), ``search`` says it in one line, and a plain ``reindex`` rebuilds the index in full."""
+    [generation] = (sample_data / "index").glob("gen-*")
+    [terms] = generation.glob("*.trm")
+    terms.write_bytes(terms.read_bytes()[: terms.stat().st_size // 2])
+    stats = runner.invoke(main, ["--data", str(sample_data), "stats", "--json"])
+    assert stats.exit_code == 1 and isinstance(stats.exception, SystemExit), stats.output
+    figures = json.loads(stats.output)
+    assert figures["episodes"] == 36 and f"The search index in {generation} cannot be read" in figures["index_error"]
+    assert "run 'podsearch reindex'" in figures["index_error"]
+    text = runner.invoke(main, ["--data", str(sample_data), "stats"])
+    assert text.exit_code == 1 and "index: The search index in" in text.output and "Traceback" not in text.output
+    search = runner.invoke(main, ["--data", str(sample_data), "search", "water"])
+    assert search.exit_code == 1 and isinstance(search.exception, SystemExit)
+    assert "cannot be read" in search.output and "run 'podsearch reindex'" in search.output
+    again = runner.invoke(main, ["--data", str(sample_data), "reindex"])
+    assert again.exit_code == 0, (again.output, again.exception)
+    assert "index: 36 added" in again.output
+    found = runner.invoke(main, ["--data", str(sample_data), "search", "water", "--json"])
+    assert found.exit_code == 0 and json.loads(found.output)["total"] > 0
+    assert runner.invoke(main, ["--data", str(sample_data), "stats"]).exit_code == 0

@@ -147,6 +147,27 @@ def test_a_model_file_that_cannot_be_read_leaves_the_server_searching_and_says_w
     assert result.exit_code == 1 and "reindex --full" in result.output and result.exception.__class__ is SystemExit
 
 
+def test_an_index_that_cannot_be_read_leaves_the_server_up_and_not_ready(sample_data):
+    """An index segment cut short ended ``serve`` at start in Whoosh's traceback (a supervisor restarting it in a
+    loop, nothing answering, not even ``/healthz``). Now it starts, answers ``/readyz`` and searches 503 without the
+    server's paths, and logs the index generation and what to do once."""
+    [generation] = (sample_data / "index").glob("gen-*")
+    [terms] = generation.glob("*.trm")
+    terms.write_bytes(terms.read_bytes()[: terms.stat().st_size // 2])
+    server = start_server(sample_data)
+    try:
+        assert get(server.url("/healthz"))[0] == 200
+        for path in ("/readyz", "/api/v1/search?q=bees"):
+            status, body, _ = get(server.url(path))
+            assert status == 503 and body["error"]["code"] == "not_ready", (path, body)
+            assert "cannot be read" in body["error"]["message"] and str(sample_data) not in body["error"]["message"]
+    finally:
+        code, log = stop(server)
+    assert code == 0, log
+    assert log.count(f"nothing to warm: The search index in {generation} cannot be read") == 1
+    assert "run 'podsearch reindex'" in log and "Traceback" not in log
+
+
 # -- durations ------------------------------------------------------------------------------------------
 
 

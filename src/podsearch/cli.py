@@ -477,8 +477,10 @@ def stats(obj: Context, as_json: bool) -> None:
         raise fail(exc) from None
     if as_json:
         click.echo(json.dumps(figures, indent=2))
-        return
-    click.echo(_stats_text(figures))
+    else:
+        click.echo(_stats_text(figures))
+    if figures.get("index_error"):  # every figure said, and the exit status a monitor reads says it failed
+        sys.exit(1)
 
 
 # The search's parameters whose names differ from this command's options (``per_page must be ...``)
@@ -501,7 +503,8 @@ def _stats_text(figures: dict[str, Any]) -> str:
              f"shows: {figures['shows']:,}; feeds: {figures['feeds']:,}",
              f"episodes: {figures['episodes']:,} ({figures['episodes_gone']:,} gone from their feed, "
              f"{figures['with_transcript']:,} with a transcript of {figures['segments']:,} segments in all)",
-             f"index: {figures['index_documents']:,} documents, {figures['index_bytes'] / 1e6:,.1f} MB"]
+             f"index: {figures['index_documents']:,} documents, {figures['index_bytes'] / 1e6:,.1f} MB"
+             if not figures.get("index_error") else f"index: {figures['index_error']}"]
     last = figures.get("last_reindex")
     if last:
         state = "with failures" if last["failed"] else "ok"
@@ -528,7 +531,8 @@ def _stat(value: Any) -> str:
 
 
 _STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
-                "index_documents", "index_bytes", "index_generation", "last_reindex", "unfinished_reindexes"}
+                "index_documents", "index_bytes", "index_generation", "index_error", "last_reindex",
+                "unfinished_reindexes"}
 
 
 @main.group()

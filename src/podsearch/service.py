@@ -522,7 +522,10 @@ class Library:
         exists = self.engine.exists()
         out["engine"] = self.engine.name
         out["index_generation"] = self.engine.stamp()[0]
-        out["index_documents"] = self.engine.doc_count() if exists else 0
+        try:
+            out["index_documents"] = self.engine.doc_count() if exists else 0
+        except DataUnreadable as exc:  # said, with the other figures (until 5 December 2026 a traceback)
+            out["index_documents"], out["index_error"] = 0, str(exc)
         out["index_bytes"] = self.engine.size_bytes() if exists else 0
         if last:
             out["last_reindex"] = {

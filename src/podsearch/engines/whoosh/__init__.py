@@ -30,7 +30,7 @@ from whoosh.searching import Searcher
 from whoosh.writing import LockError
 
 from ... import languages
-from ...errors import IndexMissing, QueryError, ReindexRunning
+from ...errors import DataUnreadable, IndexMissing, PodsearchError, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ...procs import bind_children_to_me
@@ -63,6 +63,13 @@ PARALLEL_FROM = 200  # full rebuilds of this many episodes or more use several p
 BUILD_PROCS = 2
 BUILD_BATCH = 50  # episodes handed to a worker process at a time
 BUILD_LIMIT_MB = 256  # memory of an incremental writer's posting pool before it spills a run to disk
+
+
+def unreadable(path: Path | None, exc: BaseException) -> DataUnreadable:
+    """The error of an index generation whose files cannot be read, naming it and what to do."""
+    return DataUnreadable(f"The search index in {path} cannot be read ({type(exc).__name__}: {exc}); "
+                          "run 'podsearch reindex' to rebuild it.",
+                          "The search index cannot be read; the server's log says why.")
 
 
 class WhooshEngine:
@@ -100,7 +107,12 @@ class WhooshEngine:
                         f"No index in {self.generations.root.parent}. Run 'podsearch reindex' first.")
                 # Read segments through plain file reads, not mmap: this Whoosh copies each mmapped part it
                 # opens into a BytesIO, i.e. the whole index (660 MB at 10k episodes) on every new searcher.
-                self._ix = FileStorage(str(path), supports_mmap=False).open_index()
+                try:
+                    self._ix = FileStorage(str(path), supports_mmap=False).open_index()
+                except MemoryError:
+                    raise
+                except Exception as exc:  # a table of contents cut short or damaged
+                    raise unreadable(path, exc) from None
                 self._stamp = stamp
             return self._ix
 
@@ -115,7 +127,13 @@ class WhooshEngine:
         if held is None or held[0] is not ix or held[1].generation() != ix.latest_generation():
             if held is not None:
                 held[1].close()
-            held = self._local.reader = (ix, ix.reader())
+                self._local.reader = None
+            try:
+                held = self._local.reader = (ix, ix.reader())
+            except MemoryError:
+                raise
+            except Exception as exc:  # a segment cut short or damaged (Whoosh reads each one's tables here)
+                raise unreadable(self.generations.current(), exc) from None
         return Searcher(held[1], closereader=False, fromindex=ix,
                         **({"weighting": weighting} if weighting is not None else {}))
 
@@ -126,7 +144,13 @@ class WhooshEngine:
         return marker.read_text().strip() if marker and marker.exists() else "1"
 
     def doc_count(self) -> int:
-        return self._index().doc_count()
+        ix = self._index()
+        try:
+            return ix.doc_count()  # (Whoosh opens a reader of every segment for it)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise unreadable(self.generations.current(), exc) from None
 
     def size_bytes(self) -> int:
         path = self.generations.current()
@@ -147,9 +171,18 @@ class WhooshEngine:
         wanted = source.hashes() if hashes is None else hashes
         if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
             return self._rebuild(source, wanted, progress)
-        ix = self._index()
-        with ix.searcher() as s:
-            have = {f["id"]: f.get("content_hash") for f in s.all_stored_fields()}
+        try:
+            ix = self._index()
+            with self._searcher() as s:
+                have = {f["id"]: f.get("content_hash") for f in s.all_stored_fields()}
+        except MemoryError:
+            raise
+        except Exception as exc:  # an index that cannot be read is rebuilt, as one of an older schema is
+            if isinstance(exc, PodsearchError) and not isinstance(exc, DataUnreadable):
+                raise
+            why = exc if isinstance(exc, DataUnreadable) else unreadable(self.generations.current(), exc)
+            log.warning("%s; rebuilding it in full", str(why).split("; run ", 1)[0])
+            return self._rebuild(source, wanted, progress)
         changed = [i for i, h in wanted.items() if have.get(i) != h]
         removed = [i for i in have if i not in wanted]
         if not changed and not removed:
