@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -367,3 +369,37 @@ def test_an_index_segment_that_cannot_be_read_is_said_in_one_line_and_a_reindex_
     found = runner.invoke(main, ["--data", str(sample_data), "search", "water", "--json"])
     assert found.exit_code == 0 and json.loads(found.output)["total"] > 0
     assert runner.invoke(main, ["--data", str(sample_data), "stats"]).exit_code == 0
+
+
+def test_a_damaged_catalog_is_said_in_one_line_by_every_command(runner, sample_data: Path):
+    """A catalog whose first pages are damaged ended every command, ``stats`` and ``search`` too, in SQLite's
+    traceback (``file is not a database``, at ``PRAGMA journal_mode``), naming no file; ``serve`` too. Now one line
+    naming the catalog and what to do, exit 1."""
+    catalog = sample_data / "catalog.sqlite"
+    with catalog.open("r+b") as fh:
+        fh.write(b"\x5a" * 4096)
+    for command in (["stats"], ["search", "water"], ["feeds"], ["watch", "list"], ["reindex"]):
+        result = runner.invoke(main, ["--data", str(sample_data), *command])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (command, result.output)
+        assert f"Cannot open the catalog {catalog}: file is not a database; the file is damaged" in result.output
+    done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(sample_data), "serve", "--port", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Cannot open the catalog" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv")),
+                    reason="reads a data folder it may not write as root without CAP_DAC_OVERRIDE (setpriv)")
+def test_a_data_folder_it_may_not_write_is_said_in_one_line(sample_data: Path):
+    """A data folder the user may read but not write (a server run as another user than the reindex) ended every
+    command in ``attempt to write a readonly database``'s traceback. Now one line saying what to do, exit 1."""
+    for path in [sample_data, *sample_data.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~0o222)
+    try:
+        done = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--", sys.executable,
+                               "-m", "podsearch", "--data", str(sample_data), "stats"],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        for path in [sample_data, *sample_data.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "attempt to write a readonly database" in done.stderr and "who may write in the data folder" in done.stderr

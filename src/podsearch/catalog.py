@@ -178,6 +178,18 @@ def _show_from_row(row: sqlite3.Row) -> Show:
 EPISODE_ORDER = " ORDER BY COALESCE(published, '') DESC, id"  # newest first, as every list of episodes
 
 
+def _why(exc: sqlite3.Error) -> str:
+    """What an operator does about a catalog SQLite will not open."""
+    text = str(exc)
+    if "readonly" in text or "unable to open" in text:
+        return ("; podsearch writes beside the catalog (SQLite's write-ahead log, even to read it): run it as a user "
+                "who may write in the data folder")
+    if "malformed" in text or "not a database" in text:
+        return ("; the file is damaged: put back a copy (docs/operations.md, *Backups*), or move it away and run "
+                "'podsearch reindex' to read the feeds again (imported episodes and watches are then lost)")
+    return ""
+
+
 class Catalog:
     """A connection to the catalog file. One per thread; cheap to open."""
 
@@ -194,14 +206,17 @@ class Catalog:
         except (OSError, sqlite3.Error) as exc:  # a folder that cannot be made, a file not writable
             raise CatalogError(f"Cannot open the catalog {self.path}: {exc}") from None
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute(f"PRAGMA journal_size_limit={int(self.WAL_LIMIT_BYTES)}")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)  # also the migration: every table and trigger is "IF NOT EXISTS"
-        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute(f"PRAGMA journal_size_limit={int(self.WAL_LIMIT_BYTES)}")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(SCHEMA)  # also the migration: every table and trigger is "IF NOT EXISTS"
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self._migrate()
+        except sqlite3.Error as exc:  # (until 5 December 2026 a traceback, from every command, `stats` too)
+            self.db.close()
+            raise CatalogError(f"Cannot open the catalog {self.path}: {exc}{_why(exc)}") from None
         except BaseException:
             self.db.close()
             raise

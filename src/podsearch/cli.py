@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import ConfigError, InputError, ListenError, PodsearchError, QueryError
+from .errors import CatalogError, ConfigError, InputError, ListenError, PodsearchError, QueryError
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -332,7 +332,7 @@ def _serve(config: Config, quiet: bool, access_log: bool | None = None, **option
     configure_access_log(access_log if access_log is not None else config.access_log and not quiet)
     try:
         status = serve(app, opts, config, announce=None if quiet else lambda line: click.echo(line, err=True))
-    except (ListenError, ConfigError) as exc:
+    except (ListenError, ConfigError, CatalogError) as exc:  # (a catalog it cannot open: every request would fail)
         raise fail(exc) from None
     sys.exit(status)
 

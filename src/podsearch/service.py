@@ -22,7 +22,7 @@ from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
 from .engines.querytext import any_word_first, filter_names, has_syntax, phrases_as_words, plain_words
 from .engines.spelling import keeping, words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
-from .errors import DataUnreadable, IndexMissing, NotFound, QueryError, TimedOut
+from .errors import DataUnreadable, IndexMissing, NotFound, PodsearchError, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
 from .languages import detect_language, fold, primary
@@ -332,6 +332,11 @@ class Library:
         try:
             model = self.model()
         except IndexMissing:  # no model fitted yet: the engine's order
+            model = None
+        except PodsearchError as exc:  # said in a line (a catalog it cannot open: the search says it too)
+            if not self._feedback_failed:
+                log.error("relevance feedback is off: %s", exc)
+                self._feedback_failed = True
             model = None
         except Exception:  # a model that cannot be read must not fail the search (/similar reports it)
             if not self._feedback_failed:
