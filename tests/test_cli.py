@@ -403,3 +403,33 @@ def test_a_data_folder_it_may_not_write_is_said_in_one_line(sample_data: Path):
             path.chmod(path.stat().st_mode | 0o200)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "attempt to write a readonly database" in done.stderr and "who may write in the data folder" in done.stderr
+
+
+def test_a_full_disk_during_a_reindex_is_said_in_one_line_with_its_cause(runner, sample_data: Path):
+    """A rebuild that met a full disk (here a file size limit: EFBIG, as ENOSPC) ended in three chained tracebacks,
+    the last ``ValueError: I/O operation on closed file`` (the writer's cleanup failing in turn), which was also
+    what ``stats`` said of the run: the cause was hidden. Now one line with the cause, exit 1, ``stats`` names it
+    too, the live index serves on, and a run with room completes."""
+    import resource
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300 * 1024, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(sample_data), "reindex", "--full"],
+                          capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "closed file" not in done.stderr, done.stderr
+    assert f"Cannot write in the data folder {sample_data}: [Errno 27] File too large" in done.stderr
+    figures = json.loads(runner.invoke(main, ["--data", str(sample_data), "stats", "--json"]).output)
+    assert [run["aborted"] for run in figures["unfinished_reindexes"]] == ["[Errno 27] File too large"]
+    assert figures["index_documents"] == 36
+    found = runner.invoke(main, ["--data", str(sample_data), "search", "water", "--json"])
+    assert found.exit_code == 0 and json.loads(found.output)["total"] > 0
+    again = runner.invoke(main, ["--data", str(sample_data), "reindex", "--full"])
+    assert again.exit_code == 0, again.output
+    assert not list((sample_data / "index").glob("*.tmp"))
+    fresh = sample_data.parent / "fresh"  # the catalog's writes: SQLite says "disk I/O error"
+    done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(fresh), "demo", "--no-serve"],
+                          capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"Cannot write in the data folder {fresh}: disk I/O error" in done.stderr

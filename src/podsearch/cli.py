@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import re
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -112,7 +114,32 @@ def memory_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "for this run). [env PODSEARCH_BUILD_MEMORY]")(f)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
+# What the machine says when the data folder cannot take what a command writes: a full disk or quota, a file size
+# limit, a read-only file system, a refused or failing write (SQLite says "disk I/O error" or "database or disk is full").
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
+SQLITE_DISK = ("disk I/O error", "database or disk is full", "readonly database")
+
+
+class _Commands(click.Group):
+    """The commands, with the machine's refusal to write the data folder said in one line (exit 1)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (OSError, sqlite3.OperationalError) as exc:
+            written = isinstance(exc, OSError) and exc.errno in DISK_ERRNOS
+            if not written and not (isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(SQLITE_DISK)):
+                raise
+            obj = ctx.find_object(Context)
+            try:
+                where = f" {obj.config.data_dir}" if obj is not None else ""
+            except PodsearchError:
+                where = ""
+            raise click.ClickException(f"Cannot write in the data folder{where}: {exc} (a full disk or quota, a file "
+                                       "size limit, a read-only file system?); free room and run it again") from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
 Examples:
   podsearch demo                        index the bundled sample and serve it
   podsearch --config podsearch.toml reindex

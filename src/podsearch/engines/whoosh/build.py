@@ -386,9 +386,16 @@ class SerialWriter:
         _commit(self.lock, [segment] if segment is not None else [])
 
     def cancel(self) -> None:
-        if not self.writer.is_closed:
-            self.writer._close_segment()
-        self.lock.cancel()
+        try:
+            if not self.writer.is_closed:
+                self.writer._close_segment()
+        except (OSError, ValueError):
+            # A segment whose writing failed (a full disk: EFBIG, ENOSPC) fails to close again ("I/O operation on
+            # closed file"), which replaced the error being handled, the one that says why; the half-written
+            # generation is removed by the next run.
+            pass
+        finally:
+            self.lock.cancel()
 
 
 class ParallelWriter:
