@@ -298,10 +298,12 @@ def test_serve_on_a_taken_port_says_so_in_one_line(tmp_path: Path, sample_data: 
 
 def test_commands_that_only_read_make_no_data_folder(runner, tmp_path: Path, monkeypatch):
     """``feeds`` and ``watch list`` on a mistyped ``--data`` made the folder and an empty catalog there, exit 0
-    (after which ``stats`` said zeros instead of "No catalog"); now "No catalog", exit 1, and nothing made. With
+    (after which ``stats`` said zeros instead of "No catalog"); now "No catalog", exit 1, and nothing made (``remove``
+    too: it made them, then said "No feed", until 5 December 2026). With
     feeds in the config, ``feeds`` lists them as not read yet (before the first reindex)."""
     data = tmp_path / "mistyped"
-    for command in (["watch", "list"], ["watch", "remove", "1"], ["feeds"], ["stats"]):
+    for command in (["watch", "list"], ["watch", "remove", "1"], ["feeds"], ["stats"],
+                    ["remove", "https://example.org/feed.xml"]):
         result = runner.invoke(main, ["--data", str(data), *command])
         assert result.exit_code == 1 and "No catalog in" in result.output, (command, result.output)
     monkeypatch.setenv("PODSEARCH_FEEDS", str(tmp_path / "feed.xml"))

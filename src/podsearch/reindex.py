@@ -197,7 +197,9 @@ def remove_feed(config: Config, source: str, *, prune: bool = False, wait: bool 
     """Stop reading a feed registered with ``podsearch add`` (or left in the catalog): its episodes are kept,
     marked gone (deleted with ``prune``), and the index and the model follow. A feed the config file lists
     is refused: the config says what is read."""
-    with Catalog.in_dir(config.data_dir) as catalog:  # refuse before taking the lock
+    # (Catalog.existing: on a mistyped --data, "No catalog in ...", and nothing made there; until 5 December 2026
+    # the folder and an empty catalog were made, then "No feed")
+    with Catalog.existing(config.data_dir) as catalog:  # refuse before taking the lock
         check_removable(config, find_feed(catalog, source))
 
     def work(catalog: Catalog, report: Report) -> None:
