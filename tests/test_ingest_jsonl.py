@@ -163,3 +163,34 @@ def test_an_id_on_two_lines_is_said(tmp_path, runner):
     assert not report.failed
     result = runner.invoke(main, ["--data", str(tmp_path / "data2"), "import", str(export)])
     assert result.exit_code == 0 and "warning: " + report.warnings[0] in result.output
+
+
+def test_a_full_disk_is_not_reported_as_every_line_unreadable(tmp_path: Path):
+    """With no room to write (here a file size limit), the language detector could not unpack its model to a
+    temporary file, and the import reported every line as ``could not be read``, each with a traceback (260 lines:
+    260 tracebacks, the lines blamed for the disk). Now the import stops at once with the machine's reason, one
+    line, exit 1."""
+    import resource
+    import subprocess
+    import sys
+
+    lines = [{"id": f"ep-{i}", "show": "Bulk", "title": f"Episode {i}",
+              "transcript": "The volcano erupted and the river carried ash for many miles downstream."}
+             for i in range(40)]
+    source = tmp_path / "episodes.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    data = tmp_path / "data"
+    made = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), "import", str(source)],
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr  # the catalog is there: what fails below is the temporary file
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
+
+    lines = [{**line, "id": f"new-{i}"} for i, line in enumerate(lines)]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), "import", str(source)],
+                          capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    assert done.returncode == 1, done.stderr
+    assert "could not be read" not in done.stderr and "Traceback" not in done.stderr, done.stderr[:2000]
+    assert "[Errno 27] File too large" in done.stderr and "free room and run it again" in done.stderr

@@ -135,8 +135,9 @@ class _Commands(click.Group):
                 where = f" {obj.config.data_dir}" if obj is not None else ""
             except PodsearchError:
                 where = ""
-            raise click.ClickException(f"Cannot write in the data folder{where}: {exc} (a full disk or quota, a file "
-                                       "size limit, a read-only file system?); free room and run it again") from None
+            raise click.ClickException(f"Cannot write in the data folder{where} (or the temporary folder): {exc} (a "
+                                       "full disk or quota, a file size limit, a read-only file system?); free room "
+                                       "and run it again") from None
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b

@@ -142,6 +142,8 @@ def read_jsonl(path: Path | str) -> Iterator[ImportedLine | ImportFormatError]:
                 yield parse_line(obj, line_no, str(path))
             except ImportFormatError as exc:
                 yield ImportFormatError(f"{path}: {exc}")
+            except (OSError, MemoryError):  # the machine, not the line (a full disk: the language detector unpacks
+                raise                       # its model to a temporary file): every line would fail alike
             except Exception as exc:  # a value no rule above foresaw: that line is reported, the others imported
                 log.exception("%s: line %d could not be read", path, line_no)
                 yield ImportFormatError(f"{path}: line {line_no}: could not be read ({type(exc).__name__}: {exc})")
