@@ -436,3 +436,30 @@ def test_a_full_disk_during_a_reindex_is_said_in_one_line_with_its_cause(runner,
                           capture_output=True, text=True, timeout=300, preexec_fn=small_files)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"Cannot write in the data folder {fresh} (or the temporary folder): disk I/O error" in done.stderr
+
+
+def test_a_full_disk_gets_its_room_back_and_the_cause_is_recorded(tmp_path: Path, sample_data: Path, runner):
+    """On a disk that really fills up (a 4.6 MB tmpfs, the sample's 3.4 MB data folder on it, ``reindex --full``):
+    the half-written index generation stayed there until the next run, keeping the disk full, and recording the
+    failed run in the catalog failed in turn (``database or disk is full``), which replaced the cause in the message
+    and left ``stats`` saying "killed, or running now". Now the folder is removed as the run fails, and the cause,
+    ``No space left on device``, is both said and recorded."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4600k", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        data = mount / "data"
+        shutil.copytree(sample_data, data, ignore=shutil.ignore_patterns("server-load.json"))
+        done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), "reindex", "--full"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "No space left on device" in done.stderr, done.stderr
+        assert not list((data / "index").glob("*.tmp")) and not list((data / "model").glob("*.tmp"))
+        figures = json.loads(runner.invoke(main, ["--data", str(data), "stats", "--json"]).output)
+        assert [run["aborted"] for run in figures["unfinished_reindexes"]] == ["[Errno 28] No space left on device"]
+        found = runner.invoke(main, ["--data", str(data), "search", "water", "--json"])
+        assert found.exit_code == 0 and json.loads(found.output)["total"] > 0
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -85,6 +85,23 @@ class Generations:
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
+    def drop_unfinished(self) -> None:
+        """Remove the ``.tmp`` folders this process made (a run that failed: a full disk gets its room back now, not
+        at the next run; a reindex holds the lock, so no other run of this process is writing one)."""
+        if not self.root.is_dir():
+            return
+        for tmp in self.root.glob("*.tmp"):
+            if tmp.is_dir() and _pid_of(tmp.name) == os.getpid():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _pid_of(name: str) -> int | None:
+    try:
+        return int(name.split("-")[3])
+    except (IndexError, ValueError):
+        return None
+
+
 def _pid_alive(name: str) -> bool:
     """Whether the process that made a ``gen-<date>-<time>-<pid>-...`` folder is still running."""
     try:

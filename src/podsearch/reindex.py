@@ -6,6 +6,7 @@ The CLI (and a scheduler) call :func:`reindex`; :func:`import_jsonl` is the same
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -104,7 +105,12 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
         except Exception as exc:  # (`stats` said the run before "ok", as if this one had not been)
-            catalog.abort_run(run_id, str(exc) or type(exc).__name__)
+            for folder in ("index", "model"):  # what this run half wrote (a full disk has its room back at once)
+                Generations(data_dir / folder).drop_unfinished()
+            try:
+                catalog.abort_run(run_id, str(exc) or type(exc).__name__)
+            except sqlite3.Error as failed:  # (a full disk: the error being handled is the one that says why)
+                log.warning("the run's failure could not be recorded in the catalog: %s", failed)
             raise
         finally:
             progress.done()
