@@ -347,14 +347,18 @@ def test_stats_says_a_later_reindex_did_not_finish(runner, sample_data: Path, tm
     assert "did not finish: OpenSearch at http://127.0.0.1:" in text
 
 
-def test_an_index_segment_that_cannot_be_read_is_said_in_one_line_and_a_reindex_rebuilds_it(runner, sample_data: Path):
+@pytest.mark.parametrize("damaged", ["*.trm", "_MAIN_*.toc"])
+def test_an_index_segment_that_cannot_be_read_is_said_in_one_line_and_a_reindex_rebuilds_it(runner, sample_data: Path,
+                                                                                              damaged: str):
     """A segment file cut short (a full disk, a restore cut short) ended ``stats``, ``search`` and a plain ``reindex``
     in Whoosh's traceback (``UnpicklingError: invalid load key``), naming no file; only ``reindex --full``, which
     nothing suggested, repaired it. Now ``stats`` prints its figures with the index's error and exits 1 (a monitor
-    sees it), ``search`` says it in one line, and a plain ``reindex`` rebuilds the index in full."""
+    sees it), ``search`` says it in one line, and a plain ``reindex`` rebuilds the index in full. The same for the
+    index's table of contents cut short (Whoosh's ``exists_in`` raised)."""
     [generation] = (sample_data / "index").glob("gen-*")
-    [terms] = generation.glob("*.trm")
-    terms.write_bytes(terms.read_bytes()[: terms.stat().st_size // 2])
+    [terms] = generation.glob(damaged)
+    terms.write_bytes(terms.read_bytes()[: min(20, terms.stat().st_size // 2) if damaged.endswith(".toc")
+                                         else terms.stat().st_size // 2])
     stats = runner.invoke(main, ["--data", str(sample_data), "stats", "--json"])
     assert stats.exit_code == 1 and isinstance(stats.exception, SystemExit), stats.output
     figures = json.loads(stats.output)

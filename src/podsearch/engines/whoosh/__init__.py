@@ -65,6 +65,17 @@ BUILD_BATCH = 50  # episodes handed to a worker process at a time
 BUILD_LIMIT_MB = 256  # memory of an incremental writer's posting pool before it spills a run to disk
 
 
+def _present(path: Path) -> bool:
+    """Whether the generation folder holds an index; True for one whose table of contents cannot be read (Whoosh's
+    ``exists_in`` opens it and raises): it is there, and opening it says why it cannot be read."""
+    try:
+        return windex.exists_in(str(path))
+    except MemoryError:
+        raise
+    except Exception:
+        return True
+
+
 def unreadable(path: Path | None, exc: BaseException) -> DataUnreadable:
     """The error of an index generation whose files cannot be read, naming it and what to do."""
     return DataUnreadable(f"The search index in {path} cannot be read ({type(exc).__name__}: {exc}); "
@@ -95,14 +106,14 @@ class WhooshEngine:
     # -- opening --------------------------------------------------------------------------------
     def exists(self) -> bool:
         path = self.generations.current()
-        return path is not None and windex.exists_in(str(path))
+        return path is not None and _present(path)
 
     def _index(self) -> Any:
         stamp = self.generations.stamp()
         with self._lock:
             if self._ix is None or stamp != self._stamp:
                 path = self.generations.current()
-                if path is None or not windex.exists_in(str(path)):
+                if path is None or not _present(path):
                     raise IndexMissing(
                         f"No index in {self.generations.root.parent}. Run 'podsearch reindex' first.")
                 # Read segments through plain file reads, not mmap: this Whoosh copies each mmapped part it
