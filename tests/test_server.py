@@ -87,6 +87,27 @@ def test_starts_on_an_empty_data_folder_and_says_what_to_do(tmp_path):
         server.stop()
 
 
+def test_a_server_not_ready_does_not_tell_clients_its_data_folder(tmp_path):
+    """Before the first reindex (or with the data folder moved away) every search, ``/similar`` and ``/readyz`` said
+    ``No index in /srv/podsearch. Run 'podsearch reindex' first.`` to any client: the server's path (the episode page
+    already kept it to itself). Now "the data folder"; the log keeps the path."""
+    folder = tmp_path / "srv-podsearch-data"
+    server = start_server(folder)
+    try:
+        for path in ("/api/v1/search?q=bees", "/readyz", "/similar/x", "/api/v1/similar?text=bees"):
+            status, body, _ = get(server.url(path))
+            assert status == 503 and "the data folder" in body["error"]["message"], (path, body)
+            assert str(folder) not in json.dumps(body), (path, body)
+        with urllib.request.urlopen(urllib.request.Request(server.url("/search?q=bees")), timeout=15) as resp:
+            pytest.fail(f"the search page answered {resp.status} without an index")
+    except urllib.error.HTTPError as err:
+        page = err.read().decode()
+        assert err.code == 503 and "No index in the data folder" in page and str(folder) not in page
+    finally:
+        code, log = stop(server)
+    assert f"No index in {folder}" in log
+
+
 def test_warm_loads_the_facet_values_and_the_model_with_its_reasons(sample_data):
     from podsearch.service import Library
 

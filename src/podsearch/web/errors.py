@@ -5,12 +5,12 @@ from __future__ import annotations
 import html
 import logging
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, current_app, jsonify, render_template, request
 from flask.globals import request_ctx
 from werkzeug.exceptions import BadHost, HTTPException
 
 from ..errors import EngineUnavailable, IndexMissing, NotFound, Overloaded, PodsearchError, QueryError, ReindexRunning
-from .context import FEED_PATH
+from .context import EXTENSION, FEED_PATH
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,15 @@ def _answer(status: int, code: str, message: str, headers: dict[str, str] | None
     return render_template("error.html", status=status, code=code, message=message), status, headers or {}
 
 
+def _public(message: str) -> str:
+    """``message`` without the server's data folder (``No index in /srv/podsearch. Run ...`` was said to any client
+    before the first reindex, and to every one while the folder was away): the log keeps the path."""
+    served = current_app.extensions.get(EXTENSION)
+    folder = getattr(served, "data_dir", None)
+    # (a relative folder, `index` by default, says nothing of the machine, and is a word of the messages too)
+    return message.replace(str(folder), "the data folder") if folder and folder.is_absolute() else message
+
+
 def register(app: Flask) -> None:
     @app.errorhandler(PodsearchError)
     def _domain(exc: PodsearchError):
@@ -49,7 +58,7 @@ def register(app: Flask) -> None:
             log.warning("%s %s: %s", request.method, request.path, exc)
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Overloaded) else None
         # (a file that cannot be read: the log has its path and cause, the client is told that much only)
-        return _answer(status, code, getattr(exc, "public", None) or str(exc), headers)
+        return _answer(status, code, _public(getattr(exc, "public", None) or str(exc)), headers)
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
