@@ -467,3 +467,23 @@ def test_a_full_disk_gets_its_room_back_and_the_cause_is_recorded(tmp_path: Path
         assert found.exit_code == 0 and json.loads(found.output)["total"] > 0
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_reindex_refits_a_model_whose_files_are_cut_short(runner, sample_data: Path):
+    """A plain ``reindex`` (the scheduled one too) said ``model: unchanged`` over a model whose ``vectorizer.pkl`` was
+    cut short, so ``/similar`` stayed down until someone ran ``reindex --full`` (which rebuilds the index too: ten
+    minutes on the site corpus). The model keeps its files' sizes now; a file that differs is said (``similar``, one
+    line) and the next plain reindex refits the model, then leaves it unchanged again."""
+    [generation] = (sample_data / "model").glob("gen-*")
+    pickled = generation / "vectorizer.pkl"
+    saved = pickled.stat().st_size
+    pickled.write_bytes(pickled.read_bytes()[:5000])
+    broken = runner.invoke(main, ["--data", str(sample_data), "similar", "x"])
+    assert broken.exit_code == 1 and isinstance(broken.exception, SystemExit), broken.output
+    assert f"vectorizer.pkl has 5,000 bytes of the {saved:,} saved); run 'podsearch reindex' to refit it" in broken.output
+    again = runner.invoke(main, ["--data", str(sample_data), "reindex"])
+    assert again.exit_code == 0 and "model: refitted" in again.output, again.output
+    episode = json.loads(runner.invoke(main, ["--data", str(sample_data), "search", "water", "--json"]).output)
+    near = runner.invoke(main, ["--data", str(sample_data), "similar", episode["hits"][0]["id"], "--json"])
+    assert near.exit_code == 0 and json.loads(near.output)["similar"], near.output
+    assert "model: unchanged" in runner.invoke(main, ["--data", str(sample_data), "reindex"]).output

@@ -23,6 +23,7 @@ from .lock import ReindexLock
 from .progress import Progress
 from .report import Report
 from .similar import ModelParams, SimilarModel, fold_in_catalog, hashes_digest, same_params
+from .similar.persist import damage
 from .sources import check_removable, drop_feed, find_feed
 from .watches import notify
 
@@ -55,7 +56,10 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     started = time.perf_counter()
     params = params or ModelParams()
     saved = SimilarModel.saved_params(generations) or {}
-    if not full and same_params(saved, params) and saved.get("digest") == hashes_digest(hashes):
+    damaged = damage(generations)  # a file cut short: refitted, not left "unchanged" (a stat per file)
+    if damaged:
+        log.warning("the similarity model's files are not as saved (%s); refitting it", damaged)
+    if not full and same_params(saved, params) and saved.get("digest") == hashes_digest(hashes) and not damaged:
         report.model = "unchanged"
     elif total == 0:
         report.model = "empty catalog"

@@ -57,9 +57,27 @@ def save(model: Any, generations: Generations) -> Path:
                                                "show_titles": model.show_titles, "prints": model.prints,
                                                "given_names": model.given_names, "notes": model.notes}),
                                    encoding="utf-8")
+    # Each file's size, so that a file cut short (a full disk, a restore cut short) is found without reading it:
+    # a reindex that would leave the model unchanged refits it instead (:func:`damage`).
+    files = {f.name: f.stat().st_size for f in sorted(path.iterdir()) if f.is_file()}
     (path / "params.json").write_text(json.dumps({**model.params.to_dict(), "digest": model.digest,
-                                                  "folded": model.folded}, indent=1))
+                                                  "folded": model.folded, "files": files}, indent=1))
     return generations.publish(path)
+
+
+def damage(generations: Generations) -> str:
+    """What is wrong with the current model's files by their sizes ("vectorizer.pkl has 5,000 bytes of the 9,102,311
+    saved"), or "" (none found, no model, or one saved before sizes were kept). Cheap: a stat per file."""
+    path = generations.current()
+    meta = saved_params(generations) if path is not None else None
+    for name, size in ((meta or {}).get("files") or {}).items():
+        try:
+            found = (path / name).stat().st_size  # type: ignore[operator]
+        except OSError:
+            return f"{name} is missing"
+        if found != size:
+            return f"{name} has {found:,} bytes of the {size:,} saved"
+    return ""
 
 
 # What reading a damaged or truncated model file raises (numpy and scipy: ValueError, EOFError, BadZipFile; pickle:
@@ -76,13 +94,16 @@ def load_parts(generations: Generations) -> dict[str, Any]:
     path = generations.current()
     if path is None:
         raise IndexMissing(f"No similarity model in {generations.root.parent}. Run 'podsearch reindex' first.")
+    public = "The similarity model cannot be read; the server's log says why."
+    wrong = damage(generations)
+    if wrong:  # a file cut short: a plain reindex refits the model (the scheduled one too)
+        raise DataUnreadable(f"The similarity model in {path} cannot be read ({wrong}); run 'podsearch reindex' "
+                             "to refit it.", public)
     try:
         return _read_parts(path)
     except UNREADABLE as exc:  # (until 5 December 2026 a truncated vectorizer.pkl kept `serve` from starting)
-        raise DataUnreadable(
-            f"The similarity model in {path} cannot be read ({type(exc).__name__}: {exc}); "
-            "run 'podsearch reindex --full' to rebuild it.",
-            "The similarity model cannot be read; the server's log says why.") from None
+        raise DataUnreadable(f"The similarity model in {path} cannot be read ({type(exc).__name__}: {exc}); "
+                             "run 'podsearch reindex --full' to rebuild it.", public) from None
 
 
 def _read_parts(path: Path) -> dict[str, Any]:
@@ -128,7 +149,7 @@ def saved_params(generations: Generations) -> dict[str, Any] | None:
 def same_params(saved: dict[str, Any], params: ModelParams) -> bool:
     """Whether a saved model's parameters (:func:`saved_params`) are ``params``, whatever it was
     fitted on (``digest``) and however many episodes were folded in since."""
-    return {k: v for k, v in saved.items() if k not in ("digest", "folded")} == params.to_dict()
+    return {k: v for k, v in saved.items() if k not in ("digest", "folded", "files")} == params.to_dict()
 
 
 def load_show_freqs(path: Path | None) -> ShowFreqs | None:
