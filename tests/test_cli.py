@@ -487,3 +487,15 @@ def test_a_reindex_refits_a_model_whose_files_are_cut_short(runner, sample_data:
     near = runner.invoke(main, ["--data", str(sample_data), "similar", episode["hits"][0]["id"], "--json"])
     assert near.exit_code == 0 and json.loads(near.output)["similar"], near.output
     assert "model: unchanged" in runner.invoke(main, ["--data", str(sample_data), "reindex"]).output
+
+
+def test_stats_says_whether_the_server_that_wrote_its_load_is_running(runner, sample_data: Path):
+    """``server-load.json`` outlives the server: after it stopped (or died), ``stats`` showed its last figures as if
+    it were serving. Now ``running``: whether its pid is alive."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    for pid, running in ((int(gone.stdout), False), (os.getpid(), True)):
+        (sample_data / "server-load.json").write_text(json.dumps({"searches": 3, "pid": pid}))
+        figures = json.loads(runner.invoke(main, ["--data", str(sample_data), "stats", "--json"]).output)
+        assert figures["server_load"]["running"] is running, pid
+        text = runner.invoke(main, ["--data", str(sample_data), "stats"]).output
+        assert f"pid {pid}, written age seconds" in text and f"running {running}" in text

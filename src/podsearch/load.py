@@ -66,4 +66,17 @@ def read_load(data_dir: Path | str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     found["written_age_seconds"] = round(time.time() - path.stat().st_mtime, 1)
+    if isinstance(found.get("pid"), int):  # (the file outlives the server: its last figures read as current before)
+        found["running"] = _running(found["pid"])
     return found
+
+
+def _running(pid: int) -> bool:
+    """Whether the process that wrote the figures is still running (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
