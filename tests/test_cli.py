@@ -499,3 +499,25 @@ def test_stats_says_whether_the_server_that_wrote_its_load_is_running(runner, sa
         assert figures["server_load"]["running"] is running, pid
         text = runner.invoke(main, ["--data", str(sample_data), "stats"]).output
         assert f"pid {pid}, written age seconds" in text and f"running {running}" in text
+
+
+def test_stats_tells_a_model_that_cannot_be_used(runner, sample_data: Path):
+    """``stats`` said nothing of the model: one cut short (``/similar`` and ``/readyz`` 503) or built by another
+    version looked as healthy as a good one, exit 0. Now ``model_generation`` always, ``model_error`` with what to do
+    (from its parameters and file sizes, without loading it), and exit 1 while there is one."""
+    [generation] = (sample_data / "model").glob("gen-*")
+    healthy = runner.invoke(main, ["--data", str(sample_data), "stats", "--json"])
+    assert healthy.exit_code == 0 and json.loads(healthy.output)["model_generation"] == generation.name
+    assert "model_error" not in json.loads(healthy.output)
+    pickled = generation / "vectorizer.pkl"
+    pickled.write_bytes(pickled.read_bytes()[:5000])
+    cut = runner.invoke(main, ["--data", str(sample_data), "stats", "--json"])
+    assert cut.exit_code == 1 and "vectorizer.pkl has 5,000 bytes" in json.loads(cut.output)["model_error"]
+    text = runner.invoke(main, ["--data", str(sample_data), "stats"])
+    assert text.exit_code == 1 and "model: The similarity model in" in text.output and "Traceback" not in text.output
+    params = json.loads((generation / "params.json").read_text())
+    (generation / "params.json").write_text(json.dumps({**params, "model_version": -1}))
+    stale = json.loads(runner.invoke(main, ["--data", str(sample_data), "stats", "--json"]).output)
+    assert stale["model_error"] == "The similarity model was built by another version; run 'podsearch reindex'."
+    assert runner.invoke(main, ["--data", str(sample_data), "reindex"]).exit_code == 0
+    assert runner.invoke(main, ["--data", str(sample_data), "stats"]).exit_code == 0

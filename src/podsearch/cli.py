@@ -507,8 +507,8 @@ def stats(obj: Context, as_json: bool) -> None:
         click.echo(json.dumps(figures, indent=2))
     else:
         click.echo(_stats_text(figures))
-    if figures.get("index_error"):  # every figure said, and the exit status a monitor reads says it failed
-        sys.exit(1)
+    if figures.get("index_error") or figures.get("model_error"):  # every figure said, and the exit status a
+        sys.exit(1)                                                 # monitor reads says something is down
 
 
 # The search's parameters whose names differ from this command's options (``per_page must be ...``)
@@ -533,6 +533,8 @@ def _stats_text(figures: dict[str, Any]) -> str:
              f"{figures['with_transcript']:,} with a transcript of {figures['segments']:,} segments in all)",
              f"index: {figures['index_documents']:,} documents, {figures['index_bytes'] / 1e6:,.1f} MB"
              if not figures.get("index_error") else f"index: {figures['index_error']}"]
+    if figures.get("model_error"):
+        lines.append(f"model: {figures['model_error']}")
     last = figures.get("last_reindex")
     if last:
         state = "with failures" if last["failed"] else "ok"
@@ -559,8 +561,8 @@ def _stat(value: Any) -> str:
 
 
 _STATS_SHOWN = {"data", "engine", "shows", "feeds", "episodes", "episodes_gone", "with_transcript", "segments",
-                "index_documents", "index_bytes", "index_generation", "index_error", "last_reindex",
-                "unfinished_reindexes"}
+                "index_documents", "index_bytes", "index_generation", "index_error", "model_generation",
+                "model_error", "last_reindex", "unfinished_reindexes"}
 
 
 @main.group()

@@ -30,6 +30,7 @@ from .load import LoadCounters, read_load
 from .names import Names
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
+from .similar.persist import health as model_health
 
 QUOTE_SLOP = 3  # places a remembered quote's words may be apart, when as typed no episode says it
 SAID_WORDS = 6  # from this many words a plain query may be a sentence remembered (a topic is a few words: "bias and
@@ -532,6 +533,11 @@ class Library:
         except DataUnreadable as exc:  # said, with the other figures (until 5 December 2026 a traceback)
             out["index_documents"], out["index_error"] = 0, str(exc)
         out["index_bytes"] = self.engine.size_bytes() if exists else 0
+        model = self.model_generations.current()
+        out["model_generation"] = model.name if model is not None else ""
+        problem = model_health(self.model_generations)  # read from its parameters and file sizes, not loaded
+        if problem:  # (until 5 December 2026 stats said nothing of the model: a stale or cut one looked healthy)
+            out["model_error"] = problem
         if last:
             out["last_reindex"] = {
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last["finished"])),

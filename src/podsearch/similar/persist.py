@@ -65,6 +65,21 @@ def save(model: Any, generations: Generations) -> Path:
     return generations.publish(path)
 
 
+def health(generations: Generations) -> str:
+    """What keeps the current model from being used, without reading it (for ``podsearch stats``): "" when it looks
+    whole (or there is none yet), else the reason and what to do. Damage at a file's own size is not seen here."""
+    path = generations.current()
+    if path is None:
+        return ""
+    meta = saved_params(generations)
+    if meta is None:
+        return f"The similarity model in {path} cannot be read (params.json); run 'podsearch reindex' to refit it."
+    if meta.get("model_version") != MODEL_VERSION or meta.get("sklearn") != sklearn.__version__:
+        return "The similarity model was built by another version; run 'podsearch reindex'."
+    wrong = damage(generations)
+    return f"The similarity model in {path} cannot be read ({wrong}); run 'podsearch reindex' to refit it." if wrong else ""
+
+
 def damage(generations: Generations) -> str:
     """What is wrong with the current model's files by their sizes ("vectorizer.pkl has 5,000 bytes of the 9,102,311
     saved"), or "" (none found, no model, or one saved before sizes were kept). Cheap: a stat per file."""
