@@ -197,3 +197,35 @@ def test_stop_words_of_any_language_in_the_index_are_said_to_be_too_common(lib: 
     asked = lib.search(SearchRequest(q="die der und", language="en"))
     assert asked.total == 0 and not any("too common" in n for n in asked.notes)
     assert lib.search(SearchRequest(q="the and")).notes  # (English's, as before)
+
+
+JAPANESE = [
+    {"id": "ja-takoyaki", "show": "いもほり倶楽部", "show_id": "imohori", "language": "ja", "title": "古民家でたこ焼きパーティ",
+     "transcript": "キッチンのあるスタジオでたこ焼きでも食べてみよー。今週は古民家でたこ焼きパーティをしました。"},
+    {"id": "ja-sukiyaki", "show": "いもほり倶楽部", "show_id": "imohori", "language": "ja", "title": "魯山人風すき焼き",
+     "transcript": "ホールケーキと魯山人風すき焼きを食べました。"},
+    {"id": "ja-omotta", "show": "いもほり倶楽部", "show_id": "imohori", "language": "ja", "title": "自由記述",
+     "transcript": "日頃の思ったことなどなどお話聞かせて下さい。"},
+    {"id": "en-heat", "show": "Heat", "show_id": "heat", "language": "en", "title": "Heat pumps that are sized wrong",
+     "transcript": "Today we talk about heat pumps, storage and the pump that runs too often."},
+]
+
+
+@pytest.fixture(scope="module")
+def ja(tmp_path_factory: pytest.TempPathFactory) -> Library:
+    root = tmp_path_factory.mktemp("ja")
+    path = root / "eps.jsonl"
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in JAPANESE), encoding="utf-8")
+    import_jsonl(load_config({"data": str(root / "data")}, environ={}), path)
+    library = Library(root / "data")
+    yield library
+    library.close()
+
+
+def test_a_quoted_japanese_fragment_is_found_where_its_characters_follow_each_other(ja: Library) -> None:
+    """A run's bigrams stand one after another: until 5 December 2026 each was counted as long as the whole run,
+    and a quoted fragment of three characters or more found nothing (`"家庭菜園"` on the corpus's Japanese show)."""
+    assert hits(ja, '"たこ焼き"', correct=False) == ["ja-takoyaki"]
+    assert hits(ja, '"古民家でたこ焼き"', correct=False) == ["ja-takoyaki"]
+    assert hits(ja, '"民家"', correct=False) == ["ja-takoyaki"]
+    assert hits(ja, '"たこ焼き古民家"', correct=False) == []  # (both words are said, not in this order)

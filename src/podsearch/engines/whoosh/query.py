@@ -224,8 +224,21 @@ def spaced(q: Any, typed: str, key: str) -> Any:
         sizes, between = [max(1, n) for n in counted[:len(ranges)]], counted[len(ranges):]
         if all(n == 1 for n in sizes) and not any(between):
             return q
-        places = tuple(sum(sizes[:i]) + sum(between[:i]) for i in range(len(sizes)))
-        return SpacedPhrase(q.fieldname, q.words, places, boost=q.boost, char_ranges=ranges, slop=q.slop)
+        # A word typed once may give several words of the phrase: a run of Japanese or Chinese characters gives its
+        # bigrams, each with the run's range; they stand one after another, and the run's width is counted once
+        # (until 5 December 2026 each bigram was counted as the whole run: "たこ焼き" quoted found nothing).
+        places: list[int] = []
+        at = 0
+        for i in range(len(sizes)):
+            if i and ranges[i] == ranges[i - 1]:
+                places.append(places[-1] + 1)
+                continue
+            if i:
+                at += sizes[i - 1] + between[i - 1]
+            places.append(at)
+        if places == list(range(len(places))):
+            return q
+        return SpacedPhrase(q.fieldname, q.words, tuple(places), boost=q.boost, char_ranges=ranges, slop=q.slop)
     if q.is_leaf():
         return q
     return q.apply(lambda sub: spaced(sub, typed, key))
