@@ -229,3 +229,10 @@ def test_a_quoted_japanese_fragment_is_found_where_its_characters_follow_each_ot
     assert hits(ja, '"古民家でたこ焼き"', correct=False) == ["ja-takoyaki"]
     assert hits(ja, '"民家"', correct=False) == ["ja-takoyaki"]
     assert hits(ja, '"たこ焼き古民家"', correct=False) == []  # (both words are said, not in this order)
+
+
+def test_a_japanese_word_wants_all_its_bigrams_in_the_any_word_reading_too(ja: Library) -> None:
+    """One episode says たこ焼き, fewer than a page: the any-word reading read its bigrams as words, and found すき焼き
+    (焼き) and 思ったこと (たこ) too, until 5 December 2026. Two words typed apart are still either word."""
+    assert hits(ja, "たこ焼き") == ["ja-takoyaki"]
+    assert sorted(hits(ja, "たこ焼き すき焼き")) == ["ja-sukiyaki", "ja-takoyaki"]

@@ -11,9 +11,10 @@ from whoosh.qparser import (
     FieldAliasPlugin,
     FieldsPlugin,
     FuzzyTermPlugin,
-    MultifieldParser,
+    MultifieldPlugin,
     OrGroup,
     PlusMinusPlugin,
+    QueryParser,
     syntax,
 )
 from whoosh.qparser.dateparse import DateParserPlugin
@@ -42,9 +43,20 @@ from .schema import query_schema
 # field weights, length normalisation, the any-word fallback and the long-query rule: ranking.py.
 
 
-def _parser(key: str, relaxed: bool, ranking: Ranking) -> MultifieldParser:
+class _Parser(QueryParser):
+    """Whoosh's parser, with a word typed once that analysis makes several tokens (a run of Japanese or Chinese
+    characters: its bigrams) read as one word, all of its tokens wanted, in the any-word reading too: until 5
+    December 2026 that reading wanted any of them, and ``たこ焼き`` found "すき焼き" (焼き) and "思ったこと" (たこ)."""
+
+    def multitoken_query(self, spec: str, texts: list[str], fieldname: str, termclass: Any, boost: float) -> Any:
+        return super().multitoken_query("and" if spec.lower() == "default" else spec, texts, fieldname, termclass,
+                                        boost)
+
+
+def _parser(key: str, relaxed: bool, ranking: Ranking) -> QueryParser:
     group = OrGroup if relaxed else AndGroup
-    parser = MultifieldParser(ranking.fields, query_schema(key), fieldboosts=ranking.boosts, group=group)
+    parser = _Parser(None, query_schema(key), group=group)  # (what MultifieldParser makes, with the method above)
+    parser.add_plugin(MultifieldPlugin(ranking.fields, fieldboosts=ranking.boosts))
     parser.plugins = [QueryFields() if type(p) is FieldsPlugin else p for p in parser.plugins]  # (in its place)
     parser.add_plugin(Signs())
     parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
