@@ -236,3 +236,14 @@ def test_a_japanese_word_wants_all_its_bigrams_in_the_any_word_reading_too(ja: L
     (焼き) and 思ったこと (たこ) too, until 5 December 2026. Two words typed apart are still either word."""
     assert hits(ja, "たこ焼き") == ["ja-takoyaki"]
     assert sorted(hits(ja, "たこ焼き すき焼き")) == ["ja-sukiyaki", "ja-takoyaki"]
+
+
+def test_japanese_matches_are_marked_where_they_are_said_not_the_whole_run(ja: Library) -> None:
+    """A run of kana and kanji is one word to the tokenizer: until 5 December 2026 each of its bigrams was marked with
+    the whole run's span, a sentence ("<mark>キッチンのあるスタジオでたこ焼きでも食べてみよー</mark>")."""
+    result = ja.search(SearchRequest(q="たこ焼き", per_page=5))
+    snippet = result.hits[0].snippet
+    assert "<mark>たこ焼き</mark>" in snippet, snippet
+    assert "<mark>キッチン" not in snippet and "スタジオで<mark>たこ焼き</mark>でも" in snippet, snippet
+    title = ja.search(SearchRequest(q="民家", per_page=5)).hits[0]
+    assert "古<mark>民家</mark>で" in title.snippet, title.snippet

@@ -408,7 +408,10 @@ class SpokenAnalyzer(Tokenizer):
         if not terms:
             return
         start, end = m.span()
-        if len(terms) == 1 or not _JOINERS.search(raw) or HAS_CJK.search(raw):
+        if HAS_CJK.search(raw) and len(terms) > 1:
+            yield from self._cjk_spans(prof, raw, start)
+            return
+        if len(terms) == 1 or not _JOINERS.search(raw):
             for term in terms:
                 yield term, start, end
             return
@@ -417,6 +420,25 @@ class SpokenAnalyzer(Tokenizer):
             piece = part.group(0).lower() if ascii_text else part.group(0)
             for term in self._tokens(prof, piece):
                 yield term, start + part.start(), start + part.end()
+
+    def _cjk_spans(self, prof: _Profile, raw: str, start: int) -> Iterator[tuple[str, int, int]]:
+        """The spans of a word holding Japanese or Chinese characters: each bigram of a run at its own two
+        characters, the word's other pieces at theirs (as :meth:`_words` cuts it). Until 5 December 2026 each bigram
+        had the whole word's span, and a search for たこ焼き marked a whole sentence (a run of kana and kanji)."""
+        at = start
+        for cjk, piece in split_cjk(lower(raw)):
+            if cjk:
+                if len(piece) < 2:
+                    yield piece, at, at + len(piece)
+                for i in range(len(piece) - 1):
+                    yield piece[i:i + 2], at + i, at + i + 2
+            else:
+                word = piece.strip("'’./+-")
+                if word:
+                    first = at + piece.find(word)
+                    for term in self._tokens(prof, word):
+                        yield term, first, first + len(word)
+            at += len(piece)
 
     def _tokens(self, prof: _Profile, word: str) -> tuple[str, ...]:
         """The tokens of one word (as the tokenizer finds it), analysed once per process (``prof.words``)."""
