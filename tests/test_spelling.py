@@ -3,7 +3,15 @@ replacement is tried, and when one is offered."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from podsearch.config import load_config
 from podsearch.engines.spelling import suggestion
+from podsearch.reindex import import_jsonl
+from podsearch.requests import SearchRequest
+from podsearch.service import Library
 
 # word -> the episodes holding it
 EPISODES = {
@@ -83,3 +91,43 @@ def test_keeping_puts_back_the_words_a_suggestion_should_not_replace() -> None:
     assert keeping("Pynchon kuberentes", "Python kubernetes", ["Pynchon"]) == "Pynchon kubernetes"
     assert keeping("Pynchon", "Python", ["Pynchon"]) == "Pynchon"
     assert keeping('"voclano" title:eruption', '"volcano" title:erupting', ["eruption"]) == '"volcano" title:eruption'
+
+
+# -- on a real index of several languages (Whoosh): a word typed with its accents is the word the index folds
+ACCENTED = [
+    {"id": "de-1", "show": "Energie", "show_id": "energie", "language": "de", "title": "Die größte Enttäuschung",
+     "transcript": "Das war die größte Enttäuschung der Woche. Welche Gründe sprechen für einen Speicher?"},
+    {"id": "pt-1", "show": "Florais", "show_id": "florais", "language": "pt", "title": "Emoções e doenças",
+     "transcript": "As emoções negativas causam doenças."},
+    {"id": "es-1", "show": "Radio", "show_id": "radio", "language": "es", "title": "La adaptación de impedancias",
+     "transcript": "Hablamos de la adaptación de impedancias entre la antena y la línea."},
+    *({"id": f"nl-{i}", "show": "Haags", "show_id": "haags", "language": "nl", "title": f"De grote emoties {i}",
+       "transcript": f"Een grote stap voor de partijen en veel emoties, deel {i}. Grunde."} for i in range(4)),
+]
+
+
+@pytest.fixture(scope="module")
+def accented(tmp_path_factory: pytest.TempPathFactory) -> Library:
+    root = tmp_path_factory.mktemp("accented")
+    path = root / "eps.jsonl"
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ACCENTED), encoding="utf-8")
+    import_jsonl(load_config({"data": str(root / "data")}, environ={}), path)
+    library = Library(root / "data")
+    yield library
+    library.close()
+
+
+@pytest.mark.parametrize("q", ["größte", "Gründe", "emoções", "größte Enttäuschung"])
+def test_a_word_typed_with_its_accents_is_no_typo(accented: Library, q: str) -> None:
+    """The word list folds accents; the speller looked the typed word up unfolded, so every accented word was unknown
+    and "größte" was offered the Dutch "grote", "emoções" the Dutch "emoties", "Gründe" "Grunde" (5 December 2026)."""
+    result = accented.search(SearchRequest(q=q, per_page=5))
+    assert result.total >= 1 and not result.suggestion and not result.corrected, (result.suggestion, result.corrected)
+
+
+def test_a_word_another_language_writes_without_its_accents_is_offered_so_when_nothing_is_found(accented: Library) -> None:
+    """Portuguese "impedâncias" is the Spanish episode's "impedancias": read in Spanish the accent keeps it from being
+    stemmed alike, and nothing is found; the word as the index writes it is offered."""
+    typed = accented.search(SearchRequest(q="impedâncias", per_page=5, correct=False))
+    assert typed.total == 0 and typed.suggestion == "impedancias"
+    assert [h.id for h in accented.search(SearchRequest(q=typed.suggestion, per_page=5)).hits] == ["es-1"]

@@ -59,6 +59,9 @@ class Vocabulary(Protocol):
         """Whether ``word`` is a content word of one of the query's languages: not a stop word, and in the text
         of an episode analysed for that language."""
 
+    def form(self, word: str) -> str:
+        """``word`` (lower case) as the index's word list writes it: accents folded (``größte`` -> ``groste``)."""
+
 
 def edits_allowed(word: str) -> int:
     """How far a correction of ``word`` may be: 1 edit for a word of 5 letters or fewer, 2 for a longer one (as
@@ -120,10 +123,17 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
     """
     try:
         words = correctable(text)
-        held = vocabulary.held(sorted({w.lower() for _, _, w in words}))
+        form = getattr(vocabulary, "form", None) or (lambda w: w)
+        held = vocabulary.held(sorted({form(w.lower()) for _, _, w in words}))
         unknown = []  # (start, end, word as typed, its replacements nearest first, each with its closeness)
+        accented = []  # (start, end, word as typed, as the word list writes it): a known word typed with accents
         for start, end, word in words:
-            low = word.lower()
+            # the word list folds accents: a word typed with them is looked up as it is written there (until 5
+            # December 2026 every accented word was unknown: "größte" was offered the Dutch "grote", "emoções" the
+            # Dutch "emoties", "Gründe" "Grunde")
+            low = form(word.lower())
+            if held.get(low, 0) and low != word.lower():
+                accented.append((start, end, word, low))
             if held.get(low, 0) > RARE_HELD:
                 continue
             scored = sorted(((closeness(low, c), c) for c in vocabulary.candidates(low)), key=lambda pair: pair[0])
@@ -135,7 +145,16 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
             if options:
                 unknown.append((start, end, word, options))
         if not unknown:
-            return ""
+            # known words typed with accents another language of the index writes without them (Portuguese
+            # "impedâncias", Spanish "impedancias"): offered as written there when the query found nothing
+            if not accented or (count(text) if before is None else before):
+                return ""
+            out, last = [], 0
+            for start, end, word, written in accented:
+                out.append(text[last:start] + _same_case(word, written))
+                last = end
+            suggested = "".join(out) + text[last:]
+            return suggested if count(suggested) else ""
         typed = count(text) if before is None else before
         groups = [[[u[3][0][1] for u in unknown]]]
         if len(unknown) == 1:  # (as near as the nearest: a farther word is never preferred to it)

@@ -41,7 +41,7 @@ from ..base import (
 )
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
 from . import expand
-from .analysis import analysis_settings, profiles, python_analyzer
+from .analysis import analysis_settings, fold, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, refusal
 from .expand import regex_literal
 from .query import facet_aggregations, facet_counts, filter_clauses, fuzzy_parts, query_terms, sort_clause, text_field, text_query
@@ -697,6 +697,9 @@ class OpenSearchVocabulary:
         options = [o for e in answer.get("suggest", {}).get("w", []) for o in e["options"]]
         return [o["text"] for o in sorted(options, key=lambda o: -int(o.get("freq", 0)))]  # (... the more frequent
         # first: the rules sort them by distance after, keeping this order among equals, as on Whoosh)
+
+    def form(self, word: str) -> str:
+        return fold(word)  # (the words field's asciifolding, as analysis.fold mirrors it)
 
     def in_language(self, word: str) -> bool:
         for key in self.profiles:

@@ -13,7 +13,9 @@ from whoosh.support.levenshtein import distance
 from ...lru import LRU
 from .. import spelling
 from . import fast
-from .analysis import profile_analyzer
+from .analysis import plain_analyzer, profile_analyzer
+
+_WORDS = plain_analyzer()
 
 
 class WhooshVocabulary:
@@ -23,11 +25,17 @@ class WhooshVocabulary:
         self.searcher, self.profiles = searcher, profiles
 
     def held(self, words: list[str]) -> dict[str, int]:
-        return {w: int(self.searcher.doc_frequency("words", w)) for w in words}
+        return {w: int(self.searcher.doc_frequency("words", self.form(w))) for w in words}
 
     def candidates(self, word: str) -> list[str]:
         # only words with the same first letter are compared (a typo in the first letter is rare)
-        return lexicon(self.searcher.reader()).near(word, spelling.MAX_DISTANCE, spelling.CANDIDATES)
+        return lexicon(self.searcher.reader()).near(self.form(word), spelling.MAX_DISTANCE, spelling.CANDIDATES)
+
+    def form(self, word: str) -> str:
+        if word.isascii():
+            return word
+        tokens = [t.text for t in _WORDS(word)]  # (the words field's analyzer: accents folded)
+        return tokens[0] if len(tokens) == 1 else word
 
     def in_language(self, word: str) -> bool:
         reader = self.searcher.reader()
