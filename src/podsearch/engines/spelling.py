@@ -132,8 +132,9 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
             # December 2026 every accented word was unknown: "größte" was offered the Dutch "grote", "emoções" the
             # Dutch "emoties", "Gründe" "Grunde")
             low = form(word.lower())
-            if held.get(low, 0) and low != word.lower():
-                accented.append((start, end, word, low))
+            if held.get(low, 0) and low != word.lower():  # typed with its accents, and held: no typo, however few
+                accented.append((start, end, word, low))  # hold it (a rare German "größte" is no typo of the
+                continue  # Dutch "grote", held 20 times as often)
             if held.get(low, 0) > RARE_HELD:
                 continue
             scored = sorted(((closeness(low, c), c) for c in vocabulary.candidates(low)), key=lambda pair: pair[0])
