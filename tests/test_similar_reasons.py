@@ -255,3 +255,58 @@ def test_a_transcribers_note_is_no_reason():
     wide = model.reasons(model.matrix[model.position["e0"]], model.position["e1"], 20)
     assert "sourdough" in wide and not {"redacted", "applause", "inaudible"} & set(wide), wide
     assert model.notes == ["applause", "inaudible", "redacted"]
+
+
+GERMAN = [  # (show, title, text): two episodes about heat pumps that also say the same everyday German words
+    ("energie", "Wärmepumpe im Altbau", "Gerade im Altbau ist die Wärmepumpe immer ein Thema, vielleicht beim Heizkörper. "
+     "Die Wärmepumpe braucht eine Heizlast. Gerade das ist immer wichtig, vielleicht beim Umbau."),
+    ("heizen", "Heizlast und Wärmepumpe", "Die Heizlast entscheidet, gerade beim Neubau. Eine Wärmepumpe läuft immer, "
+     "vielleicht auch nachts. Gerade die Heizlast zählt, beim Planen vielleicht immer."),
+    ("energie", "Balkonkraftwerk mit Speicher", "Ein Balkonkraftwerk spart Strom. Der Speicher hält den Strom."),
+    ("heizen", "Fußball und Bundesliga", "Die Bundesliga spielt am Samstag. Der Ball rollt im Stadion."),
+    ("energie", "Rezepte für den Winter", "Suppe kochen mit Kartoffeln und Lauch, dazu Brot."),
+    ("heizen", "Reisen nach Italien", "Mit dem Zug nach Rom, dann ans Meer und in die Berge."),
+]
+
+
+def _german() -> EpisodeFields:
+    n = len(GERMAN)
+    return EpisodeFields([f"d{i}" for i in range(n)], [s for s, _, _ in GERMAN], [t for _, t, _ in GERMAN],
+                         [""] * n, [x for _, _, x in GERMAN], ["de"] * n, [""] * n)
+
+
+EVERYDAY_GERMAN = {"gerade", "immer", "vielleicht", "beim"}  # among German's most common words, in no stop list
+
+
+def test_a_languages_most_common_words_are_no_reasons_in_that_language():
+    """Only English's most common words were left out: German neighbours were near for "beim", "gerade", "immer",
+    Danish ones for "ved", "kan", Dutch ones for "eerste", "elkaar" (the corpus's feeds, until 5 December 2026)."""
+    assert EVERYDAY_GERMAN <= general_words("de") and not {"warmepumpe", "heizlast"} & general_words("de")
+    model = SimilarModel.fit_fields(_german(), ModelParams())
+    assert EVERYDAY_GERMAN <= set(model.vectorizer.vocabulary_)  # (no stop word list drops them)
+    wide = model.reasons(Row.of(model.matrix, 0), model.position["d1"], 20)
+    assert not EVERYDAY_GERMAN & set(wide), wide
+    reasons = {p.id: p.reasons for p in model.similar("d0", 3)[0]}["d1"]
+    assert "heizlast" in reasons and not EVERYDAY_GERMAN & set(reasons), reasons
+
+
+def test_a_loaded_model_reads_its_episodes_languages_from_the_catalog(tmp_path: Path):
+    """A saved model does not keep its rows' languages: the library gives them from the catalog."""
+    import json
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+    from podsearch.service import Library
+
+    path = tmp_path / "de.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "show": show, "title": title, "transcript": text,
+                                        "language": "de"}, ensure_ascii=False) + "\n"
+                            for i, (show, title, text) in enumerate(GERMAN)), encoding="utf-8")
+    import_jsonl(load_config({"data": str(tmp_path / "data")}, environ={}), path)
+    library = Library(tmp_path / "data")
+    try:
+        near = {s.id: s.reasons for s in library.similar("d0", 3).similar}
+        assert "d1" in near and not EVERYDAY_GERMAN & set(near["d1"]), near
+        assert "heizlast" in near["d1"] or "Heizlast" in near["d1"], near
+    finally:
+        library.close()

@@ -127,6 +127,8 @@ class Library:
                     raise
                 self._model_failed = None
                 self._summaries = {i: (*row[:4], primary(row[4])) for i, row in self.catalog.summaries().items()}
+                # each row's language, for its reasons (a language's most common words are none): not saved with it
+                self._model.languages = [self._summaries[i][4] if i in self._summaries else "" for i in self._model.ids]
                 self._show_names = {s.id: s.title for s in self.catalog.shows()}
                 self._model_stamp = stamp
             return self._model

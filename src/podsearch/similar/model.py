@@ -92,6 +92,9 @@ class SimilarModel:
         self.repeats = repeats
         self.given_names = given_names
         self.notes = notes or []  # the transcribers' notes among the terms (reasons.transcriber_notes): no reasons
+        # Each row's language (its primary code, "" unknown), for the reasons (a language's most common words are no
+        # reason): known to a fit; a loaded model is told them by the catalog (service.Library.model), not saved.
+        self.languages: list[str] | None = None
         self._explainer: Explainer | None = None
 
     # -- fitting --------------------------------------------------------------------------------
@@ -209,6 +212,8 @@ class SimilarModel:
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
                     show_titles=_show_titles(fields, shows), guests=guests, prints=prints, repeats=repeats,
                     given_names=sorted(given_names((fields.person_names or {}).values())), notes=notes)
+        if fields.languages and len(fields.languages) == len(ids):
+            model.languages = list(fields.languages)
         model._lift_guests(range(len(ids)))
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
@@ -310,6 +315,8 @@ class SimilarModel:
                              {**self.show_titles, **_show_titles(fields, new_shows)}, guests,
                              self.prints + [text_print(t) for t in fields.transcripts], self.repeats,
                              self.given_names, self.notes)
+        if self.languages is not None and fields.languages and len(fields.languages) == m:
+            model.languages = self.languages + list(fields.languages)
         model._lift_guests(lift)
         return model
 
@@ -510,7 +517,7 @@ class SimilarModel:
             self._explainer = Explainer(self.terms, self.person_names, self.shows, self.show_titles,
                                         self.vectorizer.vocabulary_, self.repeats,
                                         frozenset(self.given_names) if self.given_names is not None else None,
-                                        frozenset(self.notes))
+                                        frozenset(self.notes), self.languages)
         return self._explainer
 
     def warm(self) -> None:

@@ -49,6 +49,14 @@ def general_words(language: str = "en", n: int = GENERAL_WORDS) -> frozenset[str
     return frozenset(fold_lower(w) for w in top_n_list(language, n))
 
 
+@functools.cache
+def _has_word_list(language: str) -> bool:
+    """Whether wordfreq has a list of ``language``'s words."""
+    from wordfreq import available_languages
+
+    return language in available_languages()
+
+
 def is_general(reason: str, language: str = "en") -> bool:
     """A reason that is one of the language's most common words on its own (a phrase or a name never is)."""
     return " " not in reason and fold_lower(reason) in general_words(language)
@@ -60,8 +68,11 @@ class Explainer:
     def __init__(self, terms: np.ndarray, person_names: dict[str, str], shows: Sequence[str] = (),
                  show_titles: dict[str, str] | None = None, vocabulary: dict[str, int] | None = None,
                  repeats: np.ndarray | None = None, given_names: frozenset[str] | None = None,
-                 notes: frozenset[str] = frozenset()) -> None:
+                 notes: frozenset[str] = frozenset(), languages: Sequence[str] | None = None) -> None:
         self.terms = terms
+        # each row's language ("" unknown), when known: its most common words are no reason either (general_in)
+        self.languages = list(languages) if languages is not None and len(languages) == len(shows) else None
+        self._general_in: dict[str, np.ndarray] = {}
         self.names = person_names
         # each row's show, the shows' titles and the terms' ids: a show's own name is no reason (_title_terms)
         self.shows = shows
@@ -124,6 +135,29 @@ class Explainer:
         self._floors(matrix)
         for show in set(self.shows):
             self._show_terms(show)
+        for lang in set(self.languages or ()):
+            self.general_of(lang)
+
+    def general_in(self, row: int | None) -> np.ndarray:
+        """Per term, whether it is no reason for row ``row`` (:meth:`general_of` its language)."""
+        if row is None or self.languages is None or not 0 <= row < len(self.languages):
+            return self.general
+        return self.general_of(self.languages[row])
+
+    def general_of(self, lang: str) -> np.ndarray:
+        """Per term, whether it is no reason between episodes in ``lang``: :attr:`general` (English's most common
+        words among them), and the language's own :data:`GENERAL_WORDS` most common single words. Until 5 December
+        2026 only English's were left out, and German neighbours were near for "beim", "gerade", "immer", Danish
+        ones for "ved", "kan", "mellem", Dutch ones for "eerste", "lijkt", "elkaar"."""
+        if lang in ("", "en"):
+            return self.general
+        found = self._general_in.get(lang)
+        if found is None:
+            common = general_words(lang) if _has_word_list(lang) else frozenset()
+            found = self.general | np.array([k != PHRASE and t in common
+                                             for t, k in zip(self.term_list, self.kind_list)], dtype=bool)
+            self._general_in[lang] = found
+        return found
 
     def _floors(self, matrix: sp.csr_matrix) -> np.ndarray:
         """Every row's :func:`topic_floor`, worked out once per model (a few milliseconds per 10,000 rows)."""
@@ -149,7 +183,8 @@ class Explainer:
         :data:`BATCH` rows at a time, as one array operation (what costs, row by row, is numpy's work per call, not
         the terms). The words of either episode's show title are not reasons (:meth:`_title_terms`)."""
         # base's topics (at or above its topic floor, not a general word) -> their place in base; -1: not one
-        topic = (base.data >= topic_floor(base.data)) & ~self.general[base.indices]
+        general = self.general_in(origin)
+        topic = (base.data >= topic_floor(base.data)) & ~general[base.indices]
         at = np.full(matrix.shape[1], -1, dtype=np.int32)
         at[base.indices[topic]] = np.flatnonzero(topic).astype(np.int32)
         pending = [j for j in rows if j >= 0]
@@ -162,7 +197,11 @@ class Explainer:
                 k = where.get(j)
                 batch = [j] if k is None else [r for r in pending[k:k + BATCH] if r not in ranked]
                 ranked.update(zip(batch, self._ranked(matrix, base, at, batch)))
-            return self._choose(matrix, base, j, ranked[j][: 8 * n].tolist(), n, own | self._title_terms(j))
+            shared = ranked[j]
+            theirs = self.general_in(j)  # (an episode of another language: neither language's common words)
+            if theirs is not general:
+                shared = shared[~theirs[shared]]
+            return self._choose(matrix, base, j, shared[: 8 * n].tolist(), n, own | self._title_terms(j))
 
         return explain
 
