@@ -259,9 +259,9 @@ def test_a_transcribers_note_is_no_reason():
 
 GERMAN = [  # (show, title, text): two episodes about heat pumps that also say the same everyday German words
     ("energie", "Wärmepumpe im Altbau", "Gerade im Altbau ist die Wärmepumpe immer ein Thema, vielleicht beim Heizkörper. "
-     "Die Wärmepumpe braucht eine Heizlast. Gerade das ist immer wichtig, vielleicht beim Umbau."),
+     "Die Wärmepumpe braucht eine Heizlast. Gerade das ist immer wichtig, vielleicht beim Umbau. Viel Spaß!"),
     ("heizen", "Heizlast und Wärmepumpe", "Die Heizlast entscheidet, gerade beim Neubau. Eine Wärmepumpe läuft immer, "
-     "vielleicht auch nachts. Gerade die Heizlast zählt, beim Planen vielleicht immer."),
+     "vielleicht auch nachts. Gerade die Heizlast zählt, beim Planen vielleicht immer. Viel Spaß dabei!"),
     ("energie", "Balkonkraftwerk mit Speicher", "Ein Balkonkraftwerk spart Strom. Der Speicher hält den Strom."),
     ("heizen", "Fußball und Bundesliga", "Die Bundesliga spielt am Samstag. Der Ball rollt im Stadion."),
     ("energie", "Rezepte für den Winter", "Suppe kochen mit Kartoffeln und Lauch, dazu Brot."),
@@ -275,13 +275,14 @@ def _german() -> EpisodeFields:
                          [""] * n, [x for _, _, x in GERMAN], ["de"] * n, [""] * n)
 
 
-EVERYDAY_GERMAN = {"gerade", "immer", "vielleicht", "beim"}  # among German's most common words, in no stop list
+EVERYDAY_GERMAN = {"gerade", "immer", "vielleicht", "beim", "spaß"}  # among German's most common, in no stop list
 
 
 def test_a_languages_most_common_words_are_no_reasons_in_that_language():
     """Only English's most common words were left out: German neighbours were near for "beim", "gerade", "immer",
     Danish ones for "ved", "kan", Dutch ones for "eerste", "elkaar" (the corpus's feeds, until 5 December 2026)."""
-    assert EVERYDAY_GERMAN <= general_words("de") and not {"warmepumpe", "heizlast"} & general_words("de")
+    assert EVERYDAY_GERMAN - {"spaß"} | {"spass"} <= general_words("de")  # (wordfreq writes "ß" as "ss")
+    assert not {"warmepumpe", "heizlast"} & general_words("de")
     model = SimilarModel.fit_fields(_german(), ModelParams())
     assert EVERYDAY_GERMAN <= set(model.vectorizer.vocabulary_)  # (no stop word list drops them)
     wide = model.reasons(Row.of(model.matrix, 0), model.position["d1"], 20)

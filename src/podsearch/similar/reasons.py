@@ -163,7 +163,9 @@ class Explainer:
         if found is None:
             common = general_words(lang) if _has_word_list(lang) else frozenset()
             stops = languages.stop_words(lang)  # (a phrase that begins or ends with one: "si invitatul", "pandele si")
-            found = self.general | np.array([t in common if k != PHRASE else _stop_ended(t, stops)
+            # (wordfreq writes "ß" as "ss": "spaß" is its "spass")
+            found = self.general | np.array([(t in common or "ß" in t and t.replace("ß", "ss") in common)
+                                             if k != PHRASE else _stop_ended(t, stops)
                                              for t, k in zip(self.term_list, self.kind_list)], dtype=bool)
             self._general_in[lang] = found
         return found
