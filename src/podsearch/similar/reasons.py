@@ -29,6 +29,10 @@ from .. import languages
 from .features import fold_lower
 
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
+# Pieces of a link's address that show notes write ("www.example.de/folge.html", "tinyurl.com/x", "amzn.to/x"): never
+# a topic in any language (English's list holds "http", "com", "net", not these; on the corpus's feeds "www" was a
+# reason of 98 of 500 German neighbours and 259 of 500 Dutch ones, "tinyurl" of 195 of the English shows' 435)
+LINK_WORDS = frozenset({"www", "html", "htm", "php", "aspx", "tinyurl", "amzn"})
 ENGLISH_WORDS = 50_000  # the words an adverb and its base must be among (_manner_word)
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
 TOPICAL_SHARE = 0.25  # a plain English word is a reason alone only when, in at least this share of the episodes
@@ -93,7 +97,7 @@ class Explainer:
         # Never shown alone: a common word; a person's token that does not read as a name, a common word
         # ("Proposal", "Bitcoin") or initials ("SP") as transcripts label some speakers; a word that is not one
         # topic (_readable: "we’ve", a link's slug), a number said in words or an adverb (_manner_word: "remarkably").
-        self.general = np.array([k != PHRASE and (t in common or k == PERSON and "_" not in t and len(t) < 3
+        self.general = np.array([k != PHRASE and (t in common or t in LINK_WORDS or k == PERSON and "_" not in t and len(t) < 3
                                                   or k == WORD and not (_readable(t) and t not in NUMBER_WORDS
                                                                         and not _manner_word(t)))
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
