@@ -55,12 +55,16 @@ class Vocabulary(Protocol):
         """Known words within ``MAX_DISTANCE`` edits of ``word`` with its first letter, at most ``CANDIDATES``:
         the nearest, then the more frequent."""
 
-    def in_language(self, word: str) -> bool:
-        """Whether ``word`` is a content word of one of the query's languages: not a stop word, and in the text
-        of an episode analysed for that language."""
+    def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
+        """Whether ``word`` is a content word of one of the query's languages (or of ``profiles``): not a stop word,
+        and in the text of an episode analysed for that language."""
 
     def form(self, word: str) -> str:
         """``word`` (lower case) as the index's word list writes it: accents folded (``größte`` -> ``groste``)."""
+
+    def languages_of(self, word: str) -> list[str]:
+        """The query's languages (profiles) of the episodes that hold ``word`` (optional: the typo rule then
+        wants a replacement of their language)."""
 
 
 def edits_allowed(word: str) -> int:
@@ -141,8 +145,13 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
             options = [(near, c) for near, c in scored  # (sorted is stable: then the more frequent)
                        if near[0] <= edits_allowed(low) and vocabulary.in_language(c)]
             if options and held.get(low, 0):  # a word a few episodes hold: a typo in them, when a word as near
-                often = vocabulary.held([c for _, c in options])  # is held RARE_FACTOR times as often
-                options = [(near, c) for near, c in options if often.get(c, 0) >= RARE_FACTOR * held[low]]
+                often = vocabulary.held([c for _, c in options])  # is held RARE_FACTOR times as often, a word of
+                # their language (until 5 December 2026 any language's: the Portuguese "informacao" was offered the
+                # Spanish "informacion", held by many more episodes; the engine may not tell: None)
+                holders = getattr(vocabulary, "languages_of", None)
+                theirs = holders(low) if holders is not None else None
+                options = [(near, c) for near, c in options if often.get(c, 0) >= RARE_FACTOR * held[low]
+                           and (theirs is None or vocabulary.in_language(c, theirs))]
             if options:
                 unknown.append((start, end, word, options))
         if not unknown:

@@ -701,8 +701,8 @@ class OpenSearchVocabulary:
     def form(self, word: str) -> str:
         return fold(word)  # (the words field's asciifolding, as analysis.fold mirrors it)
 
-    def in_language(self, word: str) -> bool:
-        for key in self.profiles:
+    def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
+        for key in self.profiles if profiles is None else profiles:
             terms = python_analyzer(key).texts(word)
             if not terms:  # a stop word of this language
                 continue

@@ -37,9 +37,23 @@ class WhooshVocabulary:
         tokens = [t.text for t in _WORDS(word)]  # (the words field's analyzer: accents folded)
         return tokens[0] if len(tokens) == 1 else word
 
-    def in_language(self, word: str) -> bool:
+    def languages_of(self, word: str) -> list[str]:
+        """The query's profiles (languages) of the episodes whose word list holds ``word``."""
+        key, found = self.form(word).encode("utf-8"), set()
+        for leaf, _ in self.searcher.reader().leaf_readers():
+            holding = fast.postings(leaf, "words", key)[0]
+            holding = holding[[not leaf.is_deleted(int(d)) for d in holding]] if len(holding) else holding
+            if not len(holding):
+                continue
+            for profile in self.profiles:
+                of_language = fast.postings(leaf, "analysis", profile.encode("utf-8"))[0]
+                if len(of_language) and fast.in_sorted(holding, of_language).any():
+                    found.add(profile)
+        return [p for p in self.profiles if p in found]
+
+    def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
         reader = self.searcher.reader()
-        for key in self.profiles:
+        for key in self.profiles if profiles is None else profiles:
             terms = profile_analyzer(key).texts(word)
             if not terms:  # a stop word of this language
                 continue
