@@ -247,3 +247,37 @@ def test_japanese_matches_are_marked_where_they_are_said_not_the_whole_run(ja: L
     assert "<mark>キッチン" not in snippet and "スタジオで<mark>たこ焼き</mark>でも" in snippet, snippet
     title = ja.search(SearchRequest(q="民家", per_page=5)).hits[0]
     assert "古<mark>民家</mark>で" in title.snippet, title.snippet
+
+
+@pytest.mark.parametrize("prefix", ["wärme", "Wärmep", "warme"])
+def test_typeahead_reads_a_prefix_typed_with_its_accents(lib: Library, prefix: str) -> None:
+    """The index folds the accents of its titles' words and of its word list: "wärme" found nothing until 5 December
+    2026 (a German reader types the umlaut), "warme" found the episode."""
+    offered = lib.suggest(prefix)
+    assert {"kind": "episode", "text": "Die meisten Wärmepumpen sind falsch ausgelegt", "id": "de-1"} in offered, offered
+    assert any(s["kind"] == "term" and s["text"].startswith("warmepump") for s in offered), offered
+
+
+def test_a_japanese_words_moments_hold_the_whole_word(tmp_path) -> None:
+    """A moment scored each bigram as a word: for たこ焼き a segment saying すき焼き (焼き) was the third moment until 5
+    December 2026, from the index's counts and from the segments read alike."""
+    from podsearch.answers import find_moments
+
+    said = ["今日は古民家でたこ焼きパーティをしました。", "すき焼きも食べたいですね。",
+            "たこ焼きの液はオタフクさんのサイトを参考にしてます。", "来週は焼き鳥です。"]
+    episode = {"id": "ja-m", "show": "いもほり倶楽部", "language": "ja", "title": "パーティ",
+               "segments": [{"start": 30.0 * i, "text": t} for i, t in enumerate(said)]}
+    path = tmp_path / "eps.jsonl"
+    path.write_text(json.dumps(episode, ensure_ascii=False) + "\n", encoding="utf-8")
+    import_jsonl(load_config({"data": str(tmp_path / "data")}, environ={}), path)
+    library = Library(tmp_path / "data")
+    try:
+        hit = library.search(SearchRequest(q="たこ焼き")).hits[0]
+        assert sorted(m.start for m in hit.moments) == [0.0, 60.0], hit.moments
+        read = find_moments(library.catalog.segments("ja-m"), {"たこ", "こ焼", "焼き"}, library.engine.analyzer("ja"),
+                            english=False)
+        assert sorted(m.start for m in read) == [0.0, 60.0], read
+        assert [m.start for m in find_moments(library.catalog.segments("ja-m"), {"焼き"}, library.engine.analyzer("ja"),
+                                              english=False)] != []  # (a two-character word is a word)
+    finally:
+        library.close()

@@ -503,11 +503,15 @@ def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyz
     order.sort(key=lambda p: (-p[0], p[1]))
     scored: list[tuple[float, int]] = []
     read = 0
+    words = languages.cjk_words(terms)  # (a Japanese or Chinese word counts where all its bigrams are)
     for bound, i, length in order[:budget]:
         if len(scored) >= top and scored[top - 1][0] > bound:
             break
         read += 1
         matched = [t for t in analyzer.texts(segments[i].text) if t in terms]
+        if words:
+            whole = languages.whole_cjk_words(set(matched), words)
+            matched = [t for t in matched if t in whole]
         if not matched:
             continue
         scored.append((_moment_score(len(set(matched)), len(matched), length), i))

@@ -248,6 +248,34 @@ def cjk_bigrams(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1)]
 
 
+def cjk_words(terms: set[str]) -> dict[str, frozenset[str]]:
+    """The bigrams among ``terms`` that are parts of one longer Japanese or Chinese word, each with all the bigrams
+    of that word: ``たこ`` ``こ焼`` ``焼き`` (of ``たこ焼き``, each overlapping the next by a character) -> that set for
+    each. A text holds the word only where it holds them all (a moment of ``たこ焼き`` is not ``すき焼き``)."""
+    bigrams = [t for t in terms if len(t) == 2 and HAS_CJK.fullmatch(t[0]) and HAS_CJK.fullmatch(t[1])]
+    if len(bigrams) < 2:
+        return {}
+    group = {t: t for t in bigrams}
+
+    def root(t: str) -> str:
+        while group[t] != t:
+            t = group[t]
+        return t
+    for a in bigrams:
+        for b in bigrams:
+            if a != b and a[1] == b[0]:
+                group[root(a)] = root(b)
+    words: dict[str, set[str]] = {}
+    for t in bigrams:
+        words.setdefault(root(t), set()).add(t)
+    return {t: frozenset(w) for w in words.values() if len(w) > 1 for t in w}
+
+
+def whole_cjk_words(held: set[str], words: dict[str, frozenset[str]]) -> set[str]:
+    """``held`` (the terms a text holds) without the bigrams of a longer word (``cjk_words``) it holds only some of."""
+    return {t for t in held if t not in words or words[t] <= held} if words else held
+
+
 def split_cjk(word: str) -> list[tuple[bool, str]]:
     """``word`` cut into (is CJK, piece) runs: ``麻実子のいもほり倶楽部2024`` -> CJK run, then ``2024``."""
     out: list[tuple[bool, str]] = []

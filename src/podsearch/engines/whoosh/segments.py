@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...languages import cjk_words
 from ..base import SegmentCounts
 from .fast import doc_ids, doc_positions
 from .schema import read_segment_table
@@ -47,7 +48,7 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
     ordered = sorted(terms)
     if len(ordered) > ALWAYS_READ and deadline is not None:
         ordered.sort(key=lambda t: -searcher.doc_frequency(FIELD, t))
-    found: dict[int, list[np.ndarray]] = {d: [] for d in tables}
+    found: dict[int, list[tuple[str, np.ndarray]]] = {d: [] for d in tables}
     complete = True
     for k, term in enumerate(ordered):
         if k >= ALWAYS_READ and deadline is not None and time.monotonic() > deadline:
@@ -58,14 +59,19 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
             if (FIELD, btext) not in reader:
                 continue
             for d, where in doc_positions(reader, FIELD, btext, [d - offset for d in mine]):
-                found[d + offset].append(where)
+                found[d + offset].append((term, where))
     out: dict[str, SegmentCounts] = {}
+    cjk = cjk_words(terms)  # a Japanese or Chinese word's bigrams count in a segment that holds them all
     for d, (episode_id, (starts, words)) in tables.items():
         n = len(starts)
         distinct = np.zeros(n, dtype=np.int64)
         tokens = np.zeros(n, dtype=np.int64)
-        for where in found[d]:
-            per_segment = np.bincount(np.searchsorted(starts, where, side="right") - 1, minlength=n)[:n]
+        counted = {term: np.bincount(np.searchsorted(starts, where, side="right") - 1, minlength=n)[:n]
+                   for term, where in found[d]}
+        for term, per_segment in counted.items():
+            if term in cjk:
+                for other in cjk[term]:
+                    per_segment = per_segment * (counted[other] > 0) if other in counted else per_segment * 0
             tokens += per_segment
             distinct += per_segment > 0
         held = np.flatnonzero(tokens)
