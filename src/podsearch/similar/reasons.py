@@ -32,7 +32,8 @@ GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfr
 # Pieces of a link's address that show notes write ("www.example.de/folge.html", "tinyurl.com/x", "amzn.to/x"): never
 # a topic in any language (English's list holds "http", "com", "net", not these; on the corpus's feeds "www" was a
 # reason of 98 of 500 German neighbours and 259 of 500 Dutch ones, "tinyurl" of 195 of the English shows' 435)
-LINK_WORDS = frozenset({"www", "html", "htm", "php", "aspx", "tinyurl", "amzn"})
+# ("php" is a topic of the site corpus's programming shows, so not among them)
+LINK_WORDS = frozenset({"www", "html", "htm", "aspx", "tinyurl", "amzn"})
 ENGLISH_WORDS = 50_000  # the words an adverb and its base must be among (_manner_word)
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
 TOPICAL_SHARE = 0.25  # a plain English word is a reason alone only when, in at least this share of the episodes
