@@ -112,8 +112,6 @@ class Explainer:
             self.general |= np.array([t in notes for t in terms.tolist()], dtype=bool)
         self.term_list: list[str] = terms.tolist()  # plain lists: a request reads a few dozen items
         self.kind_list: list[int] = self.kinds.tolist()
-        self.forms_list: list[frozenset[str]] = [_forms(t) if k == WORD else frozenset((t,))
-                                                 for t, k in zip(self.term_list, self.kind_list)]
         # Each word of a full name (two words or more) -> those people, fullest names first: a transcript's "katie"
         # is Katie Hockman when she is a person of one of the two episodes.
         parts: dict[str, list[int]] = {}
@@ -260,7 +258,10 @@ class Explainer:
     def _choose(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, candidates: list[int], n: int,
                 avoid: frozenset[int] = frozenset()) -> list[str]:
         """At most ``n`` of the ``candidates`` (term ids, strongest first) as a person reads them, none of ``avoid``."""
-        kinds, terms, forms = self.kind_list, self.term_list, self.forms_list
+        kinds, terms = self.kind_list, self.term_list
+
+        def forms(term: int) -> frozenset[str]:  # (read for the few candidates of a list, not kept per term: 22 MB
+            return _forms(terms[term]) if kinds[term] == WORD else frozenset((terms[term],))  # at 10k episodes)
         people: set[int] | None = None  # the people of the two (read when a word is part of a name)
         chosen: list[int] = []
         said: set[str] = set()  # the forms of the words chosen and of the phrases' (_forms: "fuzz" says "fuzzing")
@@ -282,9 +283,9 @@ class Explainer:
                         continue
                     term = person
             if kinds[term] == WORD:
-                if not forms[term].isdisjoint(said):
+                if not forms(term).isdisjoint(said):
                     continue
-                said |= forms[term]
+                said |= forms(term)
             else:  # a phrase or a name says its words ("lohuizen" beside "Marcel van Lohuizen")
                 if kinds[term] == PERSON:  # one person once: "Rene" (a transcript's label) beside "René Pickhardt"
                     name = _name_words(terms[term])
@@ -293,7 +294,7 @@ class Explainer:
                     chosen = [c for c in chosen if not (kinds[c] == PERSON and _name_words(terms[c]) < name)]
                 words = {w for word in terms[term].split("_") for w in _forms(word)}
                 said |= words
-                chosen = [c for c in chosen if not (kinds[c] == WORD and not forms[c].isdisjoint(words))]
+                chosen = [c for c in chosen if not (kinds[c] == WORD and not forms(c).isdisjoint(words))]
             chosen.append(term)
             if len(chosen) >= n:
                 break
@@ -418,6 +419,7 @@ def _variant(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
+@functools.lru_cache(maxsize=65536)
 def _forms(word: str) -> frozenset[str]:
     """What tells that two reasons are one word: the word, its :func:`_variant` and its English stem written without
     hyphens (Snowball: "activate", "activated" and "activation" are "activ"; "front-running" and "frontrunning",
