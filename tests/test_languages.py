@@ -262,6 +262,7 @@ def test_a_japanese_words_moments_hold_the_whole_word(tmp_path) -> None:
     """A moment scored each bigram as a word: for たこ焼き a segment saying すき焼き (焼き) was the third moment until 5
     December 2026, from the index's counts and from the segments read alike."""
     from podsearch.answers import find_moments
+    from podsearch.languages import cjk_words
 
     said = ["今日は古民家でたこ焼きパーティをしました。", "すき焼きも食べたいですね。",
             "たこ焼きの液はオタフクさんのサイトを参考にしてます。", "来週は焼き鳥です。"]
@@ -275,9 +276,16 @@ def test_a_japanese_words_moments_hold_the_whole_word(tmp_path) -> None:
         hit = library.search(SearchRequest(q="たこ焼き")).hits[0]
         assert sorted(m.start for m in hit.moments) == [0.0, 60.0], hit.moments
         read = find_moments(library.catalog.segments("ja-m"), {"たこ", "こ焼", "焼き"}, library.engine.analyzer("ja"),
-                            english=False)
+                            english=False, cjk=cjk_words("たこ焼き"))
         assert sorted(m.start for m in read) == [0.0, 60.0], read
         assert [m.start for m in find_moments(library.catalog.segments("ja-m"), {"焼き"}, library.engine.analyzer("ja"),
-                                              english=False)] != []  # (a two-character word is a word)
+                                              english=False, cjk=cjk_words("焼き"))] != []  # (one bigram: a word)
+        # Two words typed that share a bigram are two words: a segment saying either whole is a moment (the rule
+        # first chained them into one word of four bigrams, and "たこ焼き 焼き鳥" had no moment at all)
+        hit = library.search(SearchRequest(q="たこ焼き 焼き鳥")).hits[0]
+        assert sorted(m.start for m in hit.moments) == [0.0, 60.0, 90.0], hit.moments
+        read = find_moments(library.catalog.segments("ja-m"), {"たこ", "こ焼", "焼き", "き鳥"},
+                            library.engine.analyzer("ja"), english=False, cjk=cjk_words("たこ焼き 焼き鳥"))
+        assert sorted(m.start for m in read) == [0.0, 60.0, 90.0], read
     finally:
         library.close()

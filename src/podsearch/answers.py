@@ -188,8 +188,9 @@ def episode_json(ep: Episode) -> dict[str, Any]:
 # -- search answers -------------------------------------------------------------------------------------
 def search_answer(query: str, page: int, per_page: int, found: EngineResult, catalog: Catalog,
                   analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0,
-                  segment_counts: Callable[[list[str], set[str], float | None], dict[str, SegmentCounts]]
-                  | None = None, deadline: float | None = None) -> SearchResult:
+                  segment_counts: Callable[[list[str], set[str], float | None, dict[str, tuple[frozenset[str], ...]]],
+                                           dict[str, SegmentCounts]] | None = None,
+                  deadline: float | None = None) -> SearchResult:
     """The answer to a search: ``found`` (the engine's) with what the page shows read from ``catalog`` at once.
 
     ``analyzer(language)`` is the engine's analysis of a language: the query's terms are found with it in the
@@ -202,7 +203,9 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     terms = found.terms
     transcript_terms = terms.get("transcript", set())
     ids = [h.id for h in found.hits]
-    counts = segment_counts(ids, transcript_terms, deadline) if segment_counts and transcript_terms and ids else {}
+    cjk = languages.cjk_words(query)  # (a Japanese or Chinese word typed counts where all its bigrams are)
+    counts = (segment_counts(ids, transcript_terms, deadline, cjk) if segment_counts and transcript_terms and ids
+              else {})
     episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts] if transcript_terms
                                       else ())
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
@@ -231,7 +234,7 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
             unread = max(0, unread - 1)
             moments, read = _find_moments(ep.segments, transcript_terms, ana, chapters=ep.chapters,
                                           english=languages.profile(lang) in ("", "en"),
-                                          budget=max(MOMENT_READS, left - MOMENT_READS * unread))
+                                          budget=max(MOMENT_READS, left - MOMENT_READS * unread), cjk=cjk)
             left -= read
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or []))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
@@ -475,7 +478,7 @@ def _only_punctuation(chars: list[str]) -> bool:
 
 def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
                  chapters: list[Chapter] | None = None, top: int = MOMENTS, english: bool = True,
-                 budget: int | None = None) -> list[Moment]:
+                 budget: int | None = None, cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> list[Moment]:
     """The transcript segments that match the query's terms best, with their times and speakers.
 
     A segment scores 10 per distinct query term it holds, plus log1p(its tokens that are query terms) minus
@@ -483,14 +486,16 @@ def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyze
     are analysed best bound first (the bound from substring tests of the terms, which also bound the repeats),
     and the search stops once the top ``top`` cannot change: a few segments of a long transcript, not all
     that hold a term. ``english``: the analyzer is English's (a closer bound applies). ``budget``: at most this
-    many segments are analysed (the best bounds first); the moments are then the best of those.
+    many segments are analysed (the best bounds first); the moments are then the best of those. ``cjk``: the
+    Japanese or Chinese words typed (``languages.cjk_words``): their bigrams count where one of them is whole.
     """
-    return _find_moments(segments, terms, analyzer, chapters, top, english, budget)[0]
+    return _find_moments(segments, terms, analyzer, chapters, top, english, budget, cjk)[0]
 
 
 def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
                   chapters: list[Chapter] | None = None, top: int = MOMENTS, english: bool = True,
-                  budget: int | None = None) -> tuple[list[Moment], int]:
+                  budget: int | None = None, cjk: dict[str, tuple[frozenset[str], ...]] | None = None
+                  ) -> tuple[list[Moment], int]:
     """:func:`find_moments`, and how many segments it analysed."""
     if not segments or not terms:
         return [], 0
@@ -503,14 +508,13 @@ def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyz
     order.sort(key=lambda p: (-p[0], p[1]))
     scored: list[tuple[float, int]] = []
     read = 0
-    words = languages.cjk_words(terms)  # (a Japanese or Chinese word counts where all its bigrams are)
     for bound, i, length in order[:budget]:
         if len(scored) >= top and scored[top - 1][0] > bound:
             break
         read += 1
         matched = [t for t in analyzer.texts(segments[i].text) if t in terms]
-        if words:
-            whole = languages.whole_cjk_words(set(matched), words)
+        if cjk:
+            whole = languages.whole_cjk_words(set(matched), cjk)
             matched = [t for t in matched if t in whole]
         if not matched:
             continue

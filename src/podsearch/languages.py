@@ -248,32 +248,25 @@ def cjk_bigrams(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1)]
 
 
-def cjk_words(terms: set[str]) -> dict[str, frozenset[str]]:
-    """The bigrams among ``terms`` that are parts of one longer Japanese or Chinese word, each with all the bigrams
-    of that word: ``たこ`` ``こ焼`` ``焼き`` (of ``たこ焼き``, each overlapping the next by a character) -> that set for
-    each. A text holds the word only where it holds them all (a moment of ``たこ焼き`` is not ``すき焼き``)."""
-    bigrams = [t for t in terms if len(t) == 2 and HAS_CJK.fullmatch(t[0]) and HAS_CJK.fullmatch(t[1])]
-    if len(bigrams) < 2:
-        return {}
-    group = {t: t for t in bigrams}
-
-    def root(t: str) -> str:
-        while group[t] != t:
-            t = group[t]
-        return t
-    for a in bigrams:
+def cjk_words(text: str) -> dict[str, tuple[frozenset[str], ...]]:
+    """The Japanese or Chinese words typed in ``text`` (a query) that are more than one bigram: each of their bigrams
+    -> the bigram sets of the words it is part of (``たこ焼き`` -> ``たこ`` ``こ焼`` ``焼き``, each -> that set). A text
+    holds such a word only where it holds all of its bigrams: a moment of ``たこ焼き`` is not ``すき焼き``. The words
+    are the runs as typed: ``たこ焼き 焼き鳥`` is two (a segment saying 焼き鳥 holds the second), ``人工智能 OR 能源``
+    one and a word of one bigram, which counts alone (until the evening of 5 December 2026 the bigrams of every
+    typed word were chained by their shared characters into one word, and those queries had no moments)."""
+    words: dict[str, list[frozenset[str]]] = {}
+    for run in re.findall(f"[{_CJK_CLASS}]{{3,}}", lower(text)):
+        bigrams = frozenset(cjk_bigrams(run))
         for b in bigrams:
-            if a != b and a[1] == b[0]:
-                group[root(a)] = root(b)
-    words: dict[str, set[str]] = {}
-    for t in bigrams:
-        words.setdefault(root(t), set()).add(t)
-    return {t: frozenset(w) for w in words.values() if len(w) > 1 for t in w}
+            words.setdefault(b, []).append(bigrams)
+    return {b: tuple(ws) for b, ws in words.items()}
 
 
-def whole_cjk_words(held: set[str], words: dict[str, frozenset[str]]) -> set[str]:
-    """``held`` (the terms a text holds) without the bigrams of a longer word (``cjk_words``) it holds only some of."""
-    return {t for t in held if t not in words or words[t] <= held} if words else held
+def whole_cjk_words(held: set[str], words: dict[str, tuple[frozenset[str], ...]]) -> set[str]:
+    """``held`` (the terms a text holds) without the bigrams of the words of :func:`cjk_words` it holds none of
+    whole."""
+    return {t for t in held if t not in words or any(w <= held for w in words[t])} if words else held
 
 
 def split_cjk(word: str) -> list[tuple[bool, str]]:

@@ -456,12 +456,12 @@ class WhooshEngine:
                 self._terms_cache.put(key, found)
         return found
 
-    def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None
-                       ) -> dict[str, SegmentCounts]:
+    def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None,
+                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> dict[str, SegmentCounts]:
         if not ids or not terms:
             return {}
         with self._searcher() as s:
-            return segment_counts(s, ids, terms, deadline)
+            return segment_counts(s, ids, terms, deadline, cjk)
 
     def analyzer(self, language: str) -> TextAnalyzer:
         return profile_analyzer(languages.profile(language))

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ...languages import cjk_words
 from ..base import SegmentCounts
 from .fast import doc_ids, doc_positions
 from .schema import read_segment_table
@@ -22,8 +21,8 @@ FIELD = "transcript"
 ALWAYS_READ = 64  # terms read whatever the deadline (a query's own words; a pattern's most common)
 
 
-def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: float | None = None
-                   ) -> dict[str, SegmentCounts]:
+def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: float | None = None,
+                   cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> dict[str, SegmentCounts]:
     """:meth:`WhooshEngine.segment_counts` over an open searcher (the positions by ``fast.doc_positions``, which
     keeps what the search's passages read). Past ``deadline``, once ``ALWAYS_READ`` terms are read, the rest are
     not (a pattern's words: a thousand of them took a second cold at 10k episodes); a list longer than that is
@@ -61,7 +60,6 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
             for d, where in doc_positions(reader, FIELD, btext, [d - offset for d in mine]):
                 found[d + offset].append((term, where))
     out: dict[str, SegmentCounts] = {}
-    cjk = cjk_words(terms)  # a Japanese or Chinese word's bigrams count in a segment that holds them all
     for d, (episode_id, (starts, words)) in tables.items():
         n = len(starts)
         distinct = np.zeros(n, dtype=np.int64)
@@ -69,9 +67,12 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
         counted = {term: np.bincount(np.searchsorted(starts, where, side="right") - 1, minlength=n)[:n]
                    for term, where in found[d]}
         for term, per_segment in counted.items():
-            if term in cjk:
-                for other in cjk[term]:
-                    per_segment = per_segment * (counted[other] > 0) if other in counted else per_segment * 0
+            if cjk and term in cjk:  # a Japanese or Chinese word's bigrams count in a segment that holds them all
+                whole = np.zeros(n, dtype=bool)
+                for word in cjk[term]:
+                    whole |= np.logical_and.reduce([counted[b] > 0 if b in counted else np.zeros(n, dtype=bool)
+                                                    for b in word])
+                per_segment = per_segment * whole
             tokens += per_segment
             distinct += per_segment > 0
         held = np.flatnonzero(tokens)
