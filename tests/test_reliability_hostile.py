@@ -268,3 +268,22 @@ def test_fuzz_raw_query_bytes(fuzz_client, raw: bytes) -> None:
     for path in ("/api/v1/search", "/search", "/api/v1/suggest", "/api/v1/similar"):
         resp = fuzz_client.get(path + "?" + encoded)
         assert resp.status_code < 500, (path, raw, resp.status_code)
+
+
+def test_a_transcript_nested_too_deep_fails_alone(tmp_path: Path) -> None:
+    """A JSON transcript of 400 KB of brackets raised RecursionError, and the reindex of every feed ended with a
+    traceback, at every run (found 5 December 2026): that transcript fails, the run goes on and indexes the rest."""
+    with serve_faults(tmp_path) as server:
+        server.files["/t/deep.json"] = b'{"segments": ' + b"[" * 200000 + b"]" * 200000 + b"}"
+        server.files["/t/ok.vtt"] = VTT.format(who="Ana", text="Deep").encode()
+        server.files["/deep.xml"] = feed(item("deep-1", "Deep brackets", "t/deep.json").replace("text/vtt", "application/json")
+                                         + item("deep-2", "Shallow herons", "t/ok.vtt"))
+        data = tmp_path / "data"
+        report = reindex(load_config({"data": str(data), "feeds": [server.base + "/deep.xml"],
+                                      "allow_private_hosts": True, "fetch_timeout": 5.0}, environ={}))
+    assert report.transcripts_failed == 1 and report.exit_code == 1
+    assert any("nested too deep" in problem for problem in report.errors + report.warnings), report.errors
+    with Catalog.in_dir(data) as cat:
+        assert {ep.id: bool(ep.segments) for ep in cat.episodes(with_segments=True)} == {"deep-1": False, "deep-2": True}
+    client = create_app(load_config({"data": str(data)}, environ={})).test_client()
+    assert client.get("/api/v1/search?q=wade").get_json()["total"] == 1

@@ -359,6 +359,20 @@ def test_broken_json_raises(corpus: Path, site_rows: list[dict[str, str]]) -> No
         parse_transcript(b'{"version": "1.0.0", "segments": []}', "application/json")
 
 
+DEEP_JSON = b'{"segments": ' + b"[" * 200000 + b"]" * 200000 + b"}"
+
+
+@pytest.mark.parametrize("mime", [JSON, "", VTT, SRT])
+def test_json_nested_too_deep_is_a_transcript_error(mime: str) -> None:
+    """A JSON transcript nested deeper than Python's decoder goes (400 KB of brackets, far under
+    max_transcript_bytes) raised RecursionError out of the parser and ended the whole reindex, every feed, at every
+    run (found by a hostile feed probe, 5 December 2026): it is a transcript that cannot be read, whatever its type
+    says (served as VTT or SRT, it is found to be JSON, and that is read as such). As HTML or plain text it is
+    text."""
+    with pytest.raises(TranscriptError, match="nested too deep" if mime in (JSON, "") else None):
+        parse_transcript(DEEP_JSON, mime)
+
+
 @pytest.mark.parametrize("mime", [JSON, VTT, SRT, HTML, PLAIN, ""])
 @pytest.mark.parametrize("data", [b"", b" \n\r\n\t ", b"\xef\xbb\xbf"])
 def test_empty_raises(mime: str, data: bytes) -> None:

@@ -298,7 +298,7 @@ def _looks_like(text: str) -> str:
         try:
             if isinstance(json.loads(text, strict=False), dict):
                 return "JSON"
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     lowered = head[:200].lower()
     if head.startswith("<") and (
@@ -413,6 +413,9 @@ def _parse_json(text: str, url: str) -> list[Segment]:
         # (": line", as Python says it: " at line" read "Unterminated string starting at at line 1 column 61")
         pos = f": line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise _fail(JSON, f"invalid JSON ({msg}{pos})", url) from None
+    except RecursionError:
+        # (a 400 KB file of "[" crashed the whole reindex, every feed, at every run, until 5 December 2026)
+        raise _fail(JSON, "nested too deep to read", url) from None
     items = doc.get("segments") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise _fail(JSON, 'no "segments" list', url)
