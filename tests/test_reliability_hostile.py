@@ -6,6 +6,8 @@ odd bytes and path traversal in ids, and property-based fuzzing of every query s
 
 from __future__ import annotations
 
+import html as html_lib
+import re
 import shutil
 import time
 import urllib.parse
@@ -193,6 +195,20 @@ def test_odd_ids_are_served_by_their_pages(hostile, hostile_client) -> None:
             resp = hostile_client.get(path)
             assert resp.status_code == 200, (ep.id[:80], path[:80], resp.status_code)
         assert hostile_client.get(f"/api/v1/episodes/{quoted}").get_json()["id"] == ep.id
+
+
+def test_the_sites_own_links_to_odd_ids_lead_to_them(hostile, hostile_client) -> None:
+    """The links the pages write to an episode lead to it as a browser follows them (dot segments resolved): the
+    guid ``../../etc/passwd`` was linked as ``/episodes/../../etc/passwd``, which a browser opens as ``/etc/passwd``
+    (a 404; a feed could so make its result lead to any page of the site, found 5 December 2026)."""
+    page = hostile_client.get("/shows/odd-ids?per_page=50").get_data(as_text=True)
+    hrefs = [html_lib.unescape(h) for h in re.findall(r'href="(/episodes/[^"]*)"', page)]
+    assert len(hrefs) == len(ODD_GUIDS)
+    for href in hrefs:
+        resolved = urllib.parse.urlsplit(urllib.parse.urljoin("http://localhost/shows/odd-ids", href))
+        assert resolved.path.startswith("/episodes/"), (href, resolved.path)
+        resp = hostile_client.get(resolved.path)
+        assert resp.status_code == 200 and ">Odd " in resp.get_data(as_text=True), (href, resp.status_code)
 
 
 UNKNOWN_IDS = ["..%2F..%2Fetc%2Fpasswd", "../../etc/passwd", "%2e%2e/%2e%2e/etc/passwd", "%00", "a%00b", "a%0Ab", "a%0D%0Ab",

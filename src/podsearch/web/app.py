@@ -36,6 +36,17 @@ class IdConverter(PathConverter):
     regex = ".+?"
     part_isolating = False  # (Werkzeug makes a converter whose pattern has no "/" match one segment only)
 
+    def to_url(self, value: Any) -> str:
+        """The id's slashes kept as written (``/episodes/tag:x,2024:show/ep-2``), except in an id with a ``.`` or
+        ``..`` segment: a browser resolves those away, and ``/episodes/../../etc/passwd`` opened ``/etc/passwd``
+        (a feed's guid could make its links on the site lead to any page of it, until 5 December 2026). There each
+        slash is ``%2F``, which the route reads as a slash. (An id that is nothing but ``.`` or ``..`` has no link
+        that a browser keeps.)"""
+        url = super().to_url(value)
+        if any(part in {".", ".."} for part in url.split("/")):
+            url = url.replace("/", "%2F")
+        return url
+
 
 def create_app(config: Config | None = None, test_config: dict[str, Any] | None = None) -> Flask:
     """Build the app. ``config`` defaults to the environment (``PODSEARCH_*``) and config file."""
