@@ -303,3 +303,23 @@ def test_a_transcript_nested_too_deep_fails_alone(tmp_path: Path) -> None:
         assert {ep.id: bool(ep.segments) for ep in cat.episodes(with_segments=True)} == {"deep-1": False, "deep-2": True}
     client = create_app(load_config({"data": str(data)}, environ={})).test_client()
     assert client.get("/api/v1/search?q=wade").get_json()["total"] == 1
+
+
+def test_the_transcript_links_tried_per_item_are_bounded(tmp_path: Path) -> None:
+    """Every ``podcast:transcript`` of an item was tried: 20 items of 50 links that fail (404) made 1,000 requests
+    at each run, to any host a feed names (found 5 December 2026). The richest eight are tried, and a warning says
+    how many the item offered."""
+    per_item = 50
+    with serve_faults(tmp_path) as server:
+        items = "".join(
+            f'<item><title>Many {n}</title><guid isPermaLink="false">many-{n}</guid><description>About herons.'
+            "</description>" + "".join(f'<podcast:transcript url="t/nope-{n}-{k}.vtt" type="text/vtt"/>'
+                                        for k in range(per_item)) + "</item>"
+            for n in range(20))
+        server.files["/many.xml"] = feed(items)
+        report = reindex(load_config({"data": str(tmp_path / "data"), "feeds": [server.base + "/many.xml"],
+                                      "allow_private_hosts": True, "fetch_timeout": 5.0}, environ={}))
+        asked = [r for r in server.log() if r.path.startswith("/t/nope-")]
+    assert report.new == 20 and report.transcripts_failed == 20
+    assert len(asked) == 20 * 8, len(asked)
+    assert sum("offers 50 transcript links; only the first 8" in w for w in report.warnings) == 20

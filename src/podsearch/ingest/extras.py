@@ -25,6 +25,11 @@ from .transcripts import decode_bytes, parse_transcript, pick_order
 
 log = logging.getLogger(__name__)
 
+# Transcript links tried for one episode, richest first. Real feeds offer one to five (formats, languages); the
+# others are left, with a warning: a feed of 20 items with 50 links each made 1,000 requests per run, to any
+# hosts it named (until 5 December 2026).
+MAX_TRANSCRIPT_LINKS = 8
+
 
 
 @dataclass
@@ -152,7 +157,11 @@ class EpisodeExtras:
         """Read the richest transcript link that works; sets ep.segments."""
         tried: list[str] = []
         empty: list[str] = []
-        for link in pick_order(ep.transcript_links):
+        links = pick_order(ep.transcript_links)
+        if len(links) > MAX_TRANSCRIPT_LINKS:
+            extras.warnings.append(f"the item offers {len(links)} transcript links; only the first "
+                                   f"{MAX_TRANSCRIPT_LINKS} (richest first) were tried")
+        for link in links[:MAX_TRANSCRIPT_LINKS]:
             try:
                 result = self._read(link.url, link.local)
                 segments = self._parse(link, result)
