@@ -328,6 +328,16 @@ def test_chapter_times_are_finite_seconds():
         parse_chapters(b"[" * 100000)
 
 
+def test_chapter_links_are_http_only():
+    """A chapter's url and img are links a client shows: only http(s) ones are kept, as for every other link of a
+    feed (``javascript:`` and ``data:`` were served by the API until 5 December 2026)."""
+    chapters = parse_chapters(json.dumps({"chapters": [
+        {"startTime": 0, "title": "a", "url": "javascript:alert(1)", "img": "data:image/svg+xml,<svg onload=alert(1)>"},
+        {"startTime": 1, "title": "b", "url": " JavaScript:alert(2)", "img": "vbscript:x"},
+        {"startTime": 2, "title": "c", "url": "https://example.org/c", "img": "http://example.org/c.png"}]}).encode())
+    assert [(c.url, c.img) for c in chapters] == [("", ""), ("", ""), ("https://example.org/c", "http://example.org/c.png")]
+
+
 def test_a_link_every_item_shares_is_no_episode_id() -> None:
     """Five guid-less items without enclosures whose links were all the show's home page were one episode (the id
     was the link; four were dropped as duplicates). A link or an enclosure several items share, or the show's own

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..episodes import Chapter
+from .feeds import safe_url
 from .transcripts import parse_time
 
 
@@ -26,7 +27,9 @@ def parse_chapters(data: bytes) -> list[Chapter]:
         if start is None:
             continue
         end = parse_time(ch.get("endTime"))
-        out.append(Chapter(start=start, end=end, title=str(ch.get("title") or ""), url=str(ch.get("url") or ""),
-                           img=str(ch.get("img") or "")))
+        # http(s) links only, as every other link of a feed (a "javascript:" url was served by the API until
+        # 5 December 2026)
+        out.append(Chapter(start=start, end=end, title=str(ch.get("title") or ""), url=safe_url(str(ch.get("url") or "")),
+                           img=safe_url(str(ch.get("img") or ""))))
     out.sort(key=lambda c: c.start)
     return out
