@@ -214,9 +214,12 @@ def test_embed_widget_page(client):
     items = links(html)
     assert items and all(a["target"] == "_top" for a in items)
     assert any(a["href"].startswith("https://example.org/") for a in items), "links go to the publisher's pages"
+    # a feed's link, shown on every site whose widget lists that episode, is marked as the pages mark it (it had
+    # no rel until 5 December 2026); a link to podsearch's own page is not
+    assert all(a.get("rel") == "nofollow noopener noreferrer" for a in items if not a["href"].startswith("http://localhost/"))
     assert "because of:" in html and "Hive Minds" in html
     ours = links(page(client, "/embed/similar/" + quote(BEES, safe="") + "?link=podsearch&k=3"))
-    assert len(ours) == 3 and all(a["href"].startswith("http://localhost/episodes/") for a in ours)
+    assert len(ours) == 3 and all(a["href"].startswith("http://localhost/episodes/") and "rel" not in a for a in ours)
     page(client, "/embed/similar/" + quote(BEES, safe="") + "?link=elsewhere", status=400)
     page(client, "/embed/similar/no-such-episode", status=404)
 
