@@ -662,3 +662,26 @@ def test_the_keyboard_skips_to_the_results(site, tab):
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "Skip to content"
     assert tab.errors == []
+
+
+def test_a_script_that_slips_into_a_page_does_not_run(site, tab):
+    """The pages escape what feeds write (above); the policy is the second line: until 5 December 2026 it said
+    ``frame-ancestors`` only, and markup that an escaping slip let through would have run. Script and an event
+    handler put into the page (as a slip would) are refused by Chromium, while the page's own scripts (the
+    player, the typeahead) run."""
+    page = tab.page
+    for url in (episode_url(site, "earth-3"), site.url("/embed/similar/earth-1")):
+        tab.goto(url)
+        page.evaluate("""() => {
+            const s = document.createElement('script'); s.textContent = 'window.__pwned = 7'; document.body.appendChild(s);
+            document.body.insertAdjacentHTML('beforeend', '<img src="data:," onload="window.__pwned = 8">');
+        }""")
+        page.wait_for_timeout(300)
+        assert page.evaluate("typeof window.__pwned") == "undefined", url
+        refused = [e for e in tab.errors if "Content Security Policy" in e]
+        assert len(refused) >= 2, tab.errors
+        tab.errors.clear()
+    tab.goto(site.url("/"))
+    page.get_by_role("combobox", name="Search episodes and transcripts").fill("magma")
+    page.locator("[role=option]").first.wait_for()
+    assert tab.errors == []

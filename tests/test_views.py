@@ -232,15 +232,37 @@ def test_embed_script(client):
     assert "max-age" in response.headers["Cache-Control"]
 
 
+FIELD_NOTES_1 = quote("tag:example.org,2024:field-notes/ep-01", safe="")
+
+
+@pytest.mark.parametrize("path", ["/", "/search?q=volcano", "/search", f"/episodes/{FIELD_NOTES_1}", "/shows/field-notes",
+                                  f"/embed/similar/{FIELD_NOTES_1}", "/episodes/no-such-episode"])
+def test_pages_let_only_their_own_scripts_run(client, path: str) -> None:
+    """The policy said ``frame-ancestors 'self'`` only: a script that got into a page (an escaping slip with a
+    feed's text) would have run. Each page names a fresh nonce that its own scripts, and only they, carry; no
+    plugins, no <base> (5 December 2026)."""
+    responses = [client.get(path), client.get(path)]
+    nonces = []
+    for response in responses:
+        policy = dict(p.strip().split(" ", 1) for p in response.headers["Content-Security-Policy"].split(";"))
+        assert policy["object-src"] == "'none'" and policy["base-uri"] == "'none'", policy
+        nonce = re.fullmatch(r"'nonce-([A-Za-z0-9_-]{20,})'", policy["script-src"]).group(1)
+        scripts = re.findall(r"<script\b[^>]*>", response.get_data(as_text=True))
+        assert scripts and all(f'nonce="{nonce}"' in tag for tag in scripts), (path, scripts)
+        nonces.append(nonce)
+    assert nonces[0] != nonces[1]
+
+
 def test_pages_may_not_be_framed_by_other_sites_and_no_answer_is_sniffed(client):
     """No answer said ``nosniff``, and every page could be framed by any site; the widget's pages are made to be."""
     page_ = client.get("/search?q=volcano")
     assert page_.headers["X-Content-Type-Options"] == "nosniff"
-    assert page_.headers["Content-Security-Policy"] == "frame-ancestors 'self'"
+    assert page_.headers["Content-Security-Policy"].endswith("; frame-ancestors 'self'")
     assert page_.headers["X-Frame-Options"] == "SAMEORIGIN"
     widget = client.get("/embed/similar/" + quote("tag:example.org,2024:field-notes/ep-01", safe=""))
     assert widget.status_code == 200 and "X-Frame-Options" not in widget.headers
-    assert "Content-Security-Policy" not in widget.headers and widget.headers["X-Content-Type-Options"] == "nosniff"
+    assert "frame-ancestors" not in widget.headers["Content-Security-Policy"]
+    assert widget.headers["X-Content-Type-Options"] == "nosniff"
     api = client.get("/api/search?q=volcano")
     assert api.headers["X-Content-Type-Options"] == "nosniff" and "X-Frame-Options" not in api.headers
 
