@@ -368,3 +368,15 @@ def test_a_feed_cut_short_is_refused_not_read_leniently(cut: int) -> None:
         parse_feed(whole[:at].encode(), "https://example.org/feed.xml")
     lenient = whole.replace("</channel>", "<bad attr=1></channel>", 1) + "\n<!-- end -->\n"
     assert parse_feed(lenient.encode(), "https://example.org/feed.xml").warnings
+
+
+def test_chapters_are_bounded():
+    """A chapters file of 400,000 entries (8 MB) was kept whole: its episode's page was 33 MB and took 4 s to draw at
+    every view (found 5 December 2026). The earliest thousand are kept, from a file or inline (psc:chapter)."""
+    chapters = parse_chapters(json.dumps({"chapters": [{"startTime": n} for n in range(5000, 0, -1)]}).encode())
+    assert len(chapters) == 1000 and chapters[0].start == 1 and chapters[-1].start == 1000
+    inline = "".join(f'<psc:chapter start="{n}" title="c{n}"/>' for n in range(3000))
+    feed = (f'<?xml version="1.0"?><rss version="2.0" xmlns:psc="http://podlove.org/simple-chapters"><channel><title>S</title>'
+            f"<item><title>t</title><guid>g</guid><psc:chapters>{inline}</psc:chapters></item></channel></rss>").encode()
+    episode = parse_feed(feed, "https://example.org/feed.xml").episodes[0]
+    assert len(episode.chapters) == 1000 and episode.chapters[-1].title == "c999"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..episodes import Chapter
-from .feeds import safe_url
+from .feeds import MAX_CHAPTERS, safe_url
 from .transcripts import parse_time
 
 
@@ -32,4 +32,4 @@ def parse_chapters(data: bytes) -> list[Chapter]:
         out.append(Chapter(start=start, end=end, title=str(ch.get("title") or ""), url=safe_url(str(ch.get("url") or "")),
                            img=safe_url(str(ch.get("img") or ""))))
     out.sort(key=lambda c: c.start)
-    return out
+    return out[:MAX_CHAPTERS]

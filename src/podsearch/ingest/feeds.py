@@ -101,6 +101,12 @@ def resolve_link(base: str, url: str) -> tuple[str, bool]:
     return urljoin(base, url), False
 
 
+# Chapters kept for one episode (inline here, from a file in ``ingest.chapters``), the earliest: real shows have
+# tens (the corpus's most is 11). A chapters file of 400,000 entries (8 MB, under max_transcript_bytes) made its
+# episode's page 33 MB, 4 s to draw at every view, until 5 December 2026.
+MAX_CHAPTERS = 1000
+
+
 def _psc_chapters(el: ET.Element) -> list[Chapter]:
     """Podlove Simple Chapters (``<psc:chapters><psc:chapter start=... title=.../>``), sorted by start."""
     out = []
@@ -113,7 +119,7 @@ def _psc_chapters(el: ET.Element) -> list[Chapter]:
         out.append(Chapter(start=start, title=collapse(ch.get("title") or ""), url=safe_url(ch.get("href")),
                            img=safe_url(ch.get("image"))))
     out.sort(key=lambda c: c.start)
-    return out
+    return out[:MAX_CHAPTERS]  # (as a chapters file's)
 
 
 def _read_podcast_tags(el: ET.Element, base: str) -> RawItem:
