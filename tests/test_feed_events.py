@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from faultserver import Fault, FaultServer, RedirectLoop, Silent, Status
+from faultserver import Drip, Fault, FaultServer, RedirectLoop, Silent, Status
 from soak.state import index_docs
 
 from podsearch.catalog import SCHEMA_VERSION, Catalog
@@ -422,14 +422,17 @@ def _dead_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("kind", ["refuses", "never answers"])
+@pytest.mark.parametrize("kind", ["refuses", "never answers", "drips"])
 def test_a_transcript_host_that_is_down_is_skipped_and_reported_once(tmp_path: Path, server: FaultServer,
                                                                       www: Path, kind: str) -> None:
+    """(``drips``: a host that answers, then sends a byte now and then, never ending in time. Its answer reset the
+    count of failures, and each of its links cost the whole fetch_timeout, at every run, until 5 December 2026.)"""
     if kind == "refuses":
         host, silent = f"127.0.0.1:{_dead_port()}", None
     else:
         silent = FaultServer(www).start()
-        silent.faults.update({f"/t/ep-{n}.vtt": Silent() for n in range(1, 21)})
+        fault = (lambda: Silent()) if kind == "never answers" else (lambda: Drip(b"WEBVTT\n\n" + b"x" * 200, every=0.1))
+        silent.faults.update({f"/t/ep-{n}.vtt": fault() for n in range(1, 21)})
         host = f"127.0.0.1:{silent.port}"
     (www / "a" / "feed.xml").write_bytes(feed(range(1, 21), transcripts=f"http://{host}/t/ep-{{n}}.vtt"))
     try:
@@ -442,7 +445,7 @@ def test_a_transcript_host_that_is_down_is_skipped_and_reported_once(tmp_path: P
     assert report.new == 20 and report.transcripts_failed == 20  # every episode stored, without a transcript
     [down] = report.unreachable_hosts
     assert down["host"] == host and down["failed"] + down["skipped"] == 20, "\n".join(report.errors)
-    assert down["cause"] == ("connection refused" if kind == "refuses" else "no answer")
+    assert down["cause"] == {"refuses": "connection refused", "never answers": "no answer", "drips": "too slow"}[kind]
     assert [e for e in report.errors if host in e] == report.errors and len(report.errors) == 1  # once
     assert "timed out" not in report.errors[0] or kind == "never answers"
     assert took < 15, took  # 20 links, 3 attempts each, would take minutes

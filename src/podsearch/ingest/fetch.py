@@ -379,6 +379,10 @@ def _socket_of(resp: Any) -> socket.socket | None:
     return sock if hasattr(sock, "settimeout") else None
 
 
+class _TooSlow(FetchError):
+    """A fetch that ran out of its own ``total_timeout`` (not the run's deadline)."""
+
+
 class _Transient(Exception):
     """A failure worth retrying (connection error, timeout), unless ``unreachable`` says the host is down."""
 
@@ -677,7 +681,7 @@ class Fetcher:
         if left is not None and left <= 0.01:
             return DeadlinePassed(f"the reindex deadline ({self.health.deadline_seconds:g} s) passed "  # type: ignore[union-attr]
                                   f"while fetching {url}")
-        return FetchError(f"fetching {url} took longer than {self.limits.total_timeout:g} s")
+        return _TooSlow(f"fetching {url} took longer than {self.limits.total_timeout:g} s")
 
     def _too_large(self, url: str) -> FetchError:
         return FetchError(f"response from {url} is larger than {self.limits.max_bytes} bytes")
@@ -771,7 +775,16 @@ class Fetcher:
             reason = resp.reason or _reason_phrase(status)
             content = b""
             if 200 <= status < 300 and method == "GET":
-                content = self._read_body(resp, url, deadline)
+                try:
+                    content = self._read_body(resp, url, deadline)
+                except _TooSlow as slow:
+                    # The host answered, then sent its body too slowly to end in time (a byte now and then): a
+                    # failure of the host as one that never answers is, so that three in a row put it down. Until
+                    # 5 December 2026 the answer reset the count, and every link of a dripping host cost the whole
+                    # fetch_timeout, at every run: 1,000 such transcripts held a reindex for hours.
+                    unreachable = HostUnreachable(f"{slow}: the body came too slowly from {host}", host=host,
+                                                  cause="too slow")
+                    raise _Transient(str(unreachable), unreachable, retry=False) from slow
                 complete = True
             elif status == 304:
                 complete = True
