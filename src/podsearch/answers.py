@@ -203,7 +203,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     terms = found.terms
     transcript_terms = terms.get("transcript", set())
     ids = [h.id for h in found.hits]
-    cjk = languages.cjk_words(query)  # (a Japanese or Chinese word typed counts where all its bigrams are)
+    cjk = languages.cjk_words(found.corrected or query)  # (a Japanese or Chinese word searched counts where all its
+    # bigrams are: the query as searched, its correction when it was answered for one)
     counts = (segment_counts(ids, transcript_terms, deadline, cjk) if segment_counts and transcript_terms and ids
               else {})
     episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts] if transcript_terms
