@@ -701,6 +701,16 @@ class OpenSearchVocabulary:
     def form(self, word: str) -> str:
         return fold(word)  # (the words field's asciifolding, as analysis.fold mirrors it)
 
+    def languages_of(self, word: str) -> list[str]:
+        """The query's profiles (languages) of the episodes whose ``words`` hold ``word``: a terms aggregation on
+        ``analysis`` over them. Until 5 December 2026 only Whoosh said it, and on OpenSearch a word few episodes
+        hold was a typo of any language's word (the German "parteien" was offered the Dutch "partijen")."""
+        answer = self.engine.client.search(self.engine._target(), {
+            "size": 0, "query": {"term": {"words": self.form(word)}},
+            "aggs": {"of": {"terms": {"field": "analysis", "size": max(1, len(self.profiles))}}}})
+        found = {b["key"] for b in answer.get("aggregations", {}).get("of", {}).get("buckets", [])}
+        return [p for p in self.profiles if p in found]
+
     def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
         for key in self.profiles if profiles is None else profiles:
             terms = python_analyzer(key).texts(word)
