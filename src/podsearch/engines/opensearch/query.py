@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ... import languages
 from ..base import Filters
 from ..querytext import (
     FIELD_ALIASES,
@@ -65,6 +66,8 @@ def query_string(text: str, profile: str, any_word: bool, plain: bool,
         typed = _QUOTED.sub(lambda m: _JOINED.sub(" ", m.group(0)), typed)
         if any_word:
             typed = hyphens_together(typed)
+    if any_word:
+        typed = cjk_words_whole(typed, profile)
     typed = words_apart(typed, apart)
     return {"query_string": {
         "query": typed, "fields": [f"{text_field(f, profile)}^{boost}" for f, boost in FIELD_BOOSTS.items()],
@@ -188,6 +191,28 @@ _QUOTED = re.compile(r'(?<!\\)"(?:[^"\\]|\\.)*"')
 # in an address ("bitcoin.org/en"), nor fuzzy or a pattern.
 _SLASHED = re.compile(r"(?<![\w.\\])(\w+(?:\\/\w+)+)(?![\w\\~*?]|\.\w)")
 _JOINED = re.compile(r"(?<=\w)[._:](?=\w)")
+# A run of Japanese or Chinese characters typed as a word (after a space, a bracket, a field or a sign; before a
+# space or a bracket): not one fuzzy, boosted or joined to other letters
+_CJK_WORD = re.compile(rf"(?:(?<=[\s(:+\-])|^)({languages.CJK_RUN.pattern})(?=[\s)]|$)")
+
+
+def cjk_words_whole(typed: str, profile: str) -> str:
+    """``typed`` with each run of Japanese or Chinese characters outside quotes as the group of all its bigrams
+    (``たこ焼き`` -> ``(たこ AND こ焼 AND 焼き)``), for the any-word reading: the query string makes the bigrams of
+    a word SHOULD clauses with the OR operator, and until 5 December 2026 that reading found ``すき焼き`` (焼き) and
+    ``思ったこと`` (たこ) for ``たこ焼き``, as Whoosh did until that afternoon (docs/languages.md). Two runs typed
+    apart are still either run."""
+    analyzer = python_analyzer(profile)
+
+    def whole(m: re.Match[str]) -> str:
+        terms = analyzer.texts(m.group(1))
+        return "(" + " AND ".join(terms) + ")" if len(terms) > 1 else m.group(0)
+
+    out, last = [], 0
+    for quoted in _QUOTED.finditer(typed):
+        out += [_CJK_WORD.sub(whole, typed[last:quoted.start()]), quoted.group(0)]
+        last = quoted.end()
+    return "".join(out) + _CJK_WORD.sub(whole, typed[last:])
 
 
 # Whoosh's "word~2/3" (three letters kept as typed): the query string has no per-word form, so "word~2"
