@@ -256,3 +256,27 @@ def test_an_index_name_opensearch_refuses_is_a_setting_refused(runner, sample_da
                            env={"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": "http://127.0.0.1:9",
                                 "PODSEARCH_OPENSEARCH_INDEX": "Bad_Name"})
     assert result.exit_code == 2 and "PODSEARCH_OPENSEARCH_INDEX: bad value for opensearch_index" in result.output
+
+
+def test_the_server_starts_with_the_cluster_down_and_says_it_is_not_ready(sample_data: Path, caplog) -> None:
+    """``serve`` warms the engine before it listens: with the cluster down at its start the warm raised
+    EngineUnavailable and serve ended in a traceback (5 December 2026), where /readyz should say 503 and what does
+    not search be answered. Now the warm says it once in the log, as a missing index."""
+    import logging
+
+    from opensearch_node import free_port
+
+    from podsearch.web.app import create_app
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": f"http://127.0.0.1:{free_port()}",
+                                         "opensearch_timeout": "2"})
+    app = create_app(config)
+    library = app.extensions["podsearch"]
+    assert isinstance(library, Library)
+    with caplog.at_level(logging.INFO, logger="podsearch.service"):
+        library.warm()
+        library.warm()
+    said = [r for r in caplog.records if "nothing to warm" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.ERROR and "unavailable" in said[0].getMessage()
+    ready = app.test_client().get("/readyz")
+    assert ready.status_code == 503 and ready.get_json()["error"]["code"] == "engine_unavailable"

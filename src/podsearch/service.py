@@ -22,7 +22,7 @@ from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
 from .engines.querytext import any_word_first, filter_names, has_syntax, phrases_as_words, plain_words
 from .engines.spelling import keeping, words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
-from .errors import DataUnreadable, IndexMissing, NotFound, PodsearchError, QueryError, TimedOut
+from .errors import DataUnreadable, EngineUnavailable, IndexMissing, NotFound, PodsearchError, QueryError, TimedOut
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
 from .languages import detect_language, fold, primary
@@ -106,9 +106,11 @@ class Library:
         for load in (self.engine.warm, lambda: self.model().warm()):
             try:
                 load()
-            except IndexMissing as exc:  # none yet, or (DataUnreadable) one that cannot be read: served without it
+            # none yet, (DataUnreadable) one that cannot be read, or a search cluster that does not answer: served
+            # without it (until 5 December 2026 serve ended in a traceback when OpenSearch was down at its start)
+            except (IndexMissing, EngineUnavailable) as exc:
                 missing.append(str(exc))
-                damaged = damaged or isinstance(exc, DataUnreadable)
+                damaged = damaged or isinstance(exc, (DataUnreadable, EngineUnavailable))
         said, self._unwarmed = self._unwarmed, "; ".join(missing)
         if self._unwarmed and self._unwarmed != said:  # (the server's warmer looks every 2 s)
             log.log(logging.ERROR if damaged else logging.INFO, "nothing to warm: %s", self._unwarmed)
