@@ -280,3 +280,24 @@ def test_the_server_starts_with_the_cluster_down_and_says_it_is_not_ready(sample
     assert len(said) == 1 and said[0].levelno == logging.ERROR and "unavailable" in said[0].getMessage()
     ready = app.test_client().get("/readyz")
     assert ready.status_code == 503 and ready.get_json()["error"]["code"] == "engine_unavailable"
+
+
+def test_stats_with_the_cluster_down_prints_every_other_figure_and_exits_1(runner, sample_data: Path) -> None:
+    """As for a Whoosh index that cannot be read: the catalog's and the model's figures, ``index_error`` saying the
+    cluster is unavailable, exit 1. Until 5 December 2026 stats said that line alone, and ``--json`` printed
+    nothing a monitor could read."""
+    import json
+
+    from opensearch_node import free_port
+
+    from podsearch.cli import main
+
+    env = {"PODSEARCH_ENGINE": "opensearch", "PODSEARCH_OPENSEARCH_URL": f"http://127.0.0.1:{free_port()}",
+           "PODSEARCH_OPENSEARCH_TIMEOUT": "2"}
+    result = runner.invoke(main, ["--data", str(sample_data), "stats", "--json"], env=env)
+    assert result.exit_code == 1, result.output
+    figures = json.loads(result.stdout)
+    assert figures["episodes"] == 36 and figures["engine"] == "opensearch" and figures["model_generation"]
+    assert figures["index_documents"] == 0 and "unavailable" in figures["index_error"]
+    text = runner.invoke(main, ["--data", str(sample_data), "stats"], env=env)
+    assert text.exit_code == 1 and "episodes: 36" in text.output and "index: OpenSearch at" in text.output

@@ -529,14 +529,18 @@ class Library:
         last = self.catalog.last_run()
         out: dict[str, Any] = dict(counts)
         out["data"] = str(self.data_dir)
-        exists = self.engine.exists()
         out["engine"] = self.engine.name
-        out["index_generation"] = self.engine.stamp()[0]
         try:
-            out["index_documents"] = self.engine.doc_count() if exists else 0
-        except DataUnreadable as exc:  # said, with the other figures (until 5 December 2026 a traceback)
-            out["index_documents"], out["index_error"] = 0, str(exc)
-        out["index_bytes"] = self.engine.size_bytes() if exists else 0
+            exists = self.engine.exists()
+            out["index_generation"] = self.engine.stamp()[0]
+            try:
+                out["index_documents"] = self.engine.doc_count() if exists else 0
+            except DataUnreadable as exc:  # said, with the other figures (until 5 December 2026 a traceback)
+                out["index_documents"], out["index_error"] = 0, str(exc)
+            out["index_bytes"] = self.engine.size_bytes() if exists else 0
+        except EngineUnavailable as exc:  # a search cluster down: said with the catalog's and the model's figures
+            # (until 5 December 2026 stats said that line alone, and --json printed nothing a monitor could read)
+            out.update(index_generation="", index_documents=0, index_bytes=0, index_error=str(exc))
         model = self.model_generations.current()
         out["model_generation"] = model.name if model is not None else ""
         problem = model_health(self.model_generations)  # read from its parameters and file sizes, not loaded
