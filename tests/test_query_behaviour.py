@@ -152,6 +152,7 @@ def test_a_quote_remembered_wrong_finds_its_episode_and_says_so(client, sample_d
     assert phrases_as_words(f'title:"{remembered}" "a b"~2') == f'title:"{remembered}" a b'
 
 
+@BOTH
 @pytest.mark.parametrize("sentence", ["I never cook with it", "He also imagined a building"])
 def test_a_five_word_sentence_said_with_a_word_of_speech_finds_who_said_it_first(client, sentence: str) -> None:
     """A plain query of six words or more may be a sentence remembered: the few episodes saying it in its order come

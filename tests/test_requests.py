@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import ENGINES
 from werkzeug.datastructures import MultiDict
 
 from podsearch.cli import main
@@ -81,6 +82,7 @@ def test_dates_written_backwards_are_read_forwards(client) -> None:
     assert ids(**{"from": "2025-03", "to": "2024-11"}) == ids(**{"from": "2024-11", "to": "2025-03"})
 
 
+@pytest.mark.parametrize("engine_name", ENGINES)
 def test_durations_written_backwards_are_read_forwards(client) -> None:
     """``duration_min=60&duration_max=10`` found nothing and said nothing, where dates written backwards are read
     forwards: it is 10 to 60 minutes."""

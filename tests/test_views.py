@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from xml.etree import ElementTree as ET
 
 import pytest
+from conftest import ENGINES
 
 BEES = "tag:example.org,2024:field-notes/ep-01"
 
@@ -195,6 +196,7 @@ def test_opensearch_description(client):
     assert prefix == "volc" and any("volcano" in c.lower() for c in completions)
 
 
+@pytest.mark.parametrize("engine_name", ENGINES)
 def test_opensearch_suggestions_complete_the_whole_query(client):
     """A browser searches the completion it shows, as it is: for "honey volc" it was offered "volcano" (the word
     completing the last one), and picking it searched "volcano" alone, "honey" lost. The words before the last are
