@@ -303,3 +303,39 @@ def test_a_japanese_words_moments_hold_the_whole_word(tmp_path) -> None:
         assert sorted(m.start for m in read) == [0.0, 60.0, 90.0], read
     finally:
         library.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_two_japanese_words_that_meet_at_a_character_are_each_a_word_in_the_moments(engine, request, tmp_path) -> None:
+    """たこ焼き and 焼き鳥 share 焼き: the moments' rule chained the bigrams of both into one word (たこ焼き鳥), which no
+    segment holds, so ``たこ焼き 焼き鳥`` had no moment and no mark on either engine (5 December 2026; Chinese
+    ``人工智能 OR 能源`` alike). The query's own words are the words."""
+    from podsearch.answers import find_moments
+    from podsearch.languages import cjk_words
+
+    settings: dict[str, str] = {}
+    if engine == "opensearch":
+        node = request.getfixturevalue("opensearch")
+        settings = {"engine": "opensearch", "opensearch_url": node.url, "opensearch_index": f"meet-{os.getpid()}"}
+    said = ["今日は古民家でたこ焼きパーティをしました。", "すき焼きも食べたいですね。",
+            "たこ焼きの液はオタフクさんのサイトを参考にしてます。", "来週は焼き鳥です。"]
+    episode = {"id": "ja-m", "show": "いもほり倶楽部", "language": "ja", "title": "パーティ",
+               "segments": [{"start": 30.0 * i, "text": t} for i, t in enumerate(said)]}
+    path = tmp_path / "eps.jsonl"
+    path.write_text(json.dumps(episode, ensure_ascii=False) + "\n", encoding="utf-8")
+    config = load_config({"data": str(tmp_path / "data"), **settings}, environ={})
+    import_jsonl(config, path)
+    library = Library.from_config(config)
+    try:
+        hit = library.search(SearchRequest(q="たこ焼き 焼き鳥")).hits[0]
+        assert sorted(m.start for m in hit.moments) == [0.0, 60.0, 90.0], hit.moments
+        assert "<mark>たこ焼き</mark>" in hit.snippet, hit.snippet
+        read = find_moments(library.catalog.segments("ja-m"), {"たこ", "こ焼", "焼き", "き鳥"},
+                            library.engine.analyzer("ja"), english=False, cjk=cjk_words("たこ焼き 焼き鳥"))
+        assert sorted(m.start for m in read) == [0.0, 60.0, 90.0], read
+    finally:
+        library.close()
+        if settings:
+            from opensearch_node import request as os_request
+
+            os_request(f"{settings['opensearch_url']}/{settings['opensearch_index']}-*", "DELETE")
