@@ -22,6 +22,20 @@ def person_key(name: str) -> str:
     return name.strip().lower().replace(",", " ")
 
 
+_APOSTROPHES = "'’ʼ"  # the straight one, the typographic one feeds write, the letter apostrophe
+
+
+def person_keys(person: str) -> list[str]:
+    """The keys the person filter ``person`` finds: as typed (lower case), and with its apostrophe written each other
+    way, as feeds write names ("Russell O’Connor", "Russell O'Connor"): until 5 December 2026 ``person=russell
+    o'connor`` found none of the episodes that wrote the name with a typographic apostrophe."""
+    key = person.strip().lower()
+    if not any(a in key for a in _APOSTROPHES):
+        return [key]
+    plain = "".join("'" if c in _APOSTROPHES else c for c in key)
+    return list(dict.fromkeys([key, *(plain.replace("'", a) for a in _APOSTROPHES)]))
+
+
 # words that make a speaker label a role, wherever they stand in it ("Audience Member", "New Speaker", "Speaker B")
 ROLE_WORDS = {"speaker", "host", "guest", "audience", "unknown", "interviewer", "interviewee", "moderator", "jingle",
               "participant", "narrator", "announcer"}

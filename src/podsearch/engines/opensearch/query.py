@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import languages
+from ...episodes import person_keys
 from ..base import Filters
 from ..querytext import (
     FIELD_ALIASES,
@@ -293,7 +294,7 @@ def filter_clauses(f: Filters) -> list[dict[str, Any]]:
     if f.shows:
         clauses.append({"terms": {"show_id": list(f.shows)}})
     if f.person:
-        clauses.append({"term": {"person_key": f.person.strip().lower()}})
+        clauses.append({"terms": {"person_key": person_keys(f.person)}})
     if f.published_from or f.published_to:
         bounds = {}
         if f.published_from:

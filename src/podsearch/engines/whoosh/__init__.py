@@ -30,6 +30,7 @@ from whoosh.searching import Searcher
 from whoosh.writing import LockError
 
 from ... import languages
+from ...episodes import person_keys
 from ...errors import DataUnreadable, IndexMissing, PodsearchError, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
@@ -534,7 +535,7 @@ def _filter(f: Filters) -> Any:
     if f.shows:
         parts.append(Or([Term("show_id", s) for s in f.shows]))
     if f.person:
-        parts.append(Term("person_key", f.person.strip().lower()))
+        parts.append(Or([Term("person_key", key) for key in person_keys(f.person)]))
     if f.published_from or f.published_to:
         parts.append(DateRange("published", f.published_from, f.published_to))
     if f.duration_min is not None or f.duration_max is not None:
