@@ -3,6 +3,8 @@ and a real ``podsearch serve`` (waitress) on a free port of 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import socket
@@ -105,6 +107,34 @@ ENGINES = ["whoosh", pytest.param("opensearch", marks=pytest.mark.opensearch)]
 
 
 _indexes = iter(range(1, 10**9))
+
+
+@contextlib.contextmanager
+def imported_library(episodes: list[dict], engine: str, request: pytest.FixtureRequest, root: Path):
+    """A Library over ``episodes`` (import lines) imported into ``root``, on ``engine`` (OpenSearch: the session's
+    node, an index of its own, removed after)."""
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+    from podsearch.service import Library
+
+    settings: dict[str, str] = {}
+    if engine == "opensearch":
+        node = request.getfixturevalue("opensearch")
+        settings = {"engine": "opensearch", "opensearch_url": node.url,
+                    "opensearch_index": f"t{next(_indexes)}-{os.getpid()}"}
+    path = root / "eps.jsonl"
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in episodes), encoding="utf-8")
+    config = load_config({"data": str(root / "data"), **settings}, environ={})
+    import_jsonl(config, path)
+    library = Library.from_config(config)
+    try:
+        yield library
+    finally:
+        library.close()
+        if settings:
+            from opensearch_node import request as os_request
+
+            os_request(f"{settings['opensearch_url']}/{settings['opensearch_index']}-*", "DELETE")
 
 
 @pytest.fixture

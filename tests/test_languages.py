@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from conftest import ENGINES
+from conftest import ENGINES, imported_library
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -217,22 +216,8 @@ JAPANESE = [
 def ja(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Library:
     """JAPANESE imported, on Whoosh and on OpenSearch (an index of its own on the session's node), whose analyzer
     makes the bigrams itself (``cjk_bigram``)."""
-    settings: dict[str, str] = {}
-    if request.param == "opensearch":
-        node = request.getfixturevalue("opensearch")
-        settings = {"engine": "opensearch", "opensearch_url": node.url, "opensearch_index": f"ja-{os.getpid()}"}
-    root = tmp_path_factory.mktemp("ja")
-    path = root / "eps.jsonl"
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in JAPANESE), encoding="utf-8")
-    config = load_config({"data": str(root / "data"), **settings}, environ={})
-    import_jsonl(config, path)
-    library = Library.from_config(config)
-    yield library
-    library.close()
-    if settings:
-        from opensearch_node import request as os_request
-
-        os_request(f"{settings['opensearch_url']}/{settings['opensearch_index']}-*", "DELETE")
+    with imported_library(JAPANESE, request.param, request, tmp_path_factory.mktemp("ja")) as library:
+        yield library
 
 
 def test_a_quoted_japanese_fragment_is_found_where_its_characters_follow_each_other(ja: Library) -> None:
@@ -313,29 +298,14 @@ def test_two_japanese_words_that_meet_at_a_character_are_each_a_word_in_the_mome
     from podsearch.answers import find_moments
     from podsearch.languages import cjk_words
 
-    settings: dict[str, str] = {}
-    if engine == "opensearch":
-        node = request.getfixturevalue("opensearch")
-        settings = {"engine": "opensearch", "opensearch_url": node.url, "opensearch_index": f"meet-{os.getpid()}"}
     said = ["今日は古民家でたこ焼きパーティをしました。", "すき焼きも食べたいですね。",
             "たこ焼きの液はオタフクさんのサイトを参考にしてます。", "来週は焼き鳥です。"]
     episode = {"id": "ja-m", "show": "いもほり倶楽部", "language": "ja", "title": "パーティ",
                "segments": [{"start": 30.0 * i, "text": t} for i, t in enumerate(said)]}
-    path = tmp_path / "eps.jsonl"
-    path.write_text(json.dumps(episode, ensure_ascii=False) + "\n", encoding="utf-8")
-    config = load_config({"data": str(tmp_path / "data"), **settings}, environ={})
-    import_jsonl(config, path)
-    library = Library.from_config(config)
-    try:
+    with imported_library([episode], engine, request, tmp_path) as library:
         hit = library.search(SearchRequest(q="たこ焼き 焼き鳥")).hits[0]
         assert sorted(m.start for m in hit.moments) == [0.0, 60.0, 90.0], hit.moments
         assert "<mark>たこ焼き</mark>" in hit.snippet, hit.snippet
         read = find_moments(library.catalog.segments("ja-m"), {"たこ", "こ焼", "焼き", "き鳥"},
                             library.engine.analyzer("ja"), english=False, cjk=cjk_words("たこ焼き 焼き鳥"))
         assert sorted(m.start for m in read) == [0.0, 60.0, 90.0], read
-    finally:
-        library.close()
-        if settings:
-            from opensearch_node import request as os_request
-
-            os_request(f"{settings['opensearch_url']}/{settings['opensearch_index']}-*", "DELETE")

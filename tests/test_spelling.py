@@ -3,15 +3,10 @@ replacement is tried, and when one is offered."""
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
-from conftest import ENGINES
+from conftest import ENGINES, imported_library
 
-from podsearch.config import load_config
 from podsearch.engines.spelling import suggestion
-from podsearch.reindex import import_jsonl
 from podsearch.requests import SearchRequest
 from podsearch.service import Library
 
@@ -121,32 +116,8 @@ ACCENTED = [
 @pytest.fixture(scope="module", params=ENGINES)
 def accented(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Library:
     """ACCENTED imported, on Whoosh and on OpenSearch (an index of its own on the session's node)."""
-    settings: dict[str, str] = {}
-    if request.param == "opensearch":
-        node = request.getfixturevalue("opensearch")
-        settings = {"engine": "opensearch", "opensearch_url": node.url, "opensearch_index": f"accented-{os.getpid()}"}
-    root = tmp_path_factory.mktemp("accented")
-    path = root / "eps.jsonl"
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ACCENTED), encoding="utf-8")
-    config = load_config({"data": str(root / "data"), **settings}, environ={})
-    import_jsonl(config, path)
-    library = Library.from_config(config)
-    yield library
-    library.close()
-    if settings:
-        from opensearch_node import request as os_request
-
-        os_request(f"{settings['opensearch_url']}/{settings['opensearch_index']}-*", "DELETE")
-
-
-@pytest.mark.parametrize("q", ["größte", "Gründe", "emoções", "größte Enttäuschung"])
-def test_a_word_typed_with_its_accents_is_no_typo(accented: Library, q: str) -> None:
-    """The word list folds accents; the speller looked the typed word up unfolded, so every accented word was unknown
-    and "größte" was offered the Dutch "grote", "emoções" the Dutch "emoties", "Gründe" "Grunde" (5 December 2026).
-    Nor is a word typed with its accents a typo in the few episodes that hold it, when a word as near is held 20
-    times as often in another language ("größte": "grote", "Gründe": "guide")."""
-    result = accented.search(SearchRequest(q=q, per_page=5))
-    assert result.total >= 1 and not result.suggestion and not result.corrected, (result.suggestion, result.corrected)
+    with imported_library(ACCENTED, request.param, request, tmp_path_factory.mktemp("accented")) as library:
+        yield library
 
 
 def test_a_word_another_language_writes_without_its_accents_is_offered_so_when_nothing_is_found(accented: Library) -> None:
