@@ -320,6 +320,23 @@ def test_c_sharp_f_sharp_and_c_plus_plus_are_words_of_their_own(config, lib: Lib
     assert any("<mark>C++</mark>" in m.text for m in lib.search(SearchRequest(q="c++")).hits[0].moments)
 
 
+def test_a_dot_that_opens_a_word_is_part_of_it(config, lib: Library, tmp_path: Path) -> None:
+    """".NET" searched "net": of its top 10 on the site corpus 2 said .NET (65 episodes do), the others DC-nets,
+    "Bitcoin Trace-Net" and neural nets. A dot that opens a word (after a space or a sign, before a letter) is part
+    of it, in the index and the query, on both engines; "net" still finds ".NET" (its part)."""
+    said = {"dot-net": "We ported the service to .NET and kept the C#/.NET client; the .env file holds the keys.",
+            "nets": "Neural nets need a lot of data; the DC-nets paper came later.",
+            "dots": "The end of a sentence.Next one, and so...net worth, e.g. nothing."}
+    import_said(config, tmp_path, "Dot Hour", "Dots", said)
+    assert search(lib, ".NET") == ["dot-net"]
+    assert search(lib, ".env") == ["dot-net"]
+    assert search(lib, "env") == ["dot-net"]
+    assert set(search(lib, "net")) >= {"dot-net", "nets"}
+    assert "dots" in search(lib, "net") and "dots" in search(lib, "next")  # (no dot opens those words)
+    hit = lib.search(SearchRequest(q=".NET")).hits[0]
+    assert any("<mark>.NET</mark>" in m.text for m in hit.moments), hit.moments
+
+
 def test_transcript_hit_moment_starts_at_its_corpus_segment(config, lib: Library, corpus: Path,
                                                             tmp_path: Path) -> None:
     source = corpus / "site" / "transcripts" / "gotime" / "go-time-100.json"

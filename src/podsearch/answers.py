@@ -461,6 +461,10 @@ def _keys(term: str) -> tuple[str, ...]:
     alone, "c", is in nearly every segment, and on OpenSearch a feed of ``c#`` analysed all 8,000 segments of
     its 50 hits: 1.6 s)."""
     plain = term[: max(2, len(term) - 1)]
+    dot = languages.OPENING_DOT_SPELLED
+    if term.startswith(dot) and len(term) > len(dot) + 1:  # OpenSearch's "dot.net" is said ".NET"
+        rest = term[len(dot):]
+        return "." + rest[: max(1, len(rest) - 1)], plain
     for symbol, spelled in languages.SYMBOLS_SPELLED.items():
         if len(term) > len(spelled) and term.endswith(spelled):
             return term[: -len(spelled)] + symbol, plain

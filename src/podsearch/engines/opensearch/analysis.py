@@ -48,12 +48,20 @@ _EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps ea
 # A word's closing "++" or "#" (not before a word character) is part of it, spelled out by the char filters
 # below ("C#" -> "csharp", "C++" -> "cplusplus": the standard tokenizer drops the symbols, and "c#" was "c")
 _SYMBOL_END = r"(?:\+\+(?![\w+])|#(?![\w#]))"
-WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
+# A dot that opens a word (".NET") is written "dot." by the char filter below: "dot.net", a joined word
+_DOT_START = rf"(?:{languages.OPENING_DOT})?"
+WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_DOT_START}{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
 SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
 PARTS = re.compile(r"[^\W_]+")
 # WORD for a text of ASCII alone (most transcripts' segments): no CJK or emoji to rule out letter by letter
-_ASCII_WORD = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)\w+)*"
-                         + _SYMBOL_END + "?", re.ASCII)
+_ASCII_PLAIN = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)\w+)*" + _SYMBOL_END + "?",
+                          re.ASCII)
+_ASCII_DOTTED = re.compile(_DOT_START + _ASCII_PLAIN.pattern, re.ASCII)
+
+
+def _ascii_words(text: str) -> re.Pattern[str]:
+    """The pattern of a text's words: with an opening dot only when one is there (``languages.has_opening_dot``)."""
+    return _ASCII_DOTTED if languages.has_opening_dot(text) else _ASCII_PLAIN
 # punctuation that tokenizes as an ASCII character does: the right single quote is an apostrophe, the rest breaks
 _TO_ASCII = (("\u2019", "'"), ("\u2018", " "), ("\u201c", " "), ("\u201d", " "), ("\u2014", " "), ("\u2013", " "),
              ("\u2026", " "))
@@ -115,7 +123,8 @@ def analysis_settings() -> dict[str, Any]:
         if key != "en":
             chain.append("sp_fold")
         analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard",
-                                  "char_filter": ["sp_apostrophe", "sp_plusplus", "sp_sharp"], "filter": chain}
+                                  "char_filter": ["sp_apostrophe", "sp_plusplus", "sp_sharp", "sp_dot"],
+                                  "filter": chain}
         # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts
         analyzers[f"sp_{key}_q"] = {**analyzers[f"sp_{key}"], "filter": [f for f in chain if f != "sp_parts"]}
     # (?U): Java's \w is ASCII alone without it ("l’été")
@@ -124,6 +133,8 @@ def analysis_settings() -> dict[str, Any]:
         "sp_plusplus": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)\+\+(?![\w+])",
                         "replacement": SYMBOLS_SPELLED["++"]},
         "sp_sharp": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)#(?![\w#])", "replacement": SYMBOLS_SPELLED["#"]},
+        "sp_dot": {"type": "pattern_replace", "pattern": "(?U)" + languages.OPENING_DOT,
+                   "replacement": languages.OPENING_DOT_SPELLED},
     }
     return {"char_filter": char_filters, "filter": filters, "analyzer": analyzers}
 
@@ -200,12 +211,12 @@ class PythonAnalyzer:
             yield from (span for span in self._unicode_spans(text) if wanted is None or span[0] in wanted)
             return
         cleaned = (APOSTROPHE.sub("\x00", plain) if "'" in plain else plain).lower()
-        for m in _ASCII_WORD.finditer(cleaned):
+        for m in _ascii_words(cleaned).finditer(cleaned):
             raw = m.group(0)
             word = raw.replace("\x00", "") if "\x00" in raw else raw
             if wanted is not None and wanted.isdisjoint(self._word_terms(word)):
                 continue
-            if word[-1] in "#+":
+            if word[-1] in "#+" or word[0] == ".":
                 word = _spelled(word)
             whole = len(word) != len(raw)  # apostrophes removed or a symbol spelled: offsets inside no longer line up
             for term, start, end in self._word(word):
@@ -247,7 +258,8 @@ class PythonAnalyzer:
         out: list[str] = []
         known = self._terms.get  # _word_terms' cache read here, a call saved per word: texts 0.12 s, not 0.16 s,
         # over 22,401 transcript lines (median of 15)
-        for word in _ASCII_WORD.findall((APOSTROPHE.sub("", plain) if "'" in plain else plain).lower()):
+        lowered = (APOSTROPHE.sub("", plain) if "'" in plain else plain).lower()
+        for word in _ascii_words(lowered).findall(lowered):
             found = known(word)
             out.extend(self._word_terms(word) if found is None else found)
         return out
@@ -258,13 +270,16 @@ class PythonAnalyzer:
         if found is None:
             if len(self._terms) > 100_000:
                 self._terms.clear()
-            found = self._terms[word] = tuple(t for t, _, _ in self._word(_spelled(word) if word[-1] in "#+"
-                                                                          else word))
+            spelled = _spelled(word) if word[-1] in "#+" or word[0] == "." else word
+            found = self._terms[word] = tuple(t for t, _, _ in self._word(spelled))
         return found
 
 
 def _spelled(word: str) -> str:
-    """A word's closing symbol spelled out, as the char filters spell it ("c#" -> "csharp")."""
+    """A word's closing symbol spelled out, and its opening dot, as the char filters write them ("c#" -> "csharp",
+    ".net" -> "dot.net")."""
+    if word.startswith("."):
+        word = languages.OPENING_DOT_SPELLED + word[1:]
     for symbol, spelled in SYMBOLS_SPELLED.items():
         if word.endswith(symbol):
             return word[: -len(symbol)] + spelled

@@ -26,8 +26,30 @@ from ...lru import LRU
 
 # Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
 # "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them. A word's
-# closing "++" or "#" (not before another word character) is kept: "C++", "C#" and "F#" are not "C" and "F".
-TOKEN_PATTERN = r"\w+(?:['’./+-]\w+)*(?:\++|#(?![\w#]))?"
+# closing "++" or "#" (not before another word character) is kept: "C++", "C#" and "F#" are not "C" and "F". So
+# is a dot that opens a word (languages.OPENING_DOT: after a space or a sign, before a letter): ".NET" is not
+# "net" alone (the DC-nets, the neural nets); as a joined word it also gives its part, so "net" still finds it.
+_WORD_PATTERN = r"\w+(?:['’./+-]\w+)*(?:\++|#(?![\w#]))?"
+TOKEN_PATTERN = rf"(?:{languages.OPENING_DOT})?{_WORD_PATTERN}"
+
+
+class _Words:
+    """``re.compile(TOKEN_PATTERN)``'s ``findall`` and ``finditer``, a text without an opening dot read by the
+    pattern without it (as fast as before it: ``languages.has_opening_dot``)."""
+
+    groups = 0
+
+    def __init__(self) -> None:
+        self.dotted, self.plain = re.compile(TOKEN_PATTERN), re.compile(_WORD_PATTERN)
+
+    def _for(self, text: str) -> re.Pattern[str]:
+        return self.dotted if languages.has_opening_dot(text) else self.plain
+
+    def findall(self, text: str) -> list[str]:
+        return self._for(text).findall(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self._for(text).finditer(text)
 
 
 class JoinedPartsFilter(Filter):
@@ -142,7 +164,7 @@ class SpokenAnalyzer(Tokenizer):
     def __init__(self, stem: bool = True, lang: str = "") -> None:
         self.stem = stem
         self.lang = lang  # "" = the text's mark says, English without one
-        self.expression = re.compile(TOKEN_PATTERN)
+        self.expression = _Words()
         self._profiles: dict[str, _Profile] = {}
         self._term_flags: LRU[tuple[str, frozenset[str]], dict[str, bool]] = LRU(64)
 
