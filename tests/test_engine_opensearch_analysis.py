@@ -22,6 +22,7 @@ SAMPLES = [
     ("en", "The runners are running; don't stop O'Reilly's node.js talk on HTTP/2 and Python 3.12, 1,000 times!"),
     ("en", "Café naïve résumé — Ümlaut straße foo_bar real-gas wi-fi e-mail. Um, yeah, like, okay so ok"),
     ("en", "C# and F# beside C++ (C#/.NET); issue#5, ## headings, c## and x#y are not such words"),
+    ("en", "AT&T, Q&A and R&D; a & b, x&&y, c#&f#, B&amp;B, 3&4, the .env of .NET and .5 ...net e.g. .x"),
     ("de", "Die Häuser und die Gärten für Kinder; Straße, das ist's"),
     ("fr", "l'homme et la femme, l’été"),
     ("tr", "İstanbul'da kitaplar"),

@@ -459,16 +459,17 @@ def _keys(term: str) -> tuple[str, ...]:
     """What a text that gives ``term`` holds, lower-cased, one of them: the term without its last letter, or for
     a spelled-out closing symbol the word with its symbol too ("csharp" is said "C#": "c#" or "cshar"; the word
     alone, "c", is in nearly every segment, and on OpenSearch a feed of ``c#`` analysed all 8,000 segments of
-    its 50 hits: 1.6 s)."""
+    its 50 hits: 1.6 s). OpenSearch writes an opening dot "dot." (".NET" gives "dot.net": ".ne") and an ampersand
+    between words a dot ("AT&T" gives "at.t": "at&" or "at.")."""
     plain = term[: max(2, len(term) - 1)]
     dot = languages.OPENING_DOT_SPELLED
-    if term.startswith(dot) and len(term) > len(dot) + 1:  # OpenSearch's "dot.net" is said ".NET"
+    if term.startswith(dot) and len(term) > len(dot) + 1:
         rest = term[len(dot):]
         return "." + rest[: max(1, len(rest) - 1)], plain
     for symbol, spelled in languages.SYMBOLS_SPELLED.items():
         if len(term) > len(spelled) and term.endswith(spelled):
             return term[: -len(spelled)] + symbol, plain
-    return (plain,)
+    return (plain, plain.replace(".", "&")) if "." in plain else (plain,)
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")

@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 # 2: the text fields' BM25 similarity (BM25_K1, BM25_B); 3: "C#", "C++" words of their own; 4: the persons field
 # holds the transcript's speakers too (base.people); 5: every word once with doc values (wordlist), to list the
 # words of a pattern (expand.py); 6: the order keyword (base.listing_key: same-date and undated episodes in a list by
-# date, as on Whoosh); 7: a dot that opens a word kept (".NET" is "dot.net": analysis, sp_dot)
-SCHEMA_VERSION = "7"
+# date, as on Whoosh); 7: a dot that opens a word kept (".NET" is "dot.net": analysis, sp_dot); 8: an ampersand joins
+# words ("AT&T" is "at.t": sp_ampersand)
+SCHEMA_VERSION = "8"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,

@@ -24,13 +24,14 @@ from ... import languages
 from ...languages import HAS_CJK, cjk_bigrams, fold, lower, split_cjk
 from ...lru import LRU
 
-# Words joined by an apostrophe, a dot or a slash between word characters stay one token, so that
-# "don't", "O'Reilly", "3.12", "HTTP/2" and "node.js" survive; the filter below also splits them. A word's
+# Words joined by an apostrophe, a dot, a slash or an ampersand between word characters stay one token, so that
+# "don't", "O'Reilly", "3.12", "HTTP/2", "node.js" and "AT&T" survive; the filter below also splits them. A word's
 # closing "++" or "#" (not before another word character) is kept: "C++", "C#" and "F#" are not "C" and "F". So
 # is a dot that opens a word (languages.OPENING_DOT: after a space or a sign, before a letter): ".NET" is not
 # "net" alone (the DC-nets, the neural nets); as a joined word it also gives its part, so "net" still finds it.
-_WORD_PATTERN = r"\w+(?:['’./+-]\w+)*(?:\++|#(?![\w#]))?"
+_WORD_PATTERN = r"\w+(?:['’./+&-]\w+)*(?:\++|#(?![\w#]))?"
 TOKEN_PATTERN = rf"(?:{languages.OPENING_DOT})?{_WORD_PATTERN}"
+JOINING = "./+&-"  # what joins two words into one (an apostrophe aside: removed, not split at)
 
 
 class _Words:
@@ -66,7 +67,7 @@ class JoinedPartsFilter(Filter):
                 t.text = text.replace("'", "").replace("’", "")
                 yield t
                 continue
-            if any(c in text for c in "./+-"):
+            if any(c in text for c in JOINING):
                 yield t
                 if t.mode == "query":
                     continue
@@ -83,7 +84,7 @@ class JoinedPartsFilter(Filter):
 def _split(text: str) -> list[str]:
     out, cur = [], []
     for ch in text:
-        if ch in "./+-":
+        if ch in JOINING:
             if cur:
                 out.append("".join(cur))
             cur = []
@@ -210,7 +211,7 @@ class SpokenAnalyzer(Tokenizer):
                 if cjk:
                     out.extend(cjk_bigrams(piece))
                 else:
-                    piece = piece.strip("'’./+-")
+                    piece = piece.strip("'’" + JOINING)
                     if piece:
                         out.extend(SpokenAnalyzer._words(piece, query, fold_first))
             return out
@@ -223,7 +224,7 @@ class SpokenAnalyzer(Tokenizer):
             if fold_first or query:
                 return [joined]
             # Other languages also index the parts: Dutch "embryo's" finds "embryo", French "l'homme" "homme".
-            return [joined] + [p for p in re.split(r"['’./+-]+", text) if p and p != joined]
+            return [joined] + [p for p in _JOINS.split(text) if p and p != joined]
         if query:
             return [text]
         return [text] + [p for p in _split(text) if p and p != text]
@@ -455,7 +456,7 @@ class SpokenAnalyzer(Tokenizer):
                 for i in range(len(piece) - 1):
                     yield piece[i:i + 2], at + i, at + i + 2
             else:
-                word = piece.strip("'’./+-")
+                word = piece.strip("'’" + JOINING)
                 if word:
                     first = at + piece.find(word)
                     for term in self._tokens(prof, word):
@@ -484,8 +485,9 @@ class SpokenAnalyzer(Tokenizer):
 
 _SEPARATOR = "qqzxsegmentxzqq"  # a word between two texts in token_counts (one that holds it is counted alone)
 _BETWEEN = f" {_SEPARATOR} "
-_JOINERS = re.compile(r"['’./+-]")
-_PART = re.compile(r"[^'’./+-]+")
+_JOINERS = re.compile(r"['’./+&-]")
+_JOINS = re.compile(r"['’./+&-]+")
+_PART = re.compile(r"[^'’./+&-]+")
 
 
 class SpokenEnglishAnalyzer(SpokenAnalyzer):

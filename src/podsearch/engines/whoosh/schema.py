@@ -18,8 +18,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # 5: a joined word at its first part's position ("stay-at-home" where "stay" is: a phrase typed apart finds it);
 # 6: a stop word keeps its place ("javascript python" is not a phrase of "JavaScript and Python"); 7: the persons
 # field holds the transcript's speakers too (base.people); 8: the order column (base.listing_key: same-date and
-# undated episodes in a list by date); 9: a dot that opens a word kept (".NET", ".env": analysis.TOKEN_PATTERN)
-SCHEMA_VERSION = "9"
+# undated episodes in a list by date); 9: a dot that opens a word kept (".NET", ".env": analysis.TOKEN_PATTERN);
+# 10: an ampersand joins words ("AT&T", "Q&A": analysis.JOINING)
+SCHEMA_VERSION = "10"
 
 
 def make_schema(lang: str = "") -> Schema:
