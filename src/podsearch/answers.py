@@ -37,6 +37,10 @@ MOMENTS = 3  # transcript moments per hit
 # over the page, each hit keeping MOMENT_READS for itself (a page of 100 hits for common words analysed 5,000: 1.4 s)
 PAGE_MOMENT_READS = 1000
 MOMENT_READS = 16
+# transcript paragraphs an episode page and the API's episode answer hold, the rest in further parts (?part=2, ...):
+# the site corpus's longest transcript has 1,172; until 5 December 2026 a 15 MB VTT of 300,000 half-second cues made
+# a 66 MB page at 6 s of CPU per GET (docs/reliability.md)
+PART_SEGMENTS = 2000
 
 
 @dataclass
@@ -172,16 +176,35 @@ def show_json(show: Show) -> dict[str, Any]:
     return data
 
 
-def episode_json(ep: Episode) -> dict[str, Any]:
-    """An episode as the API answers it: only web addresses (a feed read from disk names its transcripts and
-    chapters by their paths on the server, which were published in ``transcript_links`` and ``chapters_url``
-    until 5 December 2026)."""
-    data = ep.to_dict()
+def transcript_part(place: int) -> int:
+    """The part of a transcript (from 1) that holds its segment at ``place`` (from 0)."""
+    return place // PART_SEGMENTS + 1
+
+
+def transcript_parts(count: int) -> int:
+    """How many parts a transcript of ``count`` segments is shown in (1 for none)."""
+    return max(1, -(-count // PART_SEGMENTS))
+
+
+def episode_json(ep: Episode, part: int = 1) -> dict[str, Any]:
+    """An episode as the API answers it, with part ``part`` of its transcript (``PART_SEGMENTS`` segments; the
+    place of the first in ``segments_from``, their number in ``segments_total``); only web addresses (a feed read
+    from disk names its transcripts and chapters by their paths on the server, which were published in
+    ``transcript_links`` and ``chapters_url`` until 5 December 2026)."""
+    segments, ep.segments = ep.segments, []
+    try:
+        data = ep.to_dict()  # (without the segments: asdict copied 300,000 of them in 2.7 s)
+    finally:
+        ep.segments = segments
     data["transcript_source"] = _public_url(data.get("transcript_source") or "")
     data["transcript_links"] = [link for link in data.get("transcript_links", [])
                                 if not link.get("local") and _public_url(link.get("url") or "")]
     data["chapters_url"] = "" if data.get("chapters_local") else _public_url(data.get("chapters_url") or "")
-    data["segments"] = [asdict(s) for s in ep.segments]
+    first = (part - 1) * PART_SEGMENTS
+    data["segments"] = [{"text": s.text, "start": s.start, "end": s.end, "speaker": s.speaker}
+                        for s in segments[first:first + PART_SEGMENTS]]
+    data.update(segments_total=len(segments), segments_from=first, transcript_part=part,
+                transcript_parts=transcript_parts(len(segments)))
     return data
 
 

@@ -30,6 +30,7 @@ MAX_K = 50
 MAX_MINUTES = 100000
 MAX_SHOWS = 50  # show ids a filter may name: the search page links "without this one" for each (n x n)
 MAX_ID_CHARS = 1000  # an imported show_id may be longer than a feed's slug (60)
+MAX_PARTS = 10000  # parts of a transcript (PART_SEGMENTS each) a request may name: 20 MB of transcript is fewer
 DATE_PATTERN = r"^$|^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$"
 DATE_HINT = "a date like 2024-05-01, 2024-05 or 2024"
 DEPTH_MESSAGE = f"Results past the first {MAX_DEPTH:,} are not served; narrow the query."
@@ -110,7 +111,14 @@ class SimilarParams(Params):
                 "same_language": self.same_language}
 
 
-class SeekParams(Params):
+class PartParams(Params):
+    part: int | None = Field(None, ge=1, le=MAX_PARTS,
+                             description="Part of the transcript, from 1 (each part holds 2,000 segments).")
+
+
+class SeekParams(PartParams):
+    """An episode page: the part of the transcript asked for, else the one playing at ``t``, else the first."""
+
     t: float | None = Field(None, ge=0, allow_inf_nan=False, description="Seconds into the episode.")
 
 

@@ -81,5 +81,7 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     app.add_template_filter(filters.clock)
     app.add_template_filter(filters.date)
     app.add_template_filter(filters.quoted)
+    app.add_template_filter(filters.part)
+    app.add_template_global(filters.part_numbers)
 
     return app

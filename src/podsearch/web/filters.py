@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ..answers import transcript_part
 from ..requests import holds_quotes
 
 
@@ -32,3 +33,20 @@ def quoted(query: str) -> str:
     """A query as the page names it: “in quotes”, unless it holds double quotes of its own (a phrase), which
     then delimit it as typed (“"waggle dance"” reads as a stutter)."""
     return query if holds_quotes(query) else f"“{query}”"
+
+
+def part(place: int | None) -> int | None:
+    """The part of the episode page (``?part=``) that holds the transcript paragraph at ``place``; None for the
+    first (its links need no ``part``)."""
+    n = transcript_part(place) if place is not None else 1
+    return n if n > 1 else None
+
+
+def part_numbers(part: int, parts: int) -> list[int | None]:
+    """The parts to link around ``part``: the first, the last and two either side; None marks a gap."""
+    out: list[int | None] = []
+    for n in sorted({1, parts, *range(max(1, part - 2), min(parts, part + 2) + 1)}):
+        if out and n - (out[-1] or 0) > 1:
+            out.append(None)
+        out.append(n)
+    return out

@@ -10,7 +10,17 @@ import copy
 from typing import Any
 
 from .. import __version__
-from ..requests import ALIASES, MAX_TEXT_CHARS, MomentParams, Params, SearchParams, ShowPageParams, SimilarParams, SuggestParams
+from ..requests import (
+    ALIASES,
+    MAX_TEXT_CHARS,
+    MomentParams,
+    Params,
+    PartParams,
+    SearchParams,
+    ShowPageParams,
+    SimilarParams,
+    SuggestParams,
+)
 from .errors import HTTP_CODES
 
 JSON = "application/json"
@@ -90,7 +100,13 @@ SCHEMAS: dict[str, Any] = {
                     description_text=STR, published=NULLABLE_STR, duration=INT_OR_NULL, audio_url=STR,
                     audio_type=STR, image=STR, season=INT_OR_NULL, number=INT_OR_NULL, language=STR,
                     categories=_array(STR), persons=_array(_ref("schemas", "Person")),
-                    chapters=_array(_ref("schemas", "Chapter")), segments=_array(_ref("schemas", "Segment")),
+                    chapters=_array(_ref("schemas", "Chapter")),
+                    segments={**_array(_ref("schemas", "Segment")),
+                              "description": "One part of the transcript: at most 2,000 segments (?part=)."},
+                    segments_total={**INT, "description": "Segments of the whole transcript."},
+                    segments_from={**INT, "description": "The place (from 0) of the first segment of this part."},
+                    transcript_part={**INT, "description": "This part, from 1."},
+                    transcript_parts={**INT, "description": "Parts of the transcript (1 for none)."},
                     transcript_source=STR),
     "SimilarItem": _obj(["id", "title", "show", "score", "reasons"], id=STR, title=STR, show=STR, show_id=STR,
                         published=NULLABLE_STR, url=STR, score=NUM,
@@ -135,6 +151,7 @@ PARAMETERS: dict[str, Any] = {
     **query_parameters(MomentParams, prefix="moment_"),
     **query_parameters(SuggestParams, prefix="prefix_"),
     **query_parameters(ShowPageParams, prefix="show_"),
+    **query_parameters(PartParams, prefix="episode_"),
     "text": _param("text", {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
                    "Text to find episodes near in topic.", required=True),
     "episode_id": _param("episode_id", {"type": "string", "minLength": 1},
@@ -214,7 +231,7 @@ def _paths() -> dict[str, Any]:
                                         "ShowDetail", ["show_id", "show_page", "show_per_page"], ("400", "404"),
                                         "catalog")},
         "/episodes/{episode_id}": {"get": _op("getEpisode", "One episode with its transcript", "Episode",
-                                              ["episode_id"], ("404",), "catalog")},
+                                              ["episode_id", "episode_part"], ("400", "404"), "catalog")},
         "/similar/{episode_id}": {"get": _op("similar", "Episodes nearest in topic, with the shared terms",
                                              "SimilarResult", ["episode_id", "moment_t", *SIMILAR_OPTIONS], ("400", "404"),
                                              "similar")},

@@ -7,9 +7,9 @@ from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
 
-from ..answers import SearchResult, segment_anchor
+from ..answers import PART_SEGMENTS, SearchResult, segment_anchor, transcript_part, transcript_parts
 from ..episodes import Segment
-from ..errors import IndexMissing, PodsearchError, QueryError
+from ..errors import IndexMissing, NotFound, PodsearchError, QueryError
 from ..requests import MAX_DEPTH, MAX_QUERY_CHARS, SearchRequest, SeekParams, ShowPageParams, parse
 from .admission import run_search
 from .context import asked_search, library
@@ -139,33 +139,52 @@ def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]
             "shows": shows}
 
 
-def transcript_rows(segments: list[Segment], t: float | None) -> tuple[list[dict[str, Any]], int]:
-    """Each segment with a stable anchor (``answers.segment_anchor``: ``t754``, its start second, as the moments of
-    a search link it) and the index of the one playing at ``t``: the first of those that start in the latest second
-    at or before it, each start counted in whole seconds as the links' ``t`` is (the paragraph at 2082.4 is the one
-    ``?t=2082`` names; until 5 December 2026 the one before it was marked)."""
-    rows, seen, current = [], set(), -1
-    for i, seg in enumerate(segments):
+def transcript_rows(segments: list[Segment], t: float | None, part: int | None = None
+                    ) -> tuple[list[dict[str, Any]], int, int, int]:
+    """The rows of one part of a transcript (``answers.PART_SEGMENTS`` paragraphs), each segment with a stable
+    anchor (``answers.segment_anchor``: ``t754``, its start second, as the moments of a search link it), the index
+    among them of the one playing at ``t`` (-1: none there), the part and the number of parts. The one playing is
+    the first of those that start in the latest second at or before ``t``, each start counted in whole seconds as
+    the links' ``t`` is (the paragraph at 2082.4 is the one ``?t=2082`` names; until 5 December 2026 the one before
+    it was marked). Without ``part`` the part is the one holding that paragraph, else the first. Until 5 December
+    2026 the page held every paragraph: 300,000 cues made a 66 MB page."""
+    current = -1
+    if t is not None:
+        for i, seg in enumerate(segments):
+            if seg.start is not None and int(seg.start) <= t and (
+                    current < 0 or int(seg.start) != int(segments[current].start or 0)):
+                current = i
+    parts = transcript_parts(len(segments))
+    if part is None:
+        part = transcript_part(current) if current >= 0 else 1
+    elif part > parts:
+        raise NotFound(f"This episode's transcript has {parts} part{'s' if parts > 1 else ''}, not {part}.")
+    first, stop = (part - 1) * PART_SEGMENTS, min(len(segments), part * PART_SEGMENTS)
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i in range(stop):  # (the anchors before the part too: one repeated by times going back is made unique)
+        seg = segments[i]
         anchor = segment_anchor(i, seg.start, segments[i - 1].start if i else None)
         if anchor in seen:  # (a transcript whose times go back)
             anchor = f"{anchor}-{i + 1}"
         seen.add(anchor)
-        if t is not None and seg.start is not None and int(seg.start) <= t and (
-                current < 0 or int(seg.start) != int(segments[current].start or 0)):
-            current = i
+        if i < first:
+            continue
         # its time is shown where it changes: a paragraph starting in the second of the one before (transcripts with
         # section times only: "0:00" on eleven paragraphs in a row until 5 December 2026) shows none of its own
         before = segments[i - 1].start if i else None
         rows.append({"seg": seg, "anchor": anchor,
                      "timed": seg.start is not None and (before is None or int(before) != int(seg.start))})
-    return rows, current
+    return rows, current - first if first <= current < stop else -1, part, parts
 
 
 @bp.get("/episodes/<id:episode_id>")
 def episode(episode_id: str):
     lib = library()
-    t = parse(SeekParams, request.args).t
+    p = parse(SeekParams, request.args)
+    t = p.t
     ep = lib.episode(episode_id)
+    rows, current, part, parts = transcript_rows(ep.segments, t, p.part)
     show = lib.show(ep.show_id)
     try:
         nearby = lib.similar(episode_id, NEARBY_K).similar
@@ -174,8 +193,9 @@ def episode(episode_id: str):
         # who read "No nearby episodes yet."; until 5 December 2026 the page showed it)
         log.info("no nearby episodes for %s: %s", episode_id, exc)
         nearby = []
-    rows, current = transcript_rows(ep.segments, t)
-    return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current)
+    return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current,
+                           part=part, parts=parts, first=(part - 1) * PART_SEGMENTS,
+                           part_arg=part if parts > 1 else None)
 
 
 @bp.get("/shows/<show_id>")
