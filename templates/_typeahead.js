@@ -24,7 +24,7 @@
     items.forEach(function (s, i) {
       var li = document.createElement('li');
       li.id = 'q-opt-' + i; li.setAttribute('role', 'option'); li.setAttribute('aria-selected', 'false');
-      var text = document.createElement('span'); text.textContent = s.text; li.appendChild(text);
+      var text = document.createElement('bdi'); text.textContent = s.text; li.appendChild(text);
       if (kinds[s.kind]) { var k = document.createElement('small'); k.textContent = kinds[s.kind]; li.appendChild(k); }
       li.addEventListener('mousedown', function (e) { e.preventDefault(); go(s); });
       list.appendChild(li);
