@@ -426,6 +426,24 @@ def test_typeahead_titles_hold_a_word_typed_before_the_last_or_are_left_out(lib:
     assert ("episode", "Listening to Volcanoes") in offered("the volc")  # (stop words before: as one word)
 
 
+def test_typeahead_reads_the_shows_once_per_index_generation(config, lib: Library, tmp_path: Path) -> None:
+    """Every keystroke read every show from the catalog (``SELECT * FROM shows``), and a prefix of two words their
+    titles again (commit 278b97c's filter); they are now read once per index generation, and a show a reindex
+    brings is offered at the next keystroke."""
+    lib.suggest("field volc")
+    statements: list[str] = []
+    lib.catalog.db.set_trace_callback(statements.append)
+    try:
+        for prefix in ("field volc", "field volca", "kilauea volc", "fie"):
+            lib.suggest(prefix)
+    finally:
+        lib.catalog.db.set_trace_callback(None)
+    assert not [s for s in statements if "FROM shows" in s], statements
+    import_jsonl(config, write_jsonl(tmp_path / "new.jsonl", [{"id": "heron-1", "show": "Heronry Hour",
+                                                               "title": "Nesting herons", "transcript": "Herons."}]))
+    assert ("show", "Heronry Hour") in [(s["kind"], s["text"]) for s in lib.suggest("heronry")]
+
+
 @pytest.mark.parametrize("q", ['year:"2023 2024"', '"unbalanced', "published:[2024 to", "((", "x" * 600])
 def test_api_never_fails_on_a_malformed_query(client, q: str) -> None:
     resp = client.get("/api/search", query_string={"q": q})

@@ -82,6 +82,7 @@ class Library:
         self._unwarmed = ""  # what warm() last found missing (logged when it changes, not every look)
         self._names: tuple[tuple[str, float], Names] | None = None  # (engine stamp, the episodes' names)
         self._names_lock = threading.Lock()
+        self._shows: tuple[Any, list[Show]] | None = None  # ((engine stamp, last run's end), the catalog's shows)
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -282,6 +283,17 @@ class Library:
         found.hits = found.hits[start:end]
         return found
 
+    def _cached_shows(self) -> list[Show]:
+        """The catalog's shows, read again when the index or the last finished run is another (a reindex or an
+        import that updates the index in place keeps its generation): the typeahead read them all, and their titles
+        again for a multiword prefix, at every keystroke."""
+        last = self.catalog.last_run()
+        stamp = (self.engine.stamp(), last["finished"] if last else None)
+        cached = self._shows
+        if cached is None or cached[0] != stamp:
+            cached = self._shows = (stamp, self.catalog.shows())
+        return cached[1]
+
     def _named(self, query: EngineQuery) -> list[str]:
         """The episodes a relevance search's text names (by title, or show and number); [] for most queries."""
         if query.sort != "relevance" or not any(c.isdigit() for c in query.text):  # (a name holds a number)
@@ -376,7 +388,7 @@ class Library:
             more = self.engine.suggest(plain, limit)
             found = {kind: list(dict.fromkeys([*found.get(kind, []), *more.get(kind, [])])) for kind in
                      dict.fromkeys([*found, *more])}
-        for show in self.catalog.shows():
+        for show in self._cached_shows():
             title = show.title.lower()
             if any(t.startswith(p) or any(w.startswith(p) for w in t.split())
                    for t, p in ((title, prefix), (fold(title), plain))):
@@ -407,7 +419,7 @@ class Library:
         said = [set(a.texts(" ".join(before))) for a in analyzers] if before else []
         if not episodes or not any(said):
             return episodes
-        shows = self.catalog.show_titles()
+        shows = {show.id: show.title for show in self._cached_shows()}
         show_of = self.catalog.show_ids([episode_id for episode_id, _ in episodes])
 
         def holds(text: str) -> bool:
