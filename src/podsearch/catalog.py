@@ -494,6 +494,11 @@ class Catalog:
             return None
         return _episode_from_row(row, self.segments(episode_id) if with_segments else None)
 
+    def is_gone(self, episode_id: str) -> bool:
+        """Whether the episode left its feed (kept, marked gone: docs/ingest.md); False for one not stored."""
+        row = self.db.execute("SELECT gone FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return bool(row and row[0])
+
     def segments(self, episode_id: str) -> list[Segment]:
         cursor = self.db.cursor()
         cursor.row_factory = None  # plain tuples: a search reads every segment of its ten hits

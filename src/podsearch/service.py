@@ -434,6 +434,10 @@ class Library:
             raise NotFound.unknown("episode", episode_id)
         return ep
 
+    def episode_gone(self, episode_id: str) -> bool:
+        """Whether the episode has left its feed: still stored and searchable, no longer published (docs/ingest.md)."""
+        return self.catalog.is_gone(episode_id)
+
     def show(self, show_id: str) -> Show:
         show = self.catalog.show(show_id)
         if show is None:

@@ -65,12 +65,14 @@ def show(show_id: str):
 def episode(episode_id: str):
     """The episode with one part of its transcript (``answers.PART_SEGMENTS`` segments, ``?part=2`` the next;
     until 5 December 2026 every segment: 300,000 cues were a 21 MB answer at 3.4 s of CPU)."""
-    ep = library().episode(episode_id)
+    lib = library()
+    ep = lib.episode(episode_id)
     part = parse(PartParams, request.args).part or 1
     parts = transcript_parts(len(ep.segments))
     if part > parts:
         raise NotFound(f"This episode's transcript has {parts} part{'s' if parts > 1 else ''}, not {part}.")
-    return jsonify(episode_json(ep, part))
+    # (an episode that left its feed stays searchable; until 5 December 2026 nothing said it had left)
+    return jsonify({**episode_json(ep, part), "gone": lib.episode_gone(episode_id)})
 
 
 @bp.get("/similar/<id:episode_id>")

@@ -107,6 +107,7 @@ SCHEMAS: dict[str, Any] = {
                     segments_from={**INT, "description": "The place (from 0) of the first segment of this part."},
                     transcript_part={**INT, "description": "This part, from 1."},
                     transcript_parts={**INT, "description": "Parts of the transcript (1 for none)."},
+                    gone={**BOOL, "description": "The episode has left its feed (kept and searchable: docs/ingest.md)."},
                     transcript_source=STR),
     "SimilarItem": _obj(["id", "title", "show", "score", "reasons"], id=STR, title=STR, show=STR, show_id=STR,
                         published=NULLABLE_STR, url=STR, score=NUM,

@@ -195,7 +195,7 @@ def episode(episode_id: str):
         nearby = []
     return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current,
                            part=part, parts=parts, first=(part - 1) * PART_SEGMENTS,
-                           part_arg=part if parts > 1 else None)
+                           part_arg=part if parts > 1 else None, gone=lib.episode_gone(episode_id))
 
 
 @bp.get("/shows/<show_id>")
