@@ -41,11 +41,16 @@ class IdConverter(PathConverter):
         ``..`` segment: a browser resolves those away, and ``/episodes/../../etc/passwd`` opened ``/etc/passwd``
         (a feed's guid could make its links on the site lead to any page of it, until 5 December 2026). There each
         slash is ``%2F``, which the route reads as a slash. (An id that is nothing but ``.`` or ``..`` has no link
-        that a browser keeps.)"""
+        that a browser keeps.) An empty segment, the ``//`` of a URL id (``https://example.com/ep/1``) or a leading
+        slash after the route's own, is written ``/%2F``, which the route reads back as a slash: a reverse proxy that
+        merges the slashes of a path (HAProxy's ``normalize-uri path-merge-slashes``) led such links to another id,
+        a 404, until 5 December 2026."""
         url = super().to_url(value)
         if any(part in {".", ".."} for part in url.split("/")):
             url = url.replace("/", "%2F")
-        return url
+        if url.startswith("/"):
+            url = "%2F" + url[1:]
+        return url.replace("//", "/%2F")
 
 
 def create_app(config: Config | None = None, test_config: dict[str, Any] | None = None) -> Flask:
