@@ -186,25 +186,24 @@ def transcript_parts(count: int) -> int:
     return max(1, -(-count // PART_SEGMENTS))
 
 
-def episode_json(ep: Episode, part: int = 1) -> dict[str, Any]:
-    """An episode as the API answers it, with part ``part`` of its transcript (``PART_SEGMENTS`` segments; the
-    place of the first in ``segments_from``, their number in ``segments_total``); only web addresses (a feed read
-    from disk names its transcripts and chapters by their paths on the server, which were published in
-    ``transcript_links`` and ``chapters_url`` until 5 December 2026)."""
+def episode_json(ep: Episode, first: int = 0, total: int | None = None) -> dict[str, Any]:
+    """An episode as the API answers it, ``ep.segments`` being one part of its transcript (``PART_SEGMENTS``
+    segments at most: the place of the first is ``first``, ``total`` the transcript's, by default these); only web
+    addresses (a feed read from disk names its transcripts and chapters by their paths on the server, which were
+    published in ``transcript_links`` and ``chapters_url`` until 5 December 2026)."""
     segments, ep.segments = ep.segments, []
     try:
         data = ep.to_dict()  # (without the segments: asdict copied 300,000 of them in 2.7 s)
     finally:
         ep.segments = segments
+    total = len(segments) if total is None else total
     data["transcript_source"] = _public_url(data.get("transcript_source") or "")
     data["transcript_links"] = [link for link in data.get("transcript_links", [])
                                 if not link.get("local") and _public_url(link.get("url") or "")]
     data["chapters_url"] = "" if data.get("chapters_local") else _public_url(data.get("chapters_url") or "")
-    first = (part - 1) * PART_SEGMENTS
-    data["segments"] = [{"text": s.text, "start": s.start, "end": s.end, "speaker": s.speaker}
-                        for s in segments[first:first + PART_SEGMENTS]]
-    data.update(segments_total=len(segments), segments_from=first, transcript_part=part,
-                transcript_parts=transcript_parts(len(segments)))
+    data["segments"] = [{"text": s.text, "start": s.start, "end": s.end, "speaker": s.speaker} for s in segments]
+    data.update(segments_total=total, segments_from=first, transcript_part=transcript_part(first),
+                transcript_parts=transcript_parts(total))
     return data
 
 

@@ -428,11 +428,22 @@ class Library:
         return [(episode_id, title) for episode_id, title in episodes
                 if holds(title) or holds(shows.get(show_of.get(episode_id, ""), ""))]
 
-    def episode(self, episode_id: str) -> Episode:
-        ep = self.catalog.episode(episode_id)
+    def episode(self, episode_id: str, with_segments: bool = True) -> Episode:
+        ep = self.catalog.episode(episode_id, with_segments)
         if ep is None:
             raise NotFound.unknown("episode", episode_id)
         return ep
+
+    def segments(self, episode_id: str, first: int = 0, stop: int | None = None) -> list[Segment]:
+        """The episode's transcript segments at places ``first`` to ``stop`` (from 0): one part of its page."""
+        return self.catalog.segments(episode_id, first, stop)
+
+    def segment_starts(self, episode_id: str) -> list[float | None]:
+        """Where each of the episode's transcript segments starts (None: no time), without their text."""
+        return self.catalog.segment_starts(episode_id)
+
+    def segment_count(self, episode_id: str) -> int:
+        return self.catalog.segment_count(episode_id)
 
     def episode_gone(self, episode_id: str) -> bool:
         """Whether the episode has left its feed: still stored and searchable, no longer published (docs/ingest.md)."""

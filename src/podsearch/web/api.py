@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
 
-from ..answers import episode_json, show_json, transcript_parts
+from ..answers import PART_SEGMENTS, episode_json, show_json, transcript_parts
 from ..errors import NotFound, QueryError
 from ..requests import MomentParams, PartParams, ShowPageParams, SimilarTextParams, SuggestParams, parse
 from .admission import admission, run_search
@@ -66,13 +66,16 @@ def episode(episode_id: str):
     """The episode with one part of its transcript (``answers.PART_SEGMENTS`` segments, ``?part=2`` the next;
     until 5 December 2026 every segment: 300,000 cues were a 21 MB answer at 3.4 s of CPU)."""
     lib = library()
-    ep = lib.episode(episode_id)
+    ep = lib.episode(episode_id, with_segments=False)
     part = parse(PartParams, request.args).part or 1
-    parts = transcript_parts(len(ep.segments))
+    total = lib.segment_count(episode_id)
+    parts = transcript_parts(total)
     if part > parts:
         raise NotFound(f"This episode's transcript has {parts} part{'s' if parts > 1 else ''}, not {part}.")
+    first = (part - 1) * PART_SEGMENTS
+    ep.segments = lib.segments(episode_id, first, first + PART_SEGMENTS)
     # (an episode that left its feed stays searchable; until 5 December 2026 nothing said it had left)
-    return jsonify({**episode_json(ep, part), "gone": lib.episode_gone(episode_id)})
+    return jsonify({**episode_json(ep, first, total), "gone": lib.episode_gone(episode_id)})
 
 
 @bp.get("/similar/<id:episode_id>")

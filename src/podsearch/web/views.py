@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
@@ -139,10 +140,11 @@ def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]
             "shows": shows}
 
 
-def transcript_rows(segments: list[Segment], t: float | None, part: int | None = None
-                    ) -> tuple[list[dict[str, Any]], int, int, int]:
-    """The rows of one part of a transcript (``answers.PART_SEGMENTS`` paragraphs), each segment with a stable
-    anchor (``answers.segment_anchor``: ``t754``, its start second, as the moments of a search link it), the index
+def transcript_rows(starts: Sequence[float | None], t: float | None, part: int | None,
+                    read: Callable[[int, int], list[Segment]]) -> tuple[list[dict[str, Any]], int, int, int]:
+    """The rows of one part of a transcript (``answers.PART_SEGMENTS`` paragraphs), from the start of each of its
+    segments (``starts``) and ``read(first, stop)``, the segments of the part: each with a stable anchor
+    (``answers.segment_anchor``: ``t754``, its start second, as the moments of a search link it); then the index
     among them of the one playing at ``t`` (-1: none there), the part and the number of parts. The one playing is
     the first of those that start in the latest second at or before ``t``, each start counted in whole seconds as
     the links' ``t`` is (the paragraph at 2082.4 is the one ``?t=2082`` names; until 5 December 2026 the one before
@@ -150,32 +152,31 @@ def transcript_rows(segments: list[Segment], t: float | None, part: int | None =
     2026 the page held every paragraph: 300,000 cues made a 66 MB page."""
     current = -1
     if t is not None:
-        for i, seg in enumerate(segments):
-            if seg.start is not None and int(seg.start) <= t and (
-                    current < 0 or int(seg.start) != int(segments[current].start or 0)):
+        for i, start in enumerate(starts):
+            if start is not None and int(start) <= t and (current < 0 or int(start) != int(starts[current] or 0)):
                 current = i
-    parts = transcript_parts(len(segments))
+    parts = transcript_parts(len(starts))
     if part is None:
         part = transcript_part(current) if current >= 0 else 1
     elif part > parts:
         raise NotFound(f"This episode's transcript has {parts} part{'s' if parts > 1 else ''}, not {part}.")
-    first, stop = (part - 1) * PART_SEGMENTS, min(len(segments), part * PART_SEGMENTS)
+    first, stop = (part - 1) * PART_SEGMENTS, min(len(starts), part * PART_SEGMENTS)
+    segments = read(first, stop) if stop > first else []
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i in range(stop):  # (the anchors before the part too: one repeated by times going back is made unique)
-        seg = segments[i]
-        anchor = segment_anchor(i, seg.start, segments[i - 1].start if i else None)
+        start, before = starts[i], starts[i - 1] if i else None
+        anchor = segment_anchor(i, start, before)
         if anchor in seen:  # (a transcript whose times go back)
             anchor = f"{anchor}-{i + 1}"
         seen.add(anchor)
-        if i < first:
+        if i < first or i - first >= len(segments):
             continue
         # its time is shown where it changes: a paragraph starting in the second of the one before (transcripts with
         # section times only: "0:00" on eleven paragraphs in a row until 5 December 2026) shows none of its own
-        before = segments[i - 1].start if i else None
-        rows.append({"seg": seg, "anchor": anchor,
-                     "timed": seg.start is not None and (before is None or int(before) != int(seg.start))})
-    return rows, current - first if first <= current < stop else -1, part, parts
+        rows.append({"seg": segments[i - first], "anchor": anchor,
+                     "timed": start is not None and (before is None or int(before) != int(start))})
+    return rows, current - first if first <= current < first + len(rows) else -1, part, parts
 
 
 @bp.get("/episodes/<id:episode_id>")
@@ -183,8 +184,10 @@ def episode(episode_id: str):
     lib = library()
     p = parse(SeekParams, request.args)
     t = p.t
-    ep = lib.episode(episode_id)
-    rows, current, part, parts = transcript_rows(ep.segments, t, p.part)
+    ep = lib.episode(episode_id, with_segments=False)  # (its segments a part at a time, below)
+    starts = lib.segment_starts(episode_id)
+    rows, current, part, parts = transcript_rows(starts, t, p.part,
+                                                 lambda first, stop: lib.segments(episode_id, first, stop))
     show = lib.show(ep.show_id)
     try:
         nearby = lib.similar(episode_id, NEARBY_K).similar
@@ -194,7 +197,8 @@ def episode(episode_id: str):
         log.info("no nearby episodes for %s: %s", episode_id, exc)
         nearby = []
     return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current,
-                           part=part, parts=parts, first=(part - 1) * PART_SEGMENTS,
+                           part=part, parts=parts, first=(part - 1) * PART_SEGMENTS, total=len(starts),
+                           timed=bool(starts) and starts[0] is not None,
                            part_arg=part if parts > 1 else None, gone=lib.episode_gone(episode_id))
 
 
