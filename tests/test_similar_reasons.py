@@ -358,3 +358,26 @@ def test_pieces_of_a_links_address_are_no_reasons():
     assert {"www", "html", "tinyurl", "amzn"} <= set(model.vectorizer.vocabulary_)
     wide = model.reasons(Row.of(model.matrix, 0), model.position["d1"], 40)
     assert not {"www", "html", "tinyurl", "amzn"} & set(wide), wide
+
+
+JAPANESE = [("radio", "ラジオ ドラマ の エピソード", "ラジオ ドラマ を 作りました 感想 を ください"),
+            ("radio", "ラジオ ドラマ 第二回", "ラジオ ドラマ の 続き です 感想 を ください"),
+            ("garden", "いもほり 倶楽部", "さつまいも を 掘りました"),
+            ("garden", "家庭菜園 の 話", "トマト と きゅうり を 育てて います"),
+            ("cook", "たこ焼き パーティ", "たこ焼き を 焼きました"),
+            ("cook", "すき焼き の 夜", "すき焼き を 食べました")]
+
+
+def test_japanese_terms_and_reasons_keep_their_voicing_marks():
+    """The model folded accents by stripping every combining mark: ジ lost its dakuten, and the Japanese show's
+    reasons read "ラシオ", "トラマ", "くたさい" (the corpus's feeds, until 5 December 2026)."""
+    n = len(JAPANESE)
+    fields = EpisodeFields([f"j{i}" for i in range(n)], [s for s, _, _ in JAPANESE], [t for _, t, _ in JAPANESE],
+                           [""] * n, [x for _, _, x in JAPANESE], ["ja"] * n, [""] * n)
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    vocabulary = set(model.vectorizer.vocabulary_)
+    assert {"ラジオ", "ドラマ", "ください"} <= vocabulary, vocabulary
+    assert not {"ラシオ", "トラマ", "くたさい"} & vocabulary
+    reasons = {p.id: p.reasons for p in model.similar("j0", 3)[0]}["j1"]
+    assert "ラジオ" in reasons or "ドラマ" in reasons or "ラジオ ドラマ" in reasons, reasons
+    assert not [r for r in reasons if "ラシオ" in r or "トラマ" in r], reasons
