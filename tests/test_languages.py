@@ -207,6 +207,8 @@ JAPANESE = [
      "transcript": "ホールケーキと魯山人風すき焼きを食べました。"},
     {"id": "ja-omotta", "show": "いもほり倶楽部", "show_id": "imohori", "language": "ja", "title": "自由記述",
      "transcript": "日頃の思ったことなどなどお話聞かせて下さい。"},
+    {"id": "ja-tacos", "show": "いもほり倶楽部", "show_id": "imohori", "language": "ja", "title": "ﾒｷｼｺのﾀｺｽとｶﾞｽ代",
+     "transcript": "メキシコのタコスを食べました。"},
     {"id": "en-heat", "show": "Heat", "show_id": "heat", "language": "en", "title": "Heat pumps that are sized wrong",
      "transcript": "Today we talk about heat pumps, storage and the pump that runs too often."},
 ]
@@ -246,6 +248,22 @@ def test_japanese_matches_are_marked_where_they_are_said_not_the_whole_run(ja: L
     assert "<mark>キッチン" not in snippet and "スタジオで<mark>たこ焼き</mark>でも" in snippet, snippet
     title = ja.search(SearchRequest(q="民家", per_page=5)).hits[0]
     assert "古<mark>民家</mark>で" in title.snippet, title.snippet
+
+
+def test_half_width_katakana_are_read_as_katakana(ja: Library) -> None:
+    """Half-width katakana (``ﾀｺ``, typed on some phones and in old feeds) are the katakana: Whoosh found nothing for
+    ``ﾀｺ`` in text that says タコ until 5 December 2026 (OpenSearch's cjk_width always read them so); a voicing
+    mark written apart (``ｶﾞ``) is one character with its kana."""
+    assert hits(ja, "ﾀｺｽ") == ["ja-tacos"]  # half-width typed, full-width said
+    assert hits(ja, "タコス") == ["ja-tacos"]
+    assert hits(ja, "ガス代") == ["ja-tacos"]  # full-width typed, half-width written
+    assert hits(ja, "ｶﾞｽ") == ["ja-tacos"]
+    assert hits(ja, "カス") == []  # (ガ is not カ)
+    if type(ja.engine).__name__ == "WhooshEngine":  # marked at the characters as written
+        title = ja.search(SearchRequest(q="ガス代", per_page=5)).hits[0]
+        assert title.title_html == "ﾒｷｼｺのﾀｺｽと<mark>ｶﾞｽ代</mark>", title.title_html
+        said = ja.search(SearchRequest(q="ﾀｺｽ", per_page=5)).hits[0]
+        assert "メキシコの<mark>タコス</mark>を" in said.snippet and "<mark>ﾀｺｽ</mark>" in said.title_html, said
 
 
 @pytest.mark.parametrize("prefix", ["wärme", "Wärmep", "warme"])

@@ -202,6 +202,41 @@ def lower(text: str) -> str:
     return text.lower() if "İ" not in text else text.replace("İ", "I").lower()
 
 
+# Full-width ASCII (``ＡＢＣ``) and half-width katakana (``ﾀｺ``, ``ｶﾞ``): what OpenSearch's cjk_width folds
+WIDE = re.compile("[\uff01-\uff5e\uff65-\uff9f]")
+
+
+@lru_cache(maxsize=1)
+def _width_table() -> dict[int, str]:
+    return {c: unicodedata.normalize("NFKC", chr(c)) for c in [*range(0xFF01, 0xFF5F), *range(0xFF65, 0xFFA0)]}
+
+
+def narrow(text: str) -> str:
+    """Full-width ASCII as ASCII, half-width katakana as katakana with their voicing marks composed (``ﾀｺ`` ->
+    ``タコ``, ``ｶﾞｽ`` -> ``ガス``), as OpenSearch's ``cjk_width`` reads them; other text as it is."""
+    if text.isascii() or not WIDE.search(text):
+        return text
+    return unicodedata.normalize("NFC", text.translate(_width_table()))
+
+
+def narrow_chars(text: str) -> tuple[str, list[int]]:
+    """:func:`narrow` of ``text`` and, for each of its characters, where it starts in ``text`` (a half-width kana
+    and its voicing mark are one character: ``ｶﾞ`` -> ``ガ`` at 0, the next at 2)."""
+    out: list[str] = []
+    starts: list[int] = []
+    table = _width_table()
+    for i, ch in enumerate(text):
+        wide = ch.translate(table)
+        if out and unicodedata.combining(wide):
+            joined = unicodedata.normalize("NFC", out[-1] + wide)
+            if len(joined) == 1:
+                out[-1] = joined
+                continue
+        out.append(wide)
+        starts.append(i)
+    return "".join(out), starts
+
+
 def fold(word: str) -> str:
     """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``) stay, and so does
     Japanese and Chinese (``で`` is not ``て``)."""
@@ -269,7 +304,7 @@ def cjk_words(text: str) -> dict[str, tuple[frozenset[str], ...]]:
     one and a word of one bigram, which counts alone (until the evening of 5 December 2026 the bigrams of every
     typed word were chained by their shared characters into one word, and those queries had no moments)."""
     words: dict[str, list[frozenset[str]]] = {}
-    for run in re.findall(f"[{_CJK_CLASS}]{{3,}}", lower(text)):
+    for run in re.findall(f"[{_CJK_CLASS}]{{3,}}", narrow(lower(text))):
         bigrams = frozenset(cjk_bigrams(run))
         for b in bigrams:
             words.setdefault(b, []).append(bigrams)

@@ -21,7 +21,7 @@ from whoosh.lang.stopwords import stoplists
 from whoosh.support.charset import accent_map
 
 from ... import languages
-from ...languages import HAS_CJK, cjk_bigrams, fold, lower, split_cjk
+from ...languages import HAS_CJK, WIDE, cjk_bigrams, fold, lower, narrow, narrow_chars, split_cjk
 from ...lru import LRU
 
 # Words joined by an apostrophe, a dot, a slash or an ampersand between word characters stay one token, so that
@@ -205,6 +205,8 @@ class SpokenAnalyzer(Tokenizer):
     @staticmethod
     def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
         text = lower(raw)
+        if not text.isascii() and WIDE.search(text):  # half-width katakana, full-width letters (schema 9)
+            text = narrow(text)
         if not text.isascii() and HAS_CJK.search(text):  # before folding: "で" is not "て"
             out: list[str] = []
             for cjk, piece in split_cjk(text):
@@ -447,20 +449,27 @@ class SpokenAnalyzer(Tokenizer):
     def _cjk_spans(self, prof: _Profile, raw: str, start: int) -> Iterator[tuple[str, int, int]]:
         """The spans of a word holding Japanese or Chinese characters: each bigram of a run at its own two
         characters, the word's other pieces at theirs (as :meth:`_words` cuts it). Until 5 December 2026 each bigram
-        had the whole word's span, and a search for たこ焼き marked a whole sentence (a run of kana and kanji)."""
-        at = start
-        for cjk, piece in split_cjk(lower(raw)):
+        had the whole word's span, and a search for たこ焼き marked a whole sentence (a run of kana and kanji). Half-width
+        katakana are read full-width (``ｶﾞｽ`` is ``ガス``), at the characters written."""
+        low = lower(raw)
+        text, starts = narrow_chars(low) if WIDE.search(low) else (low, None)
+
+        def where(k: int) -> int:  # the offset in ``raw`` of the character k of ``text`` (or of its end)
+            return start + (k if starts is None else starts[k] if k < len(starts) else len(low))
+
+        at = 0
+        for cjk, piece in split_cjk(text):
             if cjk:
                 if len(piece) < 2:
-                    yield piece, at, at + len(piece)
+                    yield piece, where(at), where(at + len(piece))
                 for i in range(len(piece) - 1):
-                    yield piece[i:i + 2], at + i, at + i + 2
+                    yield piece[i:i + 2], where(at + i), where(at + i + 2)
             else:
                 word = piece.strip("'’" + JOINING)
                 if word:
                     first = at + piece.find(word)
                     for term in self._tokens(prof, word):
-                        yield term, first, first + len(word)
+                        yield term, where(first), where(first + len(word))
             at += len(piece)
 
     def _tokens(self, prof: _Profile, word: str) -> tuple[str, ...]:

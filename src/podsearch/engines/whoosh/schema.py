@@ -19,8 +19,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # 6: a stop word keeps its place ("javascript python" is not a phrase of "JavaScript and Python"); 7: the persons
 # field holds the transcript's speakers too (base.people); 8: the order column (base.listing_key: same-date and
 # undated episodes in a list by date); 9: a dot that opens a word kept (".NET", ".env": analysis.TOKEN_PATTERN);
-# 10: an ampersand joins words ("AT&T", "Q&A": analysis.JOINING)
-SCHEMA_VERSION = "10"
+# 10: an ampersand joins words ("AT&T", "Q&A": analysis.JOINING); 11: half-width katakana read full-width,
+# full-width letters as ASCII (languages.narrow: "ﾀｺ" is "タコ", as OpenSearch's cjk_width reads it)
+SCHEMA_VERSION = "11"
 
 
 def make_schema(lang: str = "") -> Schema:
