@@ -131,11 +131,12 @@ class _Profile:
     stemming (English, as it always was) or after (the Snowball stemmers of other languages read accents:
     German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``)."""
 
-    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "words", "sizes", "places")
+    __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "unaccented", "words", "sizes", "places")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.cache: dict[str, str] = {}
+        self.unaccented: dict[str, str] = {}  # an accented word -> the stem of it written without accents, or ""
         self.words: dict[str, tuple[str, ...]] = {}  # a word as the tokenizer finds it -> its tokens (texts())
         self.sizes: dict[str, int] = {}  # a word -> how many positions it takes (token_counts())
         self.places: dict[str, tuple[int, ...]] = {}  # a word of several tokens -> their positions (texts_at())
@@ -202,6 +203,24 @@ class SpokenAnalyzer(Tokenizer):
             cache[word] = out
         return out
 
+    def _unaccented(self, prof: _Profile, word: str) -> str:
+        """The stem of ``word`` (lower case, accented) written without its accents, when it is not its own stem
+        folded: the Portuguese ``informação`` is ``inform`` (stemmed, then folded) and also ``informaca``, the stem of
+        ``informacao``, what a reader typing without accents asks for. "" when the two are one."""
+        memo = prof.unaccented
+        out = memo.get(word)
+        if out is None:
+            if len(memo) > self.CACHE_LIMIT:
+                memo.clear()
+            bare = fold(word)
+            out = ""
+            if bare != word and prof.stemfn is not None and not HAS_CJK.search(word):
+                out = fold(prof.stemfn(bare))
+                if out == (prof.cache.get(word) or self._stem(prof, word)):
+                    out = ""
+            memo[word] = out
+        return out
+
     @staticmethod
     def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
         text = lower(raw)
@@ -249,6 +268,8 @@ class SpokenAnalyzer(Tokenizer):
         fold_first = prof.fold_first
         folded_stops = not fold_first and bool(stops)
         stem = self.stem
+        # the index also holds an accented word's stem as written without its accents (other Snowball languages)
+        unaccented = stem and not query and not fold_first and prof.stemfn is not None
         pos = start_pos
         if not tokenize:
             matches: Any = [(value, 0, len(value))]
@@ -293,6 +314,11 @@ class SpokenAnalyzer(Tokenizer):
                     t.startchar = start_char + start
                     t.endchar = start_char + end
                 yield t
+                if unaccented and not stopped and not word.isascii():
+                    other = self._unaccented(prof, word)
+                    if other:  # at the same place, the same characters
+                        t.text = other
+                        yield t
             if held:  # no part took the whole word's position
                 pos += 1
 

@@ -20,8 +20,10 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # field holds the transcript's speakers too (base.people); 8: the order column (base.listing_key: same-date and
 # undated episodes in a list by date); 9: a dot that opens a word kept (".NET", ".env": analysis.TOKEN_PATTERN);
 # 10: an ampersand joins words ("AT&T", "Q&A": analysis.JOINING); 11: half-width katakana read full-width,
-# full-width letters as ASCII (languages.narrow: "ﾀｺ" is "タコ", as OpenSearch's cjk_width reads it)
-SCHEMA_VERSION = "11"
+# full-width letters as ASCII (languages.narrow: "ﾀｺ" is "タコ", as OpenSearch's cjk_width reads it); 12: an accented
+# word of another Snowball language also as the stem of it written without accents (analysis.SpokenAnalyzer.
+# _unaccented: "informacoes")
+SCHEMA_VERSION = "12"
 
 
 def make_schema(lang: str = "") -> Schema:
