@@ -237,6 +237,28 @@ def narrow_chars(text: str) -> tuple[str, list[int]]:
     return "".join(out), starts
 
 
+# Where the combining marks :func:`strip_accents` removes are: Combining Diacritical Marks (and their extended and
+# supplement blocks, for symbols, half marks), Hebrew points, Arabic harakat.
+_ACCENT_BLOCKS = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F),
+                  (0x0591, 0x05C7), (0x064B, 0x065F), (0x0670, 0x0670))
+
+
+@lru_cache(maxsize=1)
+def _accents() -> re.Pattern[str]:
+    marks = "".join(chr(c) for lo, hi in _ACCENT_BLOCKS for c in range(lo, hi + 1) if unicodedata.combining(chr(c)))
+    return re.compile(f"[{re.escape(marks)}]+")
+
+
+def strip_accents(text: str) -> str:
+    """``text`` in compatibility form (NFKD) without the accents of the Latin, Greek and Cyrillic alphabets (and the
+    vowel points of Hebrew and Arabic), composed again (NFC): ``Café`` -> ``Cafe``; the marks that are part of another
+    script's letters stay: Japanese voicing marks (``ラジオ``, not ``ラシオ``), the Devanagari virama."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    if decomposed == text:
+        return text
+    return unicodedata.normalize("NFC", _accents().sub("", decomposed))
+
+
 def fold(word: str) -> str:
     """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``) stay, and so does
     Japanese and Chinese (``で`` is not ``て``)."""

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
-import re
-import unicodedata
 from collections import deque
-from functools import lru_cache
 from itertools import chain
 from typing import Any
 
@@ -14,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
-from ..languages import stop_words
+from ..languages import stop_words, strip_accents
 from ..procs import bind_children_to_me
 from .fields import EpisodeFields
 from .params import ModelParams
@@ -187,23 +184,7 @@ def fold_lower(text: str) -> str:
     the marks that are letters of other scripts stay, composed again: Japanese voicing marks (``ラジオ`` is not
     ``ラシオ``, ``が`` not ``か``), the Devanagari virama. Until 5 December 2026 every combining mark was stripped
     (scikit-learn's ``strip_accents_unicode``), and the Japanese reasons read "ラシオ", "エヒソート", "くたさい"."""
-    low = text.lower()
-    decomposed = unicodedata.normalize("NFKD", low)
-    if decomposed == low:
-        return low.lower()
-    return unicodedata.normalize("NFC", _accents().sub("", decomposed)).lower()
-
-
-# Where the combining marks folded away are: Combining Diacritical Marks (and their extended and supplement
-# blocks, for symbols, half marks), Hebrew points, Arabic harakat.
-_ACCENT_BLOCKS = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F),
-                  (0x0591, 0x05C7), (0x064B, 0x065F), (0x0670, 0x0670))
-
-
-@lru_cache(maxsize=1)
-def _accents() -> re.Pattern[str]:
-    marks = "".join(chr(c) for lo, hi in _ACCENT_BLOCKS for c in range(lo, hi + 1) if unicodedata.combining(chr(c)))
-    return re.compile(f"[{re.escape(marks)}]+")
+    return strip_accents(text.lower()).lower()
 
 
 def with_title_phrases(titles: list[str], languages: list[str] | None = None) -> list[str]:
