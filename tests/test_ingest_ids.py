@@ -13,6 +13,7 @@ from soak.state import index_docs
 
 from podsearch.catalog import Catalog
 from podsearch.config import load_config
+from podsearch.episodes import Show
 from podsearch.reindex import ingest, reindex
 from podsearch.requests import SearchRequest
 from podsearch.service import Library
@@ -237,3 +238,54 @@ def test_an_episode_replaced_by_another_of_its_title_and_date_stays_two(tmp_path
     report = run(tmp_path, server, [old[0], old[1], other, old[3]])
     assert (report.new, report.gone) == (1, 1), (report.new, report.gone, report.notes)
     assert stored(tmp_path)["kitchen-3"][1] == 1 and stored(tmp_path)["brand-new-x"][1] == 0
+
+
+SHOWS = {"kaffe.xml": "Kafferumslöparna", "imo.xml": "いもほり倶楽部", "imo2.xml": "いもほり倶楽部",
+         "emob.xml": "eMobilität &amp; Straße", "kitchen.xml": "Kitchen Radio"}
+
+
+def serve_shows(server: FeedServer) -> list[str]:
+    for name, title in SHOWS.items():
+        server.files[f"/{name}"] = feed([item(n, guid=f"{name}-{n}", transcript=False) for n in (1, 2)], title=title,
+                                        link=f"https://example.org/{name}")
+    return [server.url(name) for name in SHOWS]
+
+
+def show_ids(tmp_path: Path) -> dict[str, str]:
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        return {r["source"].rsplit("/", 1)[1]: r["show_id"] for r in cat.db.execute("SELECT source, show_id FROM feeds")}
+
+
+def test_a_new_shows_id_is_its_titles_words_accents_folded_other_scripts_kept(tmp_path: Path, server: FeedServer):
+    """A show's id was its title's a-z and 0-9 alone: the corpus's Japanese show was "show", Kafferumslöparna
+    "kafferumsl-parna", eMobilität "emobilit-t" (until 5 December 2026). Two shows never share one."""
+    urls = serve_shows(server)
+    report = reindex(config(tmp_path, urls))
+    assert not report.failed, report.errors
+    assert show_ids(tmp_path) == {"kaffe.xml": "kafferumsloparna", "imo.xml": "いもほり倶楽部", "imo2.xml": "いもほり倶楽部-2",
+                                  "emob.xml": "emobilitat-strasse", "kitchen.xml": "kitchen-radio"}
+    library = Library(tmp_path / "data")
+    try:
+        found = library.search(SearchRequest(q="*", shows=["いもほり倶楽部"], per_page=20))
+        assert sorted(h.id for h in found.hits) == ["imo.xml-1", "imo.xml-2"]
+        assert {f["value"] for f in library.search(SearchRequest(q="*")).facets["show"]} >= {"いもほり倶楽部", "kafferumsloparna"}
+    finally:
+        library.close()
+
+
+def test_a_show_keeps_the_id_it_was_given_before(tmp_path: Path, server: FeedServer):
+    """An id never changes: the shows of a data folder written before keep the ids the old rule gave them ("show",
+    "kafferumsl-parna") through a full reindex; the new rule names new shows only."""
+    urls = serve_shows(server)
+    old = {"kaffe.xml": "kafferumsl-parna", "imo.xml": "show", "emob.xml": "emobilit-t-stra-e"}
+    with Catalog.in_dir(tmp_path / "data") as cat:  # the shows and feeds as a reindex of the older podsearch left them
+        for name, show_id in old.items():
+            cat.upsert_show(Show(id=show_id, title=SHOWS[name].replace("&amp;", "&"), source=server.url(name)))
+            cat.set_feed_state(server.url(name), show_id=show_id, last_status="ok")
+    for full in (True, False):
+        report = reindex(config(tmp_path, urls), full=full)
+        assert not report.failed, report.errors
+        assert show_ids(tmp_path) == {**old, "imo2.xml": "いもほり倶楽部", "kitchen.xml": "kitchen-radio"}
+    with Catalog.in_dir(tmp_path / "data") as cat:
+        assert {e.show_id for e in cat.episodes() if e.id.startswith("imo.xml")} == {"show"}
+        assert {s.id for s in cat.shows()} == {*old.values(), "いもほり倶楽部", "kitchen-radio"}

@@ -10,6 +10,7 @@ import hashlib
 import html
 import logging
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from defusedxml.common import DefusedXmlException
 
 from ..episodes import Chapter, Episode, Person, Show, TranscriptLink
 from ..errors import FeedError
-from ..languages import choose, majority, normalize
+from ..languages import choose, lower, majority, narrow, normalize, strip_accents
 from .text import collapse, html_to_text, parse_duration, sanitize_html, struct_to_iso, to_int
 from .transcripts import parse_time, pick_order
 
@@ -65,8 +66,31 @@ class ParsedFeed:
 
 
 def slugify(text: str, fallback: str = "show") -> str:
+    """The words of ``text`` in lower case ASCII letters and digits, joined by hyphens (at most 60 characters): the id
+    of a show imported without a ``show_id``, made again from its title at every import (so it never changes), and,
+    until 5 December 2026, of a feed's new show (:func:`show_slug` since)."""
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
     return slug or fallback
+
+
+def show_slug(title: str, fallback: str = "show") -> str:
+    """A feed's new show's id: the words of its title in lower case, joined by hyphens (at most 60 characters), with
+    the accents of the Latin alphabet folded and a few letters spelled (``Kafferumslöparna`` -> ``kafferumsloparna``,
+    ``Straße`` -> ``strasse``) and the letters of other scripts kept as written (``いもほり倶楽部``, half-width kana
+    read full-width). A title of ASCII words gets what :func:`slugify` gave it. Until 5 December 2026 every letter
+    outside a-z was a separator: the Japanese show was ``show``, ``eMobilität`` ``emobilit-t``. (A show keeps the id
+    it was given: the catalog knows it by its feed.)"""
+    text = strip_accents(narrow(lower(title))).lower().translate(_SPELLED)
+    kept: list[str] = []
+    for ch in text:  # letters, digits, and the marks written on a letter (a vowel sign, a virama), else a hyphen
+        mark = unicodedata.category(ch)[0] == "M"
+        kept.append(ch if ch.isalnum() or mark and kept and kept[-1] != "-" else "-")
+    slug = re.sub(r"-+", "-", "".join(kept)).strip("-")[:60].strip("-")
+    return unicodedata.normalize("NFC", slug) or fallback
+
+
+_SPELLED = str.maketrans({"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "đ": "d", "ð": "d", "þ": "th", "ł": "l",
+                          "ı": "i", "ħ": "h", "ŧ": "t"})
 
 
 def _local(tag: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from ..errors import BlockedAddress, DeadlinePassed, FeedError, HostUnreachable,
 from ..progress import Progress
 from ..report import Report
 from .extras import EpisodeExtras, Extras, Job
-from .feeds import ParsedFeed, parse_feed, slugify
+from .feeds import ParsedFeed, parse_feed, show_slug
 from .fetch import Fetcher, FetchLimits, FetchResult
 from .hosts import HostHealth
 from .identity import identify, reconcile, same_show
@@ -370,10 +370,11 @@ class FeedIngest:
         return True
 
     def _new_show_id(self, source: str, title: str) -> str:
-        candidate = slugify(title)
+        """A new show's id: its title's (:func:`show_slug`), or with ``-2``, ``-3`` ... when another show has it."""
+        candidate = slug = show_slug(title)
         n = 2
         while self.catalog.show_id_taken(candidate, source):
-            candidate = f"{slugify(title)}-{n}"
+            candidate = f"{slug}-{n}"
             n += 1
         return candidate
 
