@@ -360,6 +360,24 @@ def test_pieces_of_a_links_address_are_no_reasons():
     assert not {"www", "html", "tinyurl", "amzn"} & set(wide), wide
 
 
+def test_a_links_query_string_encoded_letters_and_e_mail_addresses_are_no_terms():
+    """A link's pieces were terms, and reasons: percent-encoded letters of Portuguese and Japanese links ("c3" 100 times
+    among 500 Portuguese neighbours' reasons, "e3"), "si" of YouTube's "?si=" (96), "gmail" of an address (206; the
+    corpus's feeds, until 5 December 2026). A link's host and path are still its words; the words around it stay."""
+    fields = _german()
+    for i in (0, 1):
+        fields.notes[i] = ("Heizlast erklärt: https://pt.wikipedia.org/wiki/Informa%C3%A7%C3%A3o und "
+                           "https://youtu.be/Xk3?si=AbCd (Video), Fragen an sonne.team@gmail.com oder www.e3dc.de. "
+                           "Mehr unter tinyurl.com/heizlast2 und HTTP/2, 24/7, Wärmepumpe")
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    vocabulary = set(model.vectorizer.vocabulary_)
+    pieces = {"c3", "a7", "a3", "si", "abcd", "gmail", "sonne", "team"}
+    assert not pieces & vocabulary, pieces & vocabulary
+    assert {"heizlast", "video", "fragen", "informacao", "wikipedia", "youtu", "heizlast2"} <= vocabulary
+    wide = model.reasons(Row.of(model.matrix, 0), model.position["d1"], 40)
+    assert "heizlast" in wide and not (pieces | {"youtu"}) & set(wide), wide
+
+
 JAPANESE = [("radio", "ラジオ ドラマ の エピソード", "ラジオ ドラマ を 作りました 感想 を ください"),
             ("radio", "ラジオ ドラマ 第二回", "ラジオ ドラマ の 続き です 感想 を ください"),
             ("garden", "いもほり 倶楽部", "さつまいも を 掘りました"),

@@ -33,7 +33,7 @@ GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfr
 # a topic in any language (English's list holds "http", "com", "net", not these; on the corpus's feeds "www" was a
 # reason of 98 of 500 German neighbours and 259 of 500 Dutch ones, "tinyurl" of 195 of the English shows' 435)
 # ("php" is a topic of the site corpus's programming shows, so not among them)
-LINK_WORDS = frozenset({"www", "html", "htm", "aspx", "tinyurl", "amzn"})
+LINK_WORDS = frozenset({"www", "html", "htm", "aspx", "tinyurl", "amzn", "youtu", "linkedin"})
 ENGLISH_WORDS = 50_000  # the words an adverb and its base must be among (_manner_word)
 TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode's this many strongest
 TOPICAL_SHARE = 0.25  # a plain English word is a reason alone only when, in at least this share of the episodes
