@@ -224,7 +224,7 @@ class SpokenAnalyzer(Tokenizer):
     @staticmethod
     def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
         text = lower(raw)
-        if not text.isascii() and WIDE.search(text):  # half-width katakana, full-width letters (schema 9)
+        if not text.isascii() and WIDE.search(text):  # half-width katakana, full-width letters (schema 11)
             text = narrow(text)
         if not text.isascii() and HAS_CJK.search(text):  # before folding: "で" is not "て"
             out: list[str] = []
