@@ -175,7 +175,7 @@ def test_api_lang_params_facet_and_errors(lib: Library) -> None:
     assert client.get("/api/v1/episodes/ja-1").get_json()["language"] == "ja"
     page = client.get("/search?q=Speicher+OR+storage").get_data(as_text=True)
     assert "<h2>Language</h2>" in page and "language=de" in page
-    assert ">German</a> <span>2</span>" in page and ">English</a> <span>2</span>" in page
+    assert ">German</bdi></a> <span>2</span>" in page and ">English</bdi></a> <span>2</span>" in page
 
 
 WORDS = st.sampled_from(["Running", "the", "l'homme", "embryo's", "Häuser", "cărțile", "open-source", "e-mail",
