@@ -21,3 +21,32 @@ def test_stamp_follows_every_publish_even_within_one_clock_tick(tmp_path: Path) 
     assert other.stamp() == gens.stamp()
     gens.pointer.unlink()
     assert gens.stamp() == ("", 0.0)
+
+
+def test_a_run_stopped_by_ctrl_c_removes_its_half_written_generation_and_says_why(config, tmp_path: Path) -> None:
+    """Ctrl-C (KeyboardInterrupt) during a reindex, import or remove left the generation folder it was writing (as
+    big as the index) until the next run, and the run recorded as "killed, or running now": only an ``Exception``
+    was cleaned up after. Now an interrupted run cleans up as a failed one does and is recorded as interrupted;
+    the live index is untouched."""
+    import pytest
+
+    from podsearch import reindex as pipeline
+    from podsearch.catalog import Catalog
+
+    data = config.data_dir
+    live = Generations(data / "index").current()
+
+    def interrupted(data_dir: Path, *args: object, **kwargs: object) -> None:
+        Generations(data_dir / "index").new()  # a rebuild under way
+        Generations(data_dir / "model").new()
+        raise KeyboardInterrupt
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pipeline, "rebuild_derived", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            pipeline.locked_run(config, lambda catalog, report: None)
+    assert not list((data / "index").glob("*.tmp")) and not list((data / "model").glob("*.tmp"))
+    assert Generations(data / "index").current() == live
+    with Catalog.existing(data) as catalog:
+        assert [run["aborted"] for run in catalog.unfinished_since()] == ["interrupted (Ctrl-C)"]
+    assert not (data / "reindex.lock").read_text()  # the lock let go: the next run is not told of a dead holder

@@ -108,11 +108,14 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
             tell_watches(config, catalog, report, progress)
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
-        except Exception as exc:  # (`stats` said the run before "ok", as if this one had not been)
+        except BaseException as exc:  # (`stats` said the run before "ok", as if this one had not been)
+            # BaseException: Ctrl-C (KeyboardInterrupt) too, which until 5 December 2026 left the half-written
+            # generation (as big as the index) and the run recorded as "killed, or running now".
             for folder in ("index", "model"):  # what this run half wrote (a full disk has its room back at once)
                 Generations(data_dir / folder).drop_unfinished()
+            why = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc) or type(exc).__name__
             try:
-                catalog.abort_run(run_id, str(exc) or type(exc).__name__)
+                catalog.abort_run(run_id, why)
             except sqlite3.Error as failed:  # (a full disk: the error being handled is the one that says why)
                 log.warning("the run's failure could not be recorded in the catalog: %s", failed)
             raise
