@@ -442,6 +442,43 @@ def test_a_full_disk_during_a_reindex_is_said_in_one_line_with_its_cause(runner,
     assert f"Cannot write in the data folder {fresh} (or the temporary folder): disk I/O error" in done.stderr
 
 
+def test_a_full_disk_during_an_incremental_index_write_is_said_and_leaves_no_segment(runner, tmp_path: Path):
+    """The full-disk case of an incremental write (an import into an existing index, written in place): the commit
+    failed with EFBIG/ENOSPC and closed Whoosh's writer, then cancelling it raised ``This writer is closed``: a
+    traceback, and ``stats`` gave that line as the cause; the half-written segment stayed in the live index folder
+    until a later commit worked. Found by the kill campaign of 5 December 2026 on a nearly full loop-mounted disk.
+    Now one line with the cause, recorded, the live index unchanged and no file of the failed segment left."""
+    import random
+    import resource
+
+    data = tmp_path / "data"
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_text("".join(json.dumps({"id": f"s-{i}", "show": "Small", "title": f"Small {i}", "language": "en",
+                                         "transcript": "water and bread " * 50}) + "\n" for i in range(3)))
+    rng = random.Random(3)  # words no other episode has: a segment larger than the file size limit below
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 10))) for _ in range(6000)]
+    big.write_text(json.dumps({"id": "big-1", "show": "Big", "title": "Big one", "language": "en",
+                               "transcript": " ".join(words)}) + "\n")
+    assert runner.invoke(main, ["--data", str(data), "import", str(small)]).exit_code == 0
+    live = data / "index" / (data / "index" / "CURRENT").read_text().strip()
+    files = sorted(p.name for p in live.iterdir())
+
+    def small_files() -> None:  # the catalog (127 KB) is below it, the new segment above
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300 * 1024, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), "import", str(big)],
+                          capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "[Errno 27] File too large" in done.stderr and "writer is closed" not in done.stderr
+    assert sorted(p.name for p in live.iterdir()) == files  # nothing of the failed segment
+    figures = json.loads(runner.invoke(main, ["--data", str(data), "stats", "--json"]).output)
+    assert [run["aborted"] for run in figures["unfinished_reindexes"]] == ["[Errno 27] File too large"]
+    assert figures["index_documents"] == 3 and "index_error" not in figures
+    again = runner.invoke(main, ["--data", str(data), "import", str(big)])
+    assert again.exit_code == 0, again.output
+    assert json.loads(runner.invoke(main, ["--data", str(data), "stats", "--json"]).output)["index_documents"] == 4
+
+
 def test_a_full_disk_gets_its_room_back_and_the_cause_is_recorded(tmp_path: Path, sample_data: Path, runner):
     """On a disk that really fills up (a 4.6 MB tmpfs, the sample's 3.4 MB data folder on it, ``reindex --full``):
     the half-written index generation stayed there until the next run, keeping the disk full, and recording the

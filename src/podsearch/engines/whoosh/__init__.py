@@ -10,6 +10,7 @@ two copies, so each batch is de-duplicated; a full rebuild goes into a new gener
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -209,7 +210,14 @@ class WhooshEngine:
             self._write(writer, source, changed, progress, update=True)
             writer.commit()
         except BaseException:
-            writer.cancel()
+            # A commit that failed (a full disk) has closed the writer already: cancelling it again raised "This
+            # writer is closed", which hid the cause (a traceback, and `stats` said that line). The half-written
+            # segment is in the live folder, which the table of contents does not list: removed now, so that the
+            # disk has its room back at once (until 5 December 2026 it stayed until the next commit that worked).
+            with contextlib.suppress(Exception):
+                if not writer.is_closed:
+                    writer.cancel()
+            _drop_unlisted_segments(ix)
             raise
         added = sum(1 for i in changed if i not in have)
         return {"added": added, "updated": len(changed) - added, "removed": len(removed)}
@@ -510,6 +518,16 @@ class _Counts:
                 self.timed_out = True
                 return 0
         return found
+
+
+def _drop_unlisted_segments(ix: Any) -> None:
+    """Remove the files of the segments the index's table of contents does not list (what a commit that failed
+    wrote). Readers open the listed ones only; the reindex lock keeps other writers out."""
+    try:
+        toc = ix._read_toc()
+        windex.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
+    except Exception as exc:  # (the cause being raised is the one to say; the next commit cleans up too)
+        log.warning("could not remove the segment a failed index write left: %s", exc)
 
 
 def _page(query: Any, searcher: Any, pagenum: int, pagelen: int, filt: Any, sortedby: str | None,
