@@ -50,3 +50,39 @@ def test_a_run_stopped_by_ctrl_c_removes_its_half_written_generation_and_says_wh
     with Catalog.existing(data) as catalog:
         assert [run["aborted"] for run in catalog.unfinished_since()] == ["interrupted (Ctrl-C)"]
     assert not (data / "reindex.lock").read_text()  # the lock let go: the next run is not told of a dead holder
+
+
+def test_a_killed_runs_folder_is_removed_when_its_pid_now_belongs_to_another_process(tmp_path: Path) -> None:
+    """A ``.tmp`` generation is kept while the process named in it runs. A pid is used again once its process is
+    gone (32768 pids by default): a folder of a killed reindex whose pid a later process got (a ``podsearch
+    serve``, any daemon) stayed, as big as the index, for as long as that process ran. Now a process that started
+    after the folder was last written is not its maker; the folder of a live maker is still kept."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    gens = Generations(tmp_path / "index")
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    older = subprocess.Popen(sleeper)  # started before its folder: the maker, still running
+    time.sleep(0.5)
+    kept = gens.root / f"gen-{time.strftime('%Y%m%d-%H%M%S')}-{older.pid}-000001.tmp"
+    kept.mkdir(parents=True)
+    newer = subprocess.Popen(sleeper)  # the pid of a run killed a minute ago, used again now
+    abandoned = gens.root / f"gen-{time.strftime('%Y%m%d-%H%M%S', time.localtime(time.time() - 60))}-{newer.pid}-000002.tmp"
+    abandoned.mkdir()
+    (abandoned / "_MAIN_1.toc").write_text("half")
+    past = time.time() - 60
+    os.utime(abandoned / "_MAIN_1.toc", (past, past))
+    os.utime(abandoned, (past, past))
+    try:
+        time.sleep(0.2)
+        gens.cleanup()
+        assert kept.is_dir()
+        assert not abandoned.exists()
+    finally:
+        for proc in (older, newer):
+            proc.kill()
+            proc.wait()
+    gens.cleanup()
+    assert not kept.exists()  # its maker gone

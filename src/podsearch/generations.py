@@ -81,7 +81,7 @@ class Generations:
             if old != live:
                 shutil.rmtree(old, ignore_errors=True)
         for tmp in self.root.glob("*.tmp"):
-            if tmp.is_dir() and not _pid_alive(tmp.name):
+            if tmp.is_dir() and not _pid_alive(tmp):
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -102,11 +102,15 @@ def _pid_of(name: str) -> int | None:
         return None
 
 
-def _pid_alive(name: str) -> bool:
-    """Whether the process that made a ``gen-<date>-<time>-<pid>-...`` folder is still running."""
-    try:
-        pid = int(name.split("-")[3])
-    except (IndexError, ValueError):
+def _pid_alive(path: Path) -> bool:
+    """Whether the process that made a ``gen-<date>-<time>-<pid>-...`` folder is still running.
+
+    A pid is used again once the one that had it is gone (32768 pids by default on Linux): a live process with
+    that pid that started after the folder was made is another one, and the folder was abandoned. (Until 5 December
+    2026 any live process with that pid kept the folder of a killed reindex, as big as the index, for as long as
+    it ran: a `podsearch serve` that got the pid, for good.)"""
+    pid = _pid_of(path.name)
+    if pid is None:
         return False
     if pid == os.getpid():
         return True
@@ -115,8 +119,36 @@ def _pid_alive(name: str) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
+    started = _process_start(pid)
+    if started is not None and started > _last_made(path) + 2:  # (2 s: the start is read to the second)
+        return False
     return True
+
+
+def _last_made(path: Path) -> float:
+    """A time at or after the folder's making: its modification (the last file made in it), or the time in its name
+    (local time, to the second), whichever is later. The process that made it started before."""
+    try:
+        named = time.mktime(time.strptime("-".join(path.name.split("-")[1:3]), "%Y%m%d-%H%M%S"))
+    except (IndexError, ValueError, OverflowError):
+        named = 0.0
+    try:
+        return max(named, path.stat().st_mtime)
+    except OSError:
+        return time.time()
+
+
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), where /proc tells (Linux); else None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime: clock ticks after boot
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def _fsync_dir(path: Path) -> None:
