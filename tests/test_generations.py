@@ -86,3 +86,24 @@ def test_a_killed_runs_folder_is_removed_when_its_pid_now_belongs_to_another_pro
             proc.wait()
     gens.cleanup()
     assert not kept.exists()  # its maker gone
+
+
+def test_a_generation_renamed_but_never_made_live_is_removed_not_the_previous_one(tmp_path: Path) -> None:
+    """``publish`` renames the finished folder, then points CURRENT at it. A run killed between the two left a
+    finished folder nobody reads; being the newest, the next clean-up kept it and removed the previous generation
+    (kept on purpose for requests in flight) instead. Now a finished folder made after the live one is removed."""
+    import os
+
+    gens = Generations(tmp_path / "model")
+    names = ["gen-20261205-203001-101-000001", "gen-20261205-203002-102-000002", "gen-20261205-203003-103-000003"]
+    for name in names:
+        (gens.root / name).mkdir(parents=True)
+        (gens.root / name / "params.json").write_text("{}")
+    for i, name in enumerate(names):  # made in that order
+        os.utime(gens.root / name, (1_700_000_000 + i, 1_700_000_000 + i))
+    gens.pointer.write_text(names[1] + "\n")  # the third was renamed, the pointer never written: killed
+    gens.cleanup()
+    assert sorted(p.name for p in gens.root.iterdir() if p.is_dir()) == names[:2]
+    assert gens.current() == gens.root / names[1]
+    final = gens.publish(gens.new())  # the next run: the live one and the previous one stay
+    assert sorted(p.name for p in gens.root.iterdir() if p.is_dir()) == sorted([names[1], final.name])

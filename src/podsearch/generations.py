@@ -77,6 +77,13 @@ class Generations:
         live = self.current()
         done = sorted((p for p in self.root.iterdir() if p.is_dir() and not p.name.endswith(".tmp")),
                       key=lambda p: p.stat().st_mtime, reverse=True)
+        if live is not None and _made(live.name):
+            # A finished folder made after the live one was never made live: its run was killed between the folder's
+            # rename and the pointer's (publish). Until 5 December 2026 it was kept as the newest, in the place and
+            # the room of the previous generation, which was removed.
+            for never in [p for p in done if p != live and _made(p.name) > _made(live.name)]:
+                shutil.rmtree(never, ignore_errors=True)
+                done.remove(never)
         for old in done[keep:]:
             if old != live:
                 shutil.rmtree(old, ignore_errors=True)
@@ -93,6 +100,14 @@ class Generations:
         for tmp in self.root.glob("*.tmp"):
             if tmp.is_dir() and _pid_of(tmp.name) == os.getpid():
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _made(name: str) -> str:
+    """When :meth:`Generations.new` made a folder, as text that sorts in time (``20261205-203443``), from its name;
+    "" for a name of another form."""
+    parts = name.split("-")
+    stamp = "-".join(parts[1:3])
+    return stamp if len(parts) > 3 and parts[0] == "gen" and len(stamp) == 15 and stamp.replace("-", "").isdigit() else ""
 
 
 def _pid_of(name: str) -> int | None:
