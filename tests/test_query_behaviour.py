@@ -890,3 +890,15 @@ def test_a_range_after_a_name_that_is_no_field_is_bounded_alike(client) -> None:
     the name is a word and the range a range over the words, bounded as any."""
     res = client.get("/api/search", query_string={"q": "year:[a TO z]"})
     assert res.status_code == 400 and "'[a TO z]' is too broad" in res.get_json()["error"]["message"], res.get_json()
+
+
+def test_spaces_around_a_query_are_no_correction(client) -> None:
+    """A query typed with spaces around it or between its words is the same search, its suggestion the same:
+    `` tide `` was said to be corrected to ``tide`` (its suggestion written with single spaces, the words kept as
+    typed), and the suggestion "time" was lost (a fuzzed walk of the site corpus, 5 December 2026)."""
+    plain = api(client, "tide")
+    assert (plain["corrected"], plain["suggestion"]) == (None, "time")
+    for q in (" tide ", "  tide", "tide\t"):
+        spaced = api(client, q)
+        assert (spaced["total"], spaced["corrected"], spaced["suggestion"]) == (plain["total"], None, "time"), q
+        assert [h["id"] for h in spaced["hits"]] == [h["id"] for h in plain["hits"]]

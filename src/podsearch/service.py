@@ -182,7 +182,9 @@ class Library:
                 # suggested "volcano erupting": "eruption" is held under its stem alone)
                 real = words_of_the_language(query.text, found.suggestion, self.engine.read_as(query.filters.language))
                 text = keeping(query.text, found.suggestion, real) if real else found.suggestion
-                if text.lower() != query.text.lower():
+                # (the suggestion is written with single spaces: " tide ", kept as typed, was "corrected" to "tide",
+                # the same search, its suggestion "time" lost; until 5 December 2026)
+                if " ".join(text.split()).lower() != " ".join(query.text.split()).lower():
                     found = self._corrected(query, found, text)
             if req.correct and not found.total and not found.timed_out:  # (a phrase no episode says)
                 found = self._unquoted(query, found)
