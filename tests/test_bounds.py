@@ -3,6 +3,7 @@ the counters, and the load case (hostile clients beside an ordinary one, over re
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -61,6 +62,32 @@ def test_a_wildcard_runs_on_its_most_frequent_words_and_says_so(sample_data: Pat
     assert len(cut["notes"]) == 1 and "the 3 most frequent were searched" in cut["notes"][0]
     page = client.get("/search", query_string={"q": "ho*"}).get_data(as_text=True)
     assert "the 3 most frequent were searched" in page
+
+
+@pytest.mark.parametrize("q", ["host -qu*", "host NOT qu*", "-qu*", "host -(bees OR qu*)", "host -q?e*", "host -vo*"])
+def test_an_excluded_pattern_excludes_every_word_it_matches(sample_data: Path, monkeypatch, q: str) -> None:
+    """Searched, a pattern is its most frequent words; excluded, each of its words (at most MAX_MATCHING_WORDS):
+    ``go -ch*`` found a site episode saying "choir", 'ch*' matching 818 words of which the 64 most frequent were
+    excluded (a fuzzed walk, 5 December 2026)."""
+    from podsearch.catalog import Catalog
+    from podsearch.engines.whoosh.analysis import spoken_analyzer
+
+    monkeypatch.setattr(expansions, "MAX_EXPANSIONS", 1)
+    client = _app(sample_data).test_client()
+    found = client.get("/api/search", query_string={"q": q, "per_page": 100, "correct": "false"}).get_json()
+    pattern = re.compile({"qu*": "qu", "q?e*": "q.e", "vo*": "vo"}[q.split()[-1].strip("-)")])
+    holding = []
+    with Catalog.in_dir(sample_data) as catalog:
+        for hit in found["hits"]:
+            ep = catalog.episode(hit["id"])
+            show = catalog.show(ep.show_id)
+            text = "\n".join([ep.title, ep.description_text, ep.transcript_text, show.title if show else "",
+                              " ".join(p.name for p in ep.persons)])
+            if [w for w in spoken_analyzer().texts(text) if pattern.match(w)]:
+                holding.append(hit["id"])
+    assert found["hits"] and not holding and not found["notes"], (holding, found["notes"])
+    searched = client.get("/api/search", query_string={"q": "host qu*"}).get_json()
+    assert "the 1 most frequent were searched" in searched["notes"][0]  # (searched, it is bounded as before)
 
 
 def test_a_part_matching_too_many_words_is_refused(sample_data: Path, monkeypatch) -> None:
@@ -125,9 +152,9 @@ def test_a_pattern_is_expanded_once_per_index_generation(sample_data: Path, monk
     expanded: list[tuple[str, str]] = []
     expansion = bounds._expansion
 
-    def spy(q, reader, shown, deadline):
+    def spy(q, reader, shown, deadline, **how):
         expanded.append((q.fieldname, repr(q)))
-        return expansion(q, reader, shown, deadline)
+        return expansion(q, reader, shown, deadline, **how)
 
     monkeypatch.setattr(bounds, "_expansion", spy)
     client = _app(sample_data).test_client()
@@ -328,7 +355,7 @@ def test_a_query_over_the_term_limit_is_refused_before_its_deadline(sample_data:
     monkeypatch.setattr(expansions, "MAX_CLAUSES", 20)
     made = []
     expansion = bounds._expansion
-    monkeypatch.setattr(bounds, "_expansion", lambda q, *a: made.append(q) or expansion(q, *a))
+    monkeypatch.setattr(bounds, "_expansion", lambda q, *a, **k: made.append(q) or expansion(q, *a, **k))
     client = _app(sample_data).test_client()
     res = client.get("/api/search", query_string={"q": "ho* be* wa* co* st* te* pr* so*"})
     assert res.status_code == 400 and "asks for at least" in res.get_json()["error"]["message"], res.get_json()

@@ -19,7 +19,20 @@ from collections.abc import Callable, MutableMapping
 from itertools import islice
 from typing import Any
 
-from whoosh.query import ConstantScoreQuery, Every, FuzzyTerm, MultiTerm, NullQuery, Or, Prefix, Term, TermRange, Wildcard
+from whoosh.query import (
+    AndNot,
+    ConstantScoreQuery,
+    Every,
+    FuzzyTerm,
+    MultiTerm,
+    Not,
+    NullQuery,
+    Or,
+    Prefix,
+    Term,
+    TermRange,
+    Wildcard,
+)
 from whoosh.support.levenshtein import distance
 
 from ...errors import QueryError
@@ -41,7 +54,7 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
     # their expansions were kept)
     terms = [sum(1 for leaf in query.leaves() if not isinstance(leaf, MultiTerm))]
 
-    def expand(q: Any) -> Any:
+    def expand(q: Any, excluded: bool) -> Any:
         if isinstance(q, Every) and q.fieldname:  # "title:*", or a "*" among words: every episode (Whoosh's
             return Every(boost=q.boost)  # fielded form reads the postings of every word of the field)
         if not isinstance(q, MultiTerm):
@@ -49,14 +62,16 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
         if deadline is not None and time.monotonic() > deadline:
             raise Expired
         shown = _shown(q)
-        key = (q.fieldname, repr(q))
+        # an excluded part is every word it matches (at most MAX_MATCHING_WORDS): its most frequent alone let the
+        # others through ("go -ch*" found an episode saying "choir", until 5 December 2026)
+        key = (q.fieldname, repr(q), excluded) if excluded else (q.fieldname, repr(q))
         if key not in seen:
-            seen[key] = _expansion(q, reader, shown, deadline)
+            seen[key] = _expansion(q, reader, shown, deadline, every=excluded)
         words, matching = seen[key]
         terms[0] += len(words)
         if terms[0] > expansions.MAX_CLAUSES:
             raise expansions.too_many_clauses(terms[0], more=True)
-        note = expansions.cut_note(shown, matching)
+        note = expansions.cut_note(shown, matching) if len(words) < matching else None
         if note:
             notes[shown] = note
         if not words:
@@ -64,7 +79,16 @@ def bound(query: Any, reader: Any, deadline: float | None = None,
         inner = words[0] if len(words) == 1 else Or(words)
         return ConstantScoreQuery(inner, score=q.boost)
 
-    bounded = query.accept(expand)
+    def walk(q: Any, excluded: bool) -> Any:
+        """``q`` with its parts expanded, ``excluded`` when it is inside an odd number of exclusions (as
+        ``Query.accept`` walks, children first)."""
+        if isinstance(q, AndNot):
+            return q.__class__(walk(q.a, excluded), walk(q.b, not excluded))
+        if isinstance(q, Not):
+            return q.__class__(walk(q.query, not excluded))
+        return expand(q.apply(lambda child: walk(child, excluded)), excluded)
+
+    bounded = walk(query, False)
     clauses = sum(1 for _ in bounded.leaves())
     if clauses > expansions.MAX_CLAUSES:
         raise expansions.too_many_clauses(clauses)
@@ -82,8 +106,8 @@ def _shown(q: Any) -> str:
     return str(q.text)
 
 
-def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple[list[Any], int]:
-    """(the part's most frequent words as Terms, how many words it matches)."""
+def _expansion(q: Any, reader: Any, shown: str, deadline: float | None, every: bool = False) -> tuple[list[Any], int]:
+    """(the part's most frequent words as Terms, or with ``every`` all its words, how many words it matches)."""
     field = q.fieldname
     if field not in reader.schema:
         return [], 0
@@ -106,7 +130,7 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None) -> tuple
         matched = list(_timed(islice(q._btexts(reader), expansions.MAX_MATCHING_WORDS + 1), deadline))
     if len(matched) > expansions.MAX_MATCHING_WORDS:
         raise expansions.too_many_matching(shown)
-    top = expansions.most_frequent(matched, lambda b: reader.doc_frequency(field, b))
+    top = sorted(matched) if every else expansions.most_frequent(matched, lambda b: reader.doc_frequency(field, b))
     to_text = reader.schema[field].from_bytes
     return [Term(field, to_text(b)) for b in top], len(matched)
 
