@@ -212,6 +212,63 @@ def test_passages_score_the_densest_transcript_window(tmp_path: Path) -> None:
     assert rarest[0] > 0 and rarest[1] == 0.0  # "one" holds only "routing", the commoner word
 
 
+def test_a_search_cut_short_rates_no_passages_and_its_moments_count_no_words(tmp_path: Path, sample_data: Path,
+                                                                            monkeypatch) -> None:
+    """A search already cut short by its deadline is not reordered by its passages, and past the deadline the
+    moments read the query's words as they come, not counted most common first: on the site corpus a query of 26
+    two-letter prefixes (1,152 words), cut short by its 1 s deadline, spent 0.6 s more rating its words for the
+    passages and 0.3-0.8 s counting them for the moments (a fuzzed walk, 5 December 2026)."""
+    import time
+
+    from podsearch.engines.whoosh.segments import ALWAYS_READ, segment_counts
+
+    lib = Library(sample_data)
+    try:
+        rated: list[list[str]] = []
+        passages, search = lib.engine.passages, lib.engine.search
+        monkeypatch.setattr(lib.engine, "passages", lambda ids, *a: rated.append(ids) or passages(ids, *a))
+        lib.search(SearchRequest(q="coffee"))
+        assert rated  # (in time: rated)
+
+        def cut_short(query):
+            found = search(query)
+            found.timed_out = True
+            return found
+
+        rated.clear()
+        monkeypatch.setattr(lib.engine, "search", cut_short)
+        assert lib.search(SearchRequest(q="coffee beans")).hits and not rated
+    finally:
+        lib.close()
+
+    filler = " ".join(f"filler{i}" for i in range(60))
+    docs = [replace(doc("close", transcript=f"{filler} lightning routing lightning routing {filler}"),
+                    segments=(filler, "lightning routing lightning routing", filler)),
+            replace(doc("one", transcript=f"{filler} routing {filler}"), segments=(filler, "routing", filler))]
+    e = engine(tmp_path, docs)
+    terms = sorted(e.search(EngineQuery(text="lightning routing")).terms["transcript"])
+
+    class Counting:
+        def __init__(self, searcher):
+            self.searcher, self.counted = searcher, 0
+
+        def doc_frequency(self, *args):
+            self.counted += 1
+            return self.searcher.doc_frequency(*args)
+
+        def __getattr__(self, name):
+            return getattr(self.searcher, name)
+
+    many = set(terms) | {f"filler{i}" for i in range(60)} | {f"absent{i}" for i in range(ALWAYS_READ)}
+    with e._searcher() as s:
+        late = Counting(s)
+        segment_counts(late, ["close", "one"], many, deadline=time.monotonic() - 1)
+        assert late.counted == 0
+        in_time = Counting(s)
+        segment_counts(in_time, ["close", "one"], many, deadline=time.monotonic() + 60)
+        assert in_time.counted == len(many)  # (in time: most common first, as before)
+
+
 def test_positions_read_for_a_search_are_kept_for_the_next(tmp_path: Path, monkeypatch) -> None:
     """``fast.doc_positions`` keeps what it read (a segment never changes): the page's moments and the next search
     on the same words do not read the posting blocks again, and a document without the word is remembered too."""

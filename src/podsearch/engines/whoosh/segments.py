@@ -46,7 +46,15 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
             leaves.append((reader, offset, mine))
     ordered = sorted(terms)
     if len(ordered) > ALWAYS_READ and deadline is not None:
-        ordered.sort(key=lambda t: -searcher.doc_frequency(FIELD, t))
+        # most common first, as far as the deadline lets them be counted (the rest after them): counting the 1,152
+        # words of 26 two-letter prefixes took 0.3-0.8 s past the deadline of a search already cut short by it
+        # (site corpus, 5 December 2026)
+        counted: dict[str, int] = {}
+        for k, term in enumerate(ordered):
+            if not k & 63 and time.monotonic() > deadline:
+                break
+            counted[term] = searcher.doc_frequency(FIELD, term)
+        ordered.sort(key=lambda t: -counted.get(t, -1))
     found: dict[int, list[tuple[str, np.ndarray]]] = {d: [] for d in tables}
     complete = True
     for k, term in enumerate(ordered):
