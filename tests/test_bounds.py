@@ -360,3 +360,21 @@ def test_a_query_over_the_term_limit_is_refused_before_its_deadline(sample_data:
     res = client.get("/api/search", query_string={"q": "ho* be* wa* co* st* te* pr* so*"})
     assert res.status_code == 400 and "asks for at least" in res.get_json()["error"]["message"], res.get_json()
     assert 0 < len(made) < 8 * 5, len(made)  # (8 parts in 5 fields: not all expanded)
+
+
+@pytest.mark.parametrize("op", ["ANDNOT", "ANDMAYBE", "REQUIRE"])
+def test_a_chain_of_binary_operators_is_read_once_a_word(monkeypatch, op: str) -> None:
+    """Whoosh's parser read both sides of ``ANDNOT``, ``ANDMAYBE`` and ``REQUIRE`` twice, so a chain of them doubled
+    its reading with each operator: ``weight ANDNOT weight ...`` took 3.5 s for 15 and held a worker for hours with
+    30, before any deadline is read (a fuzzed walk of the site corpus, 5 December 2026)."""
+    from whoosh.qparser import syntax
+
+    from podsearch.engines.whoosh.query import parse
+
+    read: list[str] = []
+    word_query = syntax.WordNode.query
+    monkeypatch.setattr(syntax.WordNode, "query", lambda self, parser: read.append(self.text) or word_query(self, parser))
+    words = [f"{op.lower()}{i}" for i in range(14)]
+    parse(f" {op} ".join(words))
+    once = len(read) // len(words)  # (a word is read once in each field it is searched in)
+    assert sorted(read) == sorted(words * once) and once <= 8, (once, len(read))
