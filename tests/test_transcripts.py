@@ -573,3 +573,18 @@ def test_a_json_transcript_that_does_not_parse_says_where_in_plain_words() -> No
         parse_transcript(b'{"segments": [{"body": "unterminated', "application/json")
     assert "Unterminated string starting at: line 1 column 24" in str(caught.value)
     assert "at at" not in str(caught.value)
+
+
+def test_a_numbered_line_with_a_colon_names_no_speaker() -> None:
+    """``6. “Information Management: A Proposal”`` in a plain-text transcript (Changelog News #129 of the site
+    corpus) made "6. “Information Management" a speaker: its words left the searchable text (the phrase found 2
+    episodes, not this one) and the paragraphs after it were said by it (a fuzzed walk, 5 December 2026)."""
+    text = ("Adam: Here is the list.\n\n"
+            "5. “A Protocol for Packet Network Intercommunication” (Vinton G. Cerf, 1974)\n"
+            "6. “Information Management: A Proposal” (Tim Berners-Lee, 1989)\n"
+            "2024: the year it shipped.\n\n"
+            "He also provides a bonus list.\n")
+    segments = parse_transcript(text.encode(), "text/plain")
+    assert {s.speaker for s in segments} == {"Adam"}
+    assert "Information Management: A Proposal" in " ".join(s.text for s in segments)
+    assert "2024: the year it shipped." in " ".join(s.text for s in segments)

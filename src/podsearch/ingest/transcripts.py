@@ -104,6 +104,10 @@ _LABEL_RE = re.compile(
     r"^[ \t]*(?:\*\*)?([^\s:*<>\[\]#][^:\n*<>\[\]]{0,60}?)[ \t]*(?:\*\*)?:(?:\*\*)?(?:[ \t]+|$)(.*)$", re.DOTALL
 )
 _NAME_WORD_RE = re.compile(r"^[(\"'“]?(?:[A-Z\u00c0-\u00de]|\d)[\w.'’()\-,]*$")
+# a list's number or a bare number ("6. “Information Management: A Proposal”", "2024: the year"), which no name
+# starts with: until 5 December 2026 the words before the colon were taken for a speaker, left out of the searchable
+# text and given to the paragraphs after it (Changelog News #129 of the site corpus)
+_LIST_NUMBER_RE = re.compile(r"^[(\"'“]?\d+[.):]*$")
 _PARTICLES = frozenset("de da di del della der den van von la le du bin al st. y and &".split())
 _HANDLE_RE = re.compile(r"^[A-Za-z0-9_.\-]{2,30}$")
 _LINK_START_RE = re.compile(r"[<(\[]?(?:https?://|www\.)", re.IGNORECASE)  # "Video: <https://...>" names no speaker
@@ -321,7 +325,7 @@ def _is_name_label(label: str) -> bool:
         return False
     if len(first) > 4 and first.endswith("s") and first[:-1] in _NOT_SPEAKERS:  # "Transcripts:", "Slides:"
         return False
-    if not _NAME_WORD_RE.match(words[0]):
+    if not _NAME_WORD_RE.match(words[0]) or _LIST_NUMBER_RE.match(words[0]):
         return False
     return all(_NAME_WORD_RE.match(w) or w.lower() in _PARTICLES for w in words[1:])
 
