@@ -384,3 +384,43 @@ def test_scores_within_a_millionth_in_the_reordered_top_are_a_tie_broken_by_id()
     assert [h.id for h in _reordered(head, [], [0.0, 0.0, 0.0])] == ["a-talk", "b-copy", "c-other"]
     apart = [EngineHit("b", 40.0), EngineHit("a", 39.9)]
     assert [h.id for h in _reordered(apart, [], [0.0, 0.0])] == ["b", "a"]
+
+
+def test_a_letters_typeahead_words_come_from_the_warm_lexicon(sample_data: Path, monkeypatch) -> None:
+    """The typeahead's words for a prefix are the most frequent the ``words`` field holds; for a first keystroke
+    they were read from the term files, each word's frequency (0.5-3 s for one letter on the site corpus under
+    load, a fuzzed walk, 5 December 2026). With the spelling lexicon in memory (made by ``warm``) a few dozen
+    candidates are read, and the words are the same."""
+    from podsearch.engines.whoosh import spelling
+    from podsearch.lru import LRU
+
+    monkeypatch.setattr(spelling, "_LEXICONS", LRU(4))  # (none made yet: another test's copy of the sample is alike)
+    lib = Library(sample_data)
+    try:
+        e = lib.engine
+        with e._searcher() as s:
+            class Counting:
+                def __init__(self) -> None:
+                    self.counted = 0
+
+                def doc_frequency(self, *args):
+                    self.counted += 1
+                    return s.doc_frequency(*args)
+
+                def __getattr__(self, name):
+                    return getattr(s, name)
+
+            prefixes = ["s", "c", "b", "st", "w", "zz", "é"]
+            cold = {}
+            for p in prefixes:
+                e._terms_cache = type(e._terms_cache)(1)
+                cold[p] = e._frequent(s, "words", p, 8)
+            assert spelling.loaded(s.reader()) is None and len(cold["s"]) == 8
+            spelling.lexicon(s.reader())
+            for p in prefixes:
+                e._terms_cache = type(e._terms_cache)(1)
+                counting = Counting()
+                assert e._frequent(counting, "words", p, 8) == cold[p], p
+                assert counting.counted <= 4 * 8 + 8, (p, counting.counted)
+    finally:
+        lib.close()
