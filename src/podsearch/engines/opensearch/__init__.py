@@ -537,6 +537,8 @@ class OpenSearchEngine:
                     self._expansion_cache.put(key, found)
                 if isinstance(found, QueryError):
                     raise QueryError(str(found))
+                if part.excluded:  # (searched as typed: every word it matches, no note; expand._excluded)
+                    continue
                 chosen[part.key] = found.words
                 # (counted as each part is expanded, which counts the whole once the last is: refused before the
                 # deadline, where 65 prefixes were a 503 first and a 400 once their words were kept)

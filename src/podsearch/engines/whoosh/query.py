@@ -127,7 +127,7 @@ class Signs(PlusMinusPlugin):
     ``python (-rust)``) is everything but them, as ``NOT rust`` is (it was nothing)."""
 
     def __init__(self) -> None:
-        super().__init__(plusexpr=r"(?:^|(?<=[\s(]))\+(?=[\w\"(])", minusexpr=r"(?:^|(?<=[\s(]))-(?=[\w\"(])")
+        super().__init__(plusexpr=r"(?:^|(?<=[\s(]))\+(?=[\w\"(\[{])", minusexpr=r"(?:^|(?<=[\s(]))-(?=[\w\"(\[{])")
 
     def do_plusminus(self, parser: Any, group: Any) -> Any:
         nodes = [self.do_plusminus(parser, n) if isinstance(n, syntax.GroupNode) else n for n in group]
