@@ -354,3 +354,51 @@ def test_two_japanese_words_that_meet_at_a_character_are_each_a_word_in_the_mome
         read = find_moments(library.catalog.segments("ja-m"), {"たこ", "こ焼", "焼き", "き鳥"},
                             library.engine.analyzer("ja"), english=False, cjk=cjk_words("たこ焼き 焼き鳥"))
         assert sorted(m.start for m in read) == [0.0, 60.0, 90.0], read
+
+
+HINDI = [
+    {"id": "hi-farm", "show": "बातचीत", "show_id": "baatcheet", "language": "hi", "title": "किसान और पानी",
+     "segments": [{"start": 0.0, "text": "नमस्ते दोस्तों, आज हम खेती के बारे में बात करेंगे।"},
+                  {"start": 30.0, "text": "हर किसान को पानी और घास की ज़रूरत है।"},
+                  {"start": 60.0, "text": "धन्यवाद, फिर मिलेंगे।"}]},
+    {"id": "hi-cricket", "show": "बातचीत", "show_id": "baatcheet", "language": "hi", "title": "क्रिकेट का मैच",
+     "segments": [{"start": 0.0, "text": "कल भारत ने क्रिकेट का मैच जीता।"},
+                  {"start": 30.0, "text": "खिलाड़ियों ने बहुत अच्छा खेला, सबको बधाई।"}]},
+    {"id": "hi-yoga", "show": "बातचीत", "show_id": "baatcheet", "language": "hi", "title": "स्वास्थ्य और योग",
+     "segments": [{"start": 0.0, "text": "योग से स्वास्थ्य अच्छा रहता है।"},
+                  {"start": 30.0, "text": "सुबह जल्दी उठना चाहिए, घी कम खाना चाहिए।"}]},
+    {"id": "en-heat", "show": "Heat", "show_id": "heat", "language": "en", "title": "Heat pumps",
+     "transcript": "Today we talk about heat pumps and the pump that runs too often."},
+]
+
+
+def test_a_hindi_word_is_one_word_and_finds_its_episode_alone(tmp_path, request) -> None:
+    """Python's ``\\w`` matches no combining mark (a Devanagari vowel sign, the virama): until 5 December 2026 Whoosh
+    cut ``किसान`` into ``क`` ``स`` ``न``, consonants every Hindi text holds, so a Hindi word found nearly every Hindi
+    episode and a match marked single letters. A word now runs on through its marks (``languages.MARKS``)."""
+    words = spoken_analyzer(stem=False).texts("क्या बात है। किसान को पानी")
+    assert words == ["क्या", "बात", "है", "किसान", "को", "पानी"], words  # (the danda is no part of a word)
+    with imported_library(HINDI, "whoosh", request, tmp_path) as lib:
+        assert hits(lib, "किसान", correct=False) == ["hi-farm"]
+        assert hits(lib, "क्रिकेट", correct=False) == ["hi-cricket"]
+        assert hits(lib, "योग", correct=False) == ["hi-yoga"]
+        assert hits(lib, "स्वास्थ्य", correct=False) == ["hi-yoga"]
+        assert hits(lib, "घी", correct=False) == ["hi-yoga"]  # (it was "घ", as in घास: both episodes)
+        assert hits(lib, '"घास की ज़रूरत"', correct=False) == ["hi-farm"]
+        hit = lib.search(SearchRequest(q="किसान", correct=False)).hits[0]
+        assert hit.title_html == "<mark>किसान</mark> और पानी", hit.title_html
+        assert [m.start for m in hit.moments] == [30.0], hit.moments
+        assert "हर <mark>किसान</mark> को पानी" in hit.moments[0].text, hit.moments[0].text
+        assert hits(lib, "heat", correct=False) == ["en-heat"]  # (English as before)
+
+
+def test_marks_are_the_combining_marks_of_unicode() -> None:
+    """``languages.MARKS`` (written out once) is every character of categories Mn, Mc and Me and nothing else."""
+    import re
+    import sys
+    import unicodedata
+
+    marks = re.compile(f"[{languages.MARKS}]")
+    wrong = [c for c in range(sys.maxunicode + 1)
+             if bool(marks.match(chr(c))) != (unicodedata.category(chr(c)) in {"Mn", "Mc", "Me"})]
+    assert wrong == []

@@ -22,8 +22,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # 10: an ampersand joins words ("AT&T", "Q&A": analysis.JOINING); 11: half-width katakana read full-width,
 # full-width letters as ASCII (languages.narrow: "ﾀｺ" is "タコ", as OpenSearch's cjk_width reads it); 12: an accented
 # word of another Snowball language also as the stem of it written without accents (analysis.SpokenAnalyzer.
-# _unaccented: "informacoes")
-SCHEMA_VERSION = "12"
+# _unaccented: "informacoes"); 13: a word holds the combining marks after its letters (languages.MARKS: Hindi
+# "क्या" is one word, not "क" and "य"; so every Indic script, Thai, Hebrew with points, an accent written apart)
+SCHEMA_VERSION = "13"
 
 
 def make_schema(lang: str = "") -> Schema:
