@@ -27,6 +27,14 @@ SAMPLES = [
     ("fr", "l'homme et la femme, l’été"),
     ("tr", "İstanbul'da kitaplar"),
     ("plain", "麻実子のいもほり倶楽部2024 東京都 한국어 텍스트 ｶﾀｶﾅ ＡＢＣ"),
+    # a word runs on through its combining marks (vowel signs, the virama, the nukta; not the danda)
+    ("hi", "नमस्ते दोस्तों, क्या बात है। किसान को पानी और घास की ज़रूरत है॥ स्वास्थ्य-योग"),
+    ("plain", "আমার সোনার বাংলা। வணக்கம் நண்பர்களே ਪੰਜਾਬੀ ગુજરાતી"),
+    # asciifolding folds Latin letters alone: a mark written apart, Greek, Cyrillic, Hebrew points stay
+    ("en", "cafe\u0301 nai\u0308ve café naïve Ångström ﬁsh"),
+    ("plain", "שָׁלוֹם עוֹלָם مَرْحَبًا بِكُمْ"),
+    ("ru", "ёлка и йод"),
+    ("el", "ελληνικά άνθρωπος"),
 ]
 
 

@@ -45,7 +45,9 @@ AMPERSAND = re.compile(r"(?<=\w)&(?=\w)")
 # or a colon, digits by a dot or a comma, stay one word ("node.js", "3.12", "1,000"; "2:2" is two); CJK
 # characters are matched one by one. (Apostrophes are gone before: \x00 marks where one was.)
 _CJK = languages.HAS_CJK.pattern[1:-1]  # the character class's inside
-_W = rf"(?:(?![{_CJK}])\w)"
+# A word character runs on through the combining marks after it (languages.MARKS: Devanagari vowel signs, the
+# virama), as a word of UAX #29 does (until 5 December 2026 the mirror cut "क्या" into "क" and "य", and marked them)
+_W = rf"(?:(?![{_CJK}])\w[{languages.MARKS}]*)"
 _JOIN = r"(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)"
 _EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps each emoji as a token
 # A word's closing "++" or "#" (not before a word character) is part of it, spelled out by the char filters
@@ -55,7 +57,7 @@ _SYMBOL_END = r"(?:\+\+(?![\w+])|#(?![\w#]))"
 _DOT_START = rf"(?:{languages.OPENING_DOT})?"
 WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_DOT_START}{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
 SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
-PARTS = re.compile(r"[^\W_]+")
+PARTS = re.compile(rf"[^\W_](?:[^\W_]|[{languages.MARKS}])*")  # (word_delimiter_graph reads a mark as a letter)
 # WORD for a text of ASCII alone (most transcripts' segments): no CJK or emoji to rule out letter by letter
 _ASCII_PLAIN = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)\w+)*" + _SYMBOL_END + "?",
                           re.ASCII)
@@ -144,14 +146,26 @@ def analysis_settings() -> dict[str, Any]:
 
 
 def fold(word: str) -> str:
-    """What OpenSearch's asciifolding does to a word, for the letters podcasts use: accents removed, ligatures
-    and a few letters spelled out (ß -> ss, ø -> o, æ -> ae); CJK left alone."""
+    """What OpenSearch's asciifolding does to a word, for the letters podcasts use: the accents of Latin letters
+    removed, ligatures and a few letters spelled out (ß -> ss, ø -> o, æ -> ae). It folds Latin letters alone: a
+    mark written apart, the letters of other scripts (Greek ``ά``, Cyrillic ``ё``, Devanagari ``ज़``) and the marks
+    they are written with (the virama of ``क्या``, Hebrew points) stay, as the node keeps them (until 5 December 2026
+    every combining mark was removed here: the mirror's ``क्या`` was ``कया``, the node's ``क्या``)."""
     if word.isascii() or languages.HAS_CJK.search(word):
         return word
-    word = word.translate(_SPELLED)
-    decomposed = unicodedata.normalize("NFKD", word)
-    # composed again: Hangul syllables decompose into letters that are not accents, and stay syllables
-    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+    return "".join(map(_fold_letter, word.translate(_SPELLED)))
+
+
+@lru_cache(maxsize=4096)
+def _fold_letter(ch: str) -> str:
+    """One character as asciifolding writes it: a Latin letter with accents (or a ligature, whose compatibility
+    decomposition starts with an ASCII letter) without them; anything else as it is."""
+    if ch.isascii():
+        return ch
+    decomposed = unicodedata.normalize("NFKD", ch)
+    if not decomposed[0].isascii():
+        return ch
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 # cjk_width: full-width ASCII as ASCII, half-width katakana as full-width
