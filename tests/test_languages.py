@@ -402,3 +402,14 @@ def test_marks_are_the_combining_marks_of_unicode() -> None:
     wrong = [c for c in range(sys.maxunicode + 1)
              if bool(marks.match(chr(c))) != (unicodedata.category(chr(c)) in {"Mn", "Mc", "Me"})]
     assert wrong == []
+
+
+def test_typeahead_and_did_you_mean_read_a_hindi_word_whole(tmp_path, request) -> None:
+    """The word list, the typed prefix and the query's words are words with their marks too (``languages.words``):
+    until 5 December 2026 ``किसा`` was offered "स" and "सबक" (its last consonant), and a Hindi typo nothing."""
+    with imported_library(HINDI, "whoosh", request, tmp_path) as lib:
+        offered = lib.suggest("किसा")
+        assert {"kind": "term", "text": "किसान"} in offered and all(s["text"] != "स" for s in offered), offered
+        assert {"kind": "episode", "text": "स्वास्थ्य और योग", "id": "hi-yoga"} in lib.suggest("योग स्वा")
+        result = lib.search(SearchRequest(q="क्रिकेत"))
+        assert (result.corrected, [h.id for h in result.hits]) == ("क्रिकेट", ["hi-cricket"]), result  # (searched instead)

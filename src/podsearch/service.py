@@ -26,6 +26,7 @@ from .errors import DataUnreadable, EngineUnavailable, IndexMissing, NotFound, P
 from .feedback import FEEDBACK, Feedback, rerank, with_passages
 from .generations import Generations
 from .languages import detect_language, fold, primary
+from .languages import words as words_of
 from .load import LoadCounters, read_load
 from .names import Names
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
@@ -244,7 +245,7 @@ class Library:
         """A note for a query that found nothing because each of its words is a stop word of a language it was read
         in (the asked one, else each of the index's: the index leaves them out, ``to be or not to be``, ``die der
         und``), or because it holds no word at all (symbols, emoji); [] for any other."""
-        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", plain_words(query.text))))
+        words = list(dict.fromkeys(w.lower() for w in words_of(plain_words(query.text))))
         if not words and plain_words(query.text).strip():  # ("🚀", "→": 0 episodes, and nothing said why)
             return ["The query holds no word: symbols and emoji are not searched. Type the words you remember."]
         if not words or all(any(self.engine.analyzer(p).texts(w) for w in words)
@@ -419,7 +420,7 @@ class Library:
         (the engine ranks those first): a title that holds only a word the last one starts is about something
         else. Until 5 December 2026 "kubernetes o" and "go concurrency p" were offered eight Bitcoin titles ("Ocean
         Tides", "OP_RETURN") and no word ("operator", "patterns"). One word typed: every title it starts."""
-        before = re.findall(r"\w+", prefix)[:-1]
+        before = words_of(prefix)[:-1]
         said = [set(a.texts(" ".join(before))) for a in analyzers] if before else []
         if not episodes or not any(said):
             return episodes

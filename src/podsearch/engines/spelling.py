@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from .. import languages
+
 log = logging.getLogger(__name__)
 
 MAX_DISTANCE = 2
@@ -42,7 +44,7 @@ CANDIDATES = 5  # per unknown word, closest first
 # Spans of the query that are never corrected: markup, a field name with its colon, an operator in capitals, a
 # pattern (``pyth*``, ``te?t``), a fuzzy word (``kubrnetes~``: near spellings are asked for already), a range.
 _KEEP = re.compile(r"<[^<>]*>|\b\w+:|\b(?:AND|OR|NOT|TO|ANDNOT|ANDMAYBE)\b|[\w*?]*[*?][\w*?]*|\w+~|\[[^\]]*\]|\{[^}]*\}")
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(languages.WORD)
 
 
 class Vocabulary(Protocol):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -430,7 +429,7 @@ class WhooshEngine:
     # -- typeahead ----------------------------------------------------------------------------
     def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
         prefix = prefix.strip().lower()
-        last = re.findall(r"\w+", prefix)
+        last = languages.words(prefix)
         word = last[-1] if last else prefix
         with self._searcher() as s:
             # The title words the prefix starts, the first TITLE_WORDS of them: "s" starts 1,000 at 10,000 episodes,

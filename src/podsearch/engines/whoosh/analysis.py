@@ -557,7 +557,7 @@ def spoken_english_analyzer(stem: bool = True) -> SpokenAnalyzer:
 
 def plain_analyzer():
     """Unstemmed, for spelling suggestions and typeahead."""
-    return RegexTokenizer(r"\w+") | LowercaseFilter() | CharsetFilter(accent_map)
+    return RegexTokenizer(languages.WORD) | LowercaseFilter() | CharsetFilter(accent_map)
 
 
 # Whoosh pickles the schema, analyzers included, into every index it writes: indexes written before this module

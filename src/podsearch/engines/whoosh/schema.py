@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -125,10 +124,7 @@ def _counting_analyzer() -> Any:
     return spoken_analyzer()
 
 
-_WORD = re.compile(r"\w+")
-
-
 def unique_words(*texts: str) -> str:
     """Each word once: the spelling and typeahead field only needs document frequencies, and a
     transcript repeats its words many times over (this halves the analysis of that field)."""
-    return " ".join(dict.fromkeys(_WORD.findall(languages.lower(" ".join(texts)))))
+    return " ".join(dict.fromkeys(languages.words(languages.lower(" ".join(texts)))))
