@@ -402,6 +402,9 @@ def test_marks_are_the_combining_marks_of_unicode() -> None:
     wrong = [c for c in range(sys.maxunicode + 1)
              if bool(marks.match(chr(c))) != (unicodedata.category(chr(c)) in {"Mn", "Mc", "Me"})]
     assert wrong == []
+    # a text is read without them only when none of its characters is in a block that holds one
+    assert all(languages.may_hold_marks("a" + chr(c)) for c in range(sys.maxunicode + 1) if marks.match(chr(c)))
+    assert not languages.may_hold_marks("It’s “quoted” — and café, naïve…")
 
 
 def test_typeahead_and_did_you_mean_read_a_hindi_word_whole(tmp_path, request) -> None:
