@@ -47,8 +47,6 @@ class _Words:
     or an English transcript's curly quotes and dashes: ``languages.may_hold_marks``) by the pattern without marks
     (a third faster)."""
 
-    groups = 0
-
     def __init__(self) -> None:
         self.dotted, self.plain = re.compile(TOKEN_PATTERN), re.compile(_WORD_PATTERN)
         self.ascii_dotted, self.ascii_plain = re.compile(_ASCII_TOKEN_PATTERN), re.compile(_ASCII_WORD_PATTERN)
