@@ -145,8 +145,8 @@ def _last_made(path: Path) -> float:
     """A time at or after the folder's making: its modification (the last file made in it), or the time in its name
     (local time, to the second), whichever is later. The process that made it started before."""
     try:
-        named = time.mktime(time.strptime("-".join(path.name.split("-")[1:3]), "%Y%m%d-%H%M%S"))
-    except (IndexError, ValueError, OverflowError):
+        named = time.mktime(time.strptime(_made(path.name), "%Y%m%d-%H%M%S"))
+    except (ValueError, OverflowError):  # (a name of another form: "")
         named = 0.0
     try:
         return max(named, path.stat().st_mtime)
