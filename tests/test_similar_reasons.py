@@ -399,3 +399,54 @@ def test_japanese_terms_and_reasons_keep_their_voicing_marks():
     reasons = {p.id: p.reasons for p in model.similar("j0", 3)[0]}["j1"]
     assert "ラジオ" in reasons or "ドラマ" in reasons or "ラジオ ドラマ" in reasons, reasons
     assert not [r for r in reasons if "ラシオ" in r or "トラマ" in r], reasons
+
+
+SPONSOR = ("This episode is brought to you by Zorblax, the durable ledger for quantum payroll teams. "
+           "Try Zorblax free for thirty days at zorblax.example/podcast and tell them we sent you.")
+
+
+def _sponsored(topical: tuple[int, ...] = ()) -> EpisodeFields:
+    """:func:`_fields` with one sponsor read in e0, e1 and two more episodes (``topical``: those that also talk
+    about the sponsor's product outside the read)."""
+    fields = _fields()
+    for i in (0, 1, 8, 15):  # (four topics: four recordings)
+        fields.transcripts[i] += f" {SPONSOR} " + fields.transcripts[i]
+    for i in topical:
+        fields.transcripts[i] += " We moved our payroll to a zorblax cluster, and zorblax sharding broke." * 2
+    return fields
+
+
+def _wide(model: SimilarModel, a: str, b: str) -> list[str]:
+    return model.reasons(Row.of(model.matrix, model.position[a]), model.position[b], 20)
+
+
+def test_a_word_said_only_in_a_sponsor_read_is_no_reason(tmp_path: Path):
+    """Issue 16: "posit", "temporal", "auth0", "workos", "nordvpn", "bluehost" were 1.6 % of the site corpus's
+    reasons (398 of 25,594 in the top fives): two episodes near on other topics both carrying one sponsor's read. A
+    word an episode says only inside runs of words said in 3 or more recordings is no reason of it; said as a topic
+    too, it is one; an episode folded in later, or the model saved and loaded, reads the same."""
+    ads = {"zorblax", "payroll", "ledger", "quantum"}
+    model = SimilarModel.fit_fields(_sponsored(), ModelParams())
+    assert ads <= set(model.vectorizer.vocabulary_)
+    wide = _wide(model, "e0", "e1")
+    assert "watchtowers" in wide and not ads & set(wide), wide
+    # the same read in two recordings only is no run: its words are reasons as before
+    fields = _fields()
+    for i in (0, 1):
+        fields.transcripts[i] += f" {SPONSOR}"
+    assert "zorblax" in _wide(SimilarModel.fit_fields(fields, ModelParams()), "e0", "e1")
+    # said outside the read by both: a topic of both
+    talked = SimilarModel.fit_fields(_sponsored(topical=(0, 1)), ModelParams())
+    assert {"zorblax", "payroll"} <= set(_wide(talked, "e0", "e1"))
+    # by one of them only: no topic of the other
+    assert not ads & set(_wide(SimilarModel.fit_fields(_sponsored(topical=(0,)), ModelParams()), "e0", "e1"))
+    # kept with the model, and a new episode with the read is read against its runs
+    generations = Generations(tmp_path / "model")
+    model.save(generations)
+    loaded = SimilarModel.load(generations)
+    assert _wide(loaded, "e0", "e1") == wide
+    late = EpisodeFields(["e24"], ["s2"], ["Lightning watchtowers again"], ["watchtowers " * 3],
+                         [f"watchtowers lightning network {SPONSOR} watchtowers"], ["en"], [""])
+    folded = loaded.fold_in(late, "digest")
+    assert "watchtowers" in _wide(folded, "e24", "e0") and not ads & set(_wide(folded, "e24", "e0"))
+    assert "watchtowers" in _wide(folded, "e0", "e24") and not ads & set(_wide(folded, "e0", "e24"))

@@ -30,6 +30,7 @@ from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
 from .reasons import Explainer, Row, bracketed_words, given_names, mention_reason, repeated_share, transcriber_notes
 from .rerank import cue_windows, rerank, reranking
+from .runs import RunCounter, Runs
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
 from .weighting import Weighting, fit_lsa
@@ -58,7 +59,8 @@ class SimilarModel:
                  person_names: dict[str, str] | None = None, cues: tuple[sp.csr_matrix, np.ndarray] | None = None,
                  show_titles: dict[str, str] | None = None, guests: Guests | None = None,
                  prints: list[str] | None = None, repeats: np.ndarray | None = None,
-                 given_names: list[str] | None = None, notes: list[str] | None = None) -> None:
+                 given_names: list[str] | None = None, notes: list[str] | None = None, runs: Runs | None = None,
+                 in_runs: sp.csr_matrix | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -92,6 +94,10 @@ class SimilarModel:
         self.repeats = repeats
         self.given_names = given_names
         self.notes = notes or []  # the transcribers' notes among the terms (reasons.transcriber_notes): no reasons
+        # The runs said word for word in 3 or more recordings (intros, sponsor reads: runs.py) and, per row, the terms
+        # it says only inside them (no reasons of it); None from a model saved before them.
+        self.runs = runs
+        self.in_runs = in_runs
         # Each row's language (its primary code, "" unknown), for the reasons (a language's most common words are no
         # reason): known to a fit; a loaded model is told them by the catalog (service.Library.model), not saved.
         self.languages: list[str] | None = None
@@ -146,6 +152,7 @@ class SimilarModel:
         numbered = languages = True
         prints: list[str] = []
         bracketed: Counter[str] = Counter()  # per word, the episodes writing it between square brackets
+        said = RunCounter()  # each episode's words, for the runs it shares word for word with others (runs.py)
         for chunk in chunks:
             chunk = EpisodeFields(*chunk) if not isinstance(chunk, EpisodeFields) else chunk
             if not chunk.ids:
@@ -154,7 +161,9 @@ class SimilarModel:
             fields.ids.extend(chunk.ids)
             fields.shows.extend(chunk.shows)
             fields.titles.extend(chunk.titles)
-            prints.extend(text_print(t) for t in chunk.transcripts)
+            marks = [text_print(t) for t in chunk.transcripts]
+            prints.extend(marks)
+            said.add(chunk.titles, chunk.transcripts, chunk.notes, marks)
             for text in chunk.transcripts:
                 bracketed.update(bracketed_words(text))
             languages = languages and bool(chunk.languages)
@@ -174,7 +183,10 @@ class SimilarModel:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
         if not languages:
             fields.languages.clear()
+        runs, only = said.finish()  # (before the counts are merged: its memory is let go first)
         vectorizer, counts = counter.finish()
+        in_runs = runs.terms_of(only, vectorizer.vocabulary_)
+        del only
         repeats = repeated_share(counts, params.transcript_weight or 1.0)
         notes = transcriber_notes(bracketed, vectorizer.vocabulary_, counts)
         if progress:
@@ -211,7 +223,8 @@ class SimilarModel:
                     svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
                     show_titles=_show_titles(fields, shows), guests=guests, prints=prints, repeats=repeats,
-                    given_names=sorted(given_names((fields.person_names or {}).values())), notes=notes)
+                    given_names=sorted(given_names((fields.person_names or {}).values())), notes=notes,
+                    runs=runs, in_runs=in_runs)
         if fields.languages and len(fields.languages) == len(ids):
             model.languages = list(fields.languages)
         model._lift_guests(range(len(ids)))
@@ -314,7 +327,10 @@ class SimilarModel:
                              {**_names(fields, self.vectorizer.vocabulary_), **self.person_names}, cues,
                              {**self.show_titles, **_show_titles(fields, new_shows)}, guests,
                              self.prints + [text_print(t) for t in fields.transcripts], self.repeats,
-                             self.given_names, self.notes)
+                             self.given_names, self.notes, self.runs)
+        if self.runs is not None and self.in_runs is not None:  # the new episodes read against the fit's runs
+            new = self.runs.of_texts(fields.titles, fields.transcripts, fields.notes, self.vectorizer.vocabulary_)
+            model.in_runs = sp.vstack([self.in_runs, new], format="csr")
         if self.languages is not None and fields.languages and len(fields.languages) == m:
             model.languages = self.languages + list(fields.languages)
         model._lift_guests(lift)
@@ -517,7 +533,7 @@ class SimilarModel:
             self._explainer = Explainer(self.terms, self.person_names, self.shows, self.show_titles,
                                         self.vectorizer.vocabulary_, self.repeats,
                                         frozenset(self.given_names) if self.given_names is not None else None,
-                                        frozenset(self.notes), self.languages)
+                                        frozenset(self.notes), self.languages, self.in_runs)
         return self._explainer
 
     def warm(self) -> None:

@@ -17,6 +17,7 @@ from ..errors import DataUnreadable, IndexMissing
 from ..generations import Generations
 from .guests import Guests
 from .params import MODEL_VERSION, ModelParams
+from .runs import Runs
 from .titles import TitleModel
 from .weighting import ShowFreqs, Weighting
 
@@ -33,6 +34,9 @@ def save(model: Any, generations: Generations) -> Path:
         np.save(path / "repeats.npy", model.repeats)
     if model.mentions is not None:
         sp.save_npz(path / "mentions.npz", model.mentions, compressed=False)
+    if model.runs is not None and model.in_runs is not None:  # (runs.py)
+        np.save(path / "runs.npy", model.runs.hashes)
+        sp.save_npz(path / "in_runs.npz", model.in_runs, compressed=False)
     if model.guests is not None:
         (path / "guests.json").write_text(json.dumps(model.guests.to_json()), encoding="utf-8")
     cues = model.cues
@@ -147,6 +151,8 @@ def _read_parts(path: Path) -> dict[str, Any]:
                 titles=titles, person_names=ids.get("person_names"), show_titles=ids.get("show_titles"),
                 prints=ids.get("prints"), given_names=ids.get("given_names"), notes=ids.get("notes"),
                 repeats=np.load(path / "repeats.npy") if (path / "repeats.npy").exists() else None,
+                runs=Runs(np.load(path / "runs.npy")) if (path / "runs.npy").exists() else None,
+                in_runs=sp.load_npz(path / "in_runs.npz").tocsr() if (path / "in_runs.npz").exists() else None,
                 guests=Guests.from_json(json.loads((path / "guests.json").read_text(encoding="utf-8")))
                 if (path / "guests.json").exists() else None)
 
