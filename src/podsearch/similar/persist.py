@@ -69,6 +69,14 @@ def save(model: Any, generations: Generations) -> Path:
     return generations.publish(path)
 
 
+OTHER_VERSION = "The similarity model was built by another version; run 'podsearch reindex'."
+
+
+def same_version(meta: dict[str, Any]) -> bool:
+    """Whether a saved model's ``params.json`` is of this model version and this scikit-learn (else it is refitted)."""
+    return meta.get("model_version") == MODEL_VERSION and meta.get("sklearn") == sklearn.__version__
+
+
 def health(generations: Generations) -> str:
     """What keeps the current model from being used, without reading it (for ``podsearch stats``): "" when it looks
     whole (or there is none yet), else the reason and what to do. Damage at a file's own size is not seen here."""
@@ -78,8 +86,8 @@ def health(generations: Generations) -> str:
     meta = saved_params(generations)
     if meta is None:
         return f"The similarity model in {path} cannot be read (params.json); run 'podsearch reindex' to refit it."
-    if meta.get("model_version") != MODEL_VERSION or meta.get("sklearn") != sklearn.__version__:
-        return "The similarity model was built by another version; run 'podsearch reindex'."
+    if not same_version(meta):
+        return OTHER_VERSION
     wrong = damage(generations)
     return f"The similarity model in {path} cannot be read ({wrong}); run 'podsearch reindex' to refit it." if wrong else ""
 
@@ -127,8 +135,8 @@ def load_parts(generations: Generations) -> dict[str, Any]:
 
 def _read_parts(path: Path) -> dict[str, Any]:
     meta = json.loads((path / "params.json").read_text())
-    if meta.get("model_version") != MODEL_VERSION or meta.get("sklearn") != sklearn.__version__:
-        raise IndexMissing("The similarity model was built by another version; run 'podsearch reindex'.")
+    if not same_version(meta):
+        raise IndexMissing(OTHER_VERSION)
     known = ModelParams.__dataclass_fields__
     params = ModelParams(**{k: v for k, v in meta.items() if k in known})
     with open(path / "vectorizer.pkl", "rb") as fh:
