@@ -52,8 +52,9 @@ log = logging.getLogger(__name__)
 # holds the transcript's speakers too (base.people); 5: every word once with doc values (wordlist), to list the
 # words of a pattern (expand.py); 6: the order keyword (base.listing_key: same-date and undated episodes in a list by
 # date, as on Whoosh); 7: a dot that opens a word kept (".NET" is "dot.net": analysis, sp_dot); 8: an ampersand joins
-# words ("AT&T" is "at.t": sp_ampersand)
-SCHEMA_VERSION = "8"
+# words ("AT&T" is "at.t": sp_ampersand); 9: an accented word of another language than English also as the stem of it
+# written without accents (analysis, sp_unaccented: "somatizacao" finds "somatização", as on Whoosh since its schema 12)
+SCHEMA_VERSION = "9"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,

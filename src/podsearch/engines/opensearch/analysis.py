@@ -5,7 +5,8 @@ analyzer ``sp_<profile>``: the standard tokenizer (Unicode word breaks; each Jap
 token), apostrophes inside words removed ("don't" = "dont"), CJK width folded, lower case, CJK characters joined
 into overlapping bigrams, joined words kept whole and split into their parts ("node.js" -> "node.js", "node",
 "js"), the language's stop words dropped, Snowball stemming, accents folded (before stemming in English, as the
-Whoosh engine does, after it elsewhere: the Snowball stemmers of other languages read accents).
+Whoosh engine does, after it elsewhere: the Snowball stemmers of other languages read accents; there an accented word
+is also indexed, at its place, as the stem of it written without accents, for a reader who types it so).
 
 :class:`PythonAnalyzer` does the same in Python (pystemmer runs the same Snowball algorithms), so that the
 answer builder can find a query's terms in titles, notes and transcript segments without asking the engine.
@@ -81,6 +82,10 @@ def _ascii_punctuation(text: str) -> str:
     return text
 
 
+# the filters of an index analyzer that its query analyzer (``sp_<profile>_q``) leaves out
+INDEX_ONLY = ("sp_parts", "sp_unaccented", "sp_once")
+
+
 def profiles() -> list[str]:
     """Every analysis profile: English, each Snowball language, and "plain"."""
     keys = {languages.profile(code) for code in languages.SNOWBALL}
@@ -109,6 +114,11 @@ def analysis_settings() -> dict[str, Any]:
                      "generate_word_parts": True, "catenate_all": False, "adjust_offsets": False},
         "sp_bigrams": {"type": "cjk_bigram", "ignored_scripts": ["hangul"], "output_unigrams": False},
         "sp_fold": {"type": "asciifolding", "preserve_original": False},
+        # (other Snowball languages, index only) an accented word folded before the stemmer too, beside itself, and
+        # the one of the two stems left when they are one: the index holds "somatiz" and "somatizaca" for
+        # "somatização", so "somatizacao" typed without accents finds it (Whoosh: analysis.SpokenAnalyzer._unaccented)
+        "sp_unaccented": {"type": "asciifolding", "preserve_original": True},
+        "sp_once": {"type": "remove_duplicates"},
     }
     analyzers: dict[str, Any] = {
         "sp_words": {"type": "custom", "tokenizer": "standard", "char_filter": ["sp_apostrophe"],
@@ -122,16 +132,22 @@ def analysis_settings() -> dict[str, Any]:
         if stop_words(key):
             filters[f"sp_stop_{key}"] = {"type": "stop", "stopwords": stop_words(key), "ignore_case": False}
             chain.append(f"sp_stop_{key}")
+        both = key != "en" and bool(stemmer_name(key))  # an accented word also stemmed as written without accents
+        if both:
+            chain.append("sp_unaccented")
         if stemmer_name(key):
             filters[f"sp_stem_{key}"] = {"type": "snowball", "language": stemmer_name(key)}
             chain.append(f"sp_stem_{key}")
         if key != "en":
             chain.append("sp_fold")
+        if both:
+            chain.append("sp_once")
         analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard",
                                   "char_filter": ["sp_apostrophe", "sp_ampersand", "sp_plusplus", "sp_sharp", "sp_dot"],
                                   "filter": chain}
-        # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts
-        analyzers[f"sp_{key}_q"] = {**analyzers[f"sp_{key}"], "filter": [f for f in chain if f != "sp_parts"]}
+        # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts; and
+        # they are read as typed, one stem a word (as on Whoosh)
+        analyzers[f"sp_{key}_q"] = {**analyzers[f"sp_{key}"], "filter": [f for f in chain if f not in INDEX_ONLY]}
     # (?U): Java's \w is ASCII alone without it ("l’été")
     char_filters: dict[str, Any] = {
         "sp_apostrophe": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)['’](?=\w)", "replacement": ""},
@@ -175,13 +191,16 @@ _SPELLED = str.maketrans({"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "đ": "
 
 
 class PythonAnalyzer:
-    """A profile's OpenSearch analysis in Python: ``texts`` and ``spans`` of the engine interface (``parts``:
-    joined words also give their parts, as when indexing; queries keep them whole)."""
+    """A profile's OpenSearch analysis in Python: ``texts`` and ``spans`` of the engine interface (``parts``: as
+    when indexing, joined words also give their parts, and in a language other than English an accented word also
+    the stem of it written without accents; queries keep a word whole, one stem)."""
 
     def __init__(self, key: str, parts: bool = True) -> None:
         self.key, self.parts = key, parts
         self.stops = frozenset(stop_words(key))
         self.stem: Callable[[str], str] | None = languages.stemmer(key) if stemmer_name(key) else None
+        # sp_unaccented: the index's other stem of an accented word (a stemmer of another language than English)
+        self.unaccented = parts and key != "en" and self.stem is not None
         self._cache: dict[str, tuple[tuple[str, int, int], ...]] = {}
         self._terms: dict[str, tuple[str, ...]] = {}  # a word as matched in a lower-cased ASCII text: its terms
 
@@ -193,6 +212,14 @@ class PythonAnalyzer:
         if self.stem is not None and not languages.HAS_CJK.search(piece):
             piece = self.stem(piece)
         return piece if self.key == "en" else fold(piece)
+
+    def _bare(self, piece: str) -> str:
+        """The stem of ``piece`` (not a stop word) written without its accents, as sp_unaccented then the stemmer
+        and sp_fold make it: "" when asciifolding leaves it as it is (no Latin accent)."""
+        bare = fold(piece)
+        if bare == piece:
+            return ""
+        return fold(self.stem(bare)) if self.stem is not None else bare
 
     def _word(self, word: str) -> tuple[tuple[str, int, int], ...]:
         """The terms of one word (lower case, apostrophes gone) with their offsets in it: the word, then its
@@ -209,6 +236,10 @@ class PythonAnalyzer:
                 term = self._term(piece)
                 if term is not None:
                     found.append((term, start, end))
+                    if self.unaccented and not piece.isascii():
+                        other = self._bare(piece)
+                        if other and other != term:  # (sp_once: the two stems are one term)
+                            found.append((other, start, end))
             out = self._cache[word] = tuple(found)
         return out
 
