@@ -35,6 +35,9 @@ SAMPLES = [
     ("plain", "שָׁלוֹם עוֹלָם مَرْحَبًا بِكُمْ"),
     ("ru", "ёлка и йод"),
     ("el", "ελληνικά άνθρωπος"),
+    # half-width katakana: a voicing mark composed with its kana (ｶﾞ is ガ), else a character of its own (ｱﾞ, 代ﾞ),
+    # or, after no letter, nothing; the katakana middle dot breaks words
+    ("plain", "ﾒｷｼｺのﾀｺｽとｶﾞｽ代 ﾊﾟﾝﾀﾞ ｳﾞｨ ﾜﾞ カﾞ ｱﾞ 代ﾞ ｶﾞﾞ x ﾞ y ﾟ代 aﾞ トム・クルーズ ｶﾞｽ･ﾀｺ"),
     ("pt", "A somatização e as informações do coração; apresentação"),
 ]
 
@@ -154,3 +157,22 @@ def test_an_accented_word_is_also_indexed_as_its_stem_written_without_accents(op
     assert terms == ["somatiz", "somatizaca", "inform", "informaco"], terms
     assert python_analyzer("pt", parts=False).texts("somatização somatizacao") == ["somatiz", "somatizaca"]
     assert python_analyzer("en").texts("Café résumé") == ["cafe", "resum"]  # (English folds first: one stem)
+
+
+def test_every_kana_with_a_half_width_voicing_mark_is_read_as_the_node_reads_it(opensearch: Cluster) -> None:
+    """cjk_width composes a half-width voicing mark with the katakana before it (``ｶﾞｽ`` is ``ガス``); until 6 December
+    2026 the twin read it as a character of its own (``カ゛``, ``゛ス``), and a match on ``ｶﾞｽ`` was not marked."""
+    index = f"{opensearch.url}/analysis-kana"
+    status, answer = request(index, "PUT", {"settings": {"analysis": analysis_settings()}})
+    assert status == 200, answer
+    kana = [*range(0x3041, 0x3097), *range(0x30A1, 0x30FB), *range(0x30FC, 0x30FF), *range(0xFF66, 0xFF9E)]
+    texts = [chr(c) + mark + "ｽ" for c in kana for mark in "ﾞﾟ"]
+    differ = []
+    for text in texts:
+        status, answer = request(f"{index}/_analyze", "POST", {"analyzer": "sp_plain", "text": text})
+        theirs = [t["token"] for t in answer["tokens"]]
+        if python_analyzer("plain").texts(text) != theirs:
+            differ.append((text, theirs))
+    assert differ == [], differ[:10]
+    assert python_analyzer("plain").texts("ｶﾞｽ代") == ["ガス", "ス代"]
+    assert [text for _, *text in python_analyzer("plain").spans("ｶﾞｽ代")] == [[0, 3], [2, 4]]  # the marks at ｶﾞｽ, ｽ代

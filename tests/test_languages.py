@@ -259,11 +259,13 @@ def test_half_width_katakana_are_read_as_katakana(ja: Library) -> None:
     assert hits(ja, "ガス代") == ["ja-tacos"]  # full-width typed, half-width written
     assert hits(ja, "ｶﾞｽ") == ["ja-tacos"]
     assert hits(ja, "カス") == []  # (ガ is not カ)
-    if type(ja.engine).__name__ == "WhooshEngine":  # marked at the characters as written
-        title = ja.search(SearchRequest(q="ガス代", per_page=5)).hits[0]
-        assert title.title_html == "ﾒｷｼｺのﾀｺｽと<mark>ｶﾞｽ代</mark>", title.title_html
-        said = ja.search(SearchRequest(q="ﾀｺｽ", per_page=5)).hits[0]
-        assert "メキシコの<mark>タコス</mark>を" in said.snippet and "<mark>ﾀｺｽ</mark>" in said.title_html, said
+    # marked at the characters as written (on OpenSearch since 5 December 2026 (evening): its Python twin read ｶﾞ as カ and
+    # a mark of its own, and marked nothing of ｶﾞｽ)
+    for typed in ("ガス代", "ｶﾞｽ代", "ｶﾞｽ"):
+        title = ja.search(SearchRequest(q=typed, per_page=5)).hits[0]
+        assert title.title_html in ("ﾒｷｼｺのﾀｺｽと<mark>ｶﾞｽ代</mark>", "ﾒｷｼｺのﾀｺｽと<mark>ｶﾞｽ</mark>代"), (typed, title.title_html)
+    said = ja.search(SearchRequest(q="ﾀｺｽ", per_page=5)).hits[0]
+    assert "メキシコの<mark>タコス</mark>を" in said.snippet and "<mark>ﾀｺｽ</mark>" in said.title_html, said
 
 
 UNACCENTED = [

@@ -46,9 +46,11 @@ AMPERSAND = re.compile(r"(?<=\w)&(?=\w)")
 # or a colon, digits by a dot or a comma, stay one word ("node.js", "3.12", "1,000"; "2:2" is two); CJK
 # characters are matched one by one. (Apostrophes are gone before: \x00 marks where one was.)
 _CJK = languages.HAS_CJK.pattern[1:-1]  # the character class's inside
+_VOICING = "\uff9e\uff9f"  # the half-width voicing marks (cjk_width: composed with the katakana before them)
 # A word character runs on through the combining marks after it (languages.MARKS: Devanagari vowel signs, the
 # virama), as a word of UAX #29 does (until 5 December 2026 the mirror cut "क्या" into "क" and "य", and marked them)
-_W = rf"(?:(?![{_CJK}])\w[{languages.MARKS}]*)"
+# (and through a half-width voicing mark, ``ﾞ`` or ``ﾟ``: the tokenizer reads it as such a mark, "aﾞ" one word)
+_W = rf"(?:(?![{_CJK}])\w[{languages.MARKS}{_VOICING}]*)"
 _JOIN = r"(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)"
 _EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps each emoji as a token
 # A word's closing "++" or "#" (not before a word character) is part of it, spelled out by the char filters
@@ -56,7 +58,8 @@ _EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps ea
 _SYMBOL_END = r"(?:\+\+(?![\w+])|#(?![\w#]))"
 # A dot that opens a word (".NET") is written "dot." by the char filter below: "dot.net", a joined word
 _DOT_START = rf"(?:{languages.OPENING_DOT})?"
-WORD = re.compile(rf"[{_CJK}{_EMOJI}]|{_DOT_START}{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
+# (the katakana middle dot, "トム・クルーズ", is in the kana's block but breaks words, as punctuation does)
+WORD = re.compile(rf"(?!\u30fb)[{_CJK}{_EMOJI}]|{_DOT_START}{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
 SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
 PARTS = re.compile(rf"[^\W_](?:[^\W_]|[{languages.MARKS}])*")  # (word_delimiter_graph reads a mark as a letter)
 # WORD for a text of ASCII alone (most transcripts' segments): no CJK or emoji to rule out letter by letter
@@ -282,6 +285,15 @@ class PythonAnalyzer:
                 if cjk and cjk[-1][2] != m.start():
                     yield from _bigrams(cjk)
                     cjk = []
+                if raw in _VOICING:  # a half-width voicing mark: with the character before it (a word's letters
+                    # hold it: _W), or after none, no part of a word
+                    if not cjk:
+                        continue
+                    before, start, _ = cjk[-1]
+                    voiced = _voiced(before, raw)
+                    if voiced:
+                        cjk[-1] = (voiced, start, m.end())
+                        continue
                 cjk.append((raw.translate(_WIDTH), m.start(), m.end()))
                 continue
             if cjk:
@@ -322,6 +334,17 @@ class PythonAnalyzer:
             spelled = _spelled(word) if word[-1] in "#+" or word[0] == "." else word
             found = self._terms[word] = tuple(t for t, _, _ in self._word(spelled))
         return found
+
+
+def _voiced(kana: str, mark: str) -> str:
+    """A katakana (full-width, as cjk_width made it) with a half-width voicing mark written after it, as cjk_width
+    composes them (``ｶﾞ`` -> ``ガ``, ``ﾊﾟ`` -> ``パ``, ``ｳﾞ`` -> ``ヴ``): "" when the two make no one character (``ｱﾞ``,
+    a hiragana, a kanji: the mark stays a character of its own). Until 5 December 2026 the twin never composed them
+    (``ｶﾞｽ`` was ``カ゛`` and ``゛ス``, which the node's ``ガス`` is not: nothing was marked)."""
+    if len(kana) != 1 or not "\u30a6" <= kana <= "\u30fd":
+        return ""
+    joined = unicodedata.normalize("NFC", kana + mark.translate(_WIDTH))
+    return joined if len(joined) == 1 else ""
 
 
 def _joined(text: str) -> str:
