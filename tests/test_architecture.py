@@ -100,3 +100,19 @@ def test_cli_and_web_go_through_the_library(graph: dict[str, set[str]]) -> None:
             assert "podsearch.cli" not in deps
     assert not [d for d in graph["podsearch.cli"] if d.startswith("podsearch.web.")
                 and d not in {"podsearch.web", "podsearch.web.app"}], "the CLI borrows from the web layer"
+
+
+def test_an_engines_helpers_reach_it_by_its_public_methods() -> None:
+    """The helper classes of an engine module (OpenSearch's spelling vocabulary and phrase counts, Whoosh's) hold
+    the engine and ask it through its interface: until 5 December 2026 OpenSearchVocabulary.languages_of and four
+    other questions named the served index through ``engine._target()``, a private member."""
+    reached = []
+    for path in sorted((PACKAGE / "engines").rglob("*.py")):
+        for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for node in ast.walk(cls):
+                if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                        and isinstance(node.value, ast.Attribute) and node.value.attr == "engine"):
+                    reached.append(f"{_module_name(path)}.{cls.name}: engine.{node.attr}")
+    assert reached == []

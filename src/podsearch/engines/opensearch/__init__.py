@@ -206,6 +206,12 @@ class OpenSearchEngine:
     def exists(self) -> bool:
         return bool(self._current()[1])
 
+    def search_served(self, body: dict[str, Any]) -> dict[str, Any]:
+        """OpenSearch's answer to a search ``body`` on the index the alias serves (IndexMissing without one): what
+        the spelling vocabulary and the phrase counts ask it (as Whoosh's ask their searcher), through this rather
+        than the concrete index's name (until 5 December 2026 they reached ``_target``, a private member)."""
+        return self.client.search(self._target(), body)
+
     def stamp(self) -> tuple[str, float]:
         return self._current()[0]
 
@@ -669,7 +675,7 @@ class _Counts:
     def frequencies(self, words: list[str]) -> dict[str, int]:
         if not words:
             return {}
-        answer = self.engine.client.search(self.engine._target(), {"size": 0, "aggs": {"held": {"filters": {
+        answer = self.engine.search_served({"size": 0, "aggs": {"held": {"filters": {
             "filters": {str(i): {"term": {"words": w}} for i, w in enumerate(words)}}}}})
         buckets = answer["aggregations"]["held"]["buckets"]
         return {w: int(buckets[str(i)]["doc_count"]) for i, w in enumerate(words)}
@@ -679,7 +685,7 @@ class _Counts:
                                 "query": text_query(readings(f'"{first} {second}"', plain=False)[0], self.profiles)}
         if self.deadline is not None:
             body["timeout"] = _timeout(self.deadline)
-        answer = self.engine.client.search(self.engine._target(), body)
+        answer = self.engine.search_served(body)
         self.timed_out = self.timed_out or bool(answer.get("timed_out"))
         return 0 if answer.get("timed_out") else int(answer["hits"]["total"]["value"])
 
@@ -695,7 +701,7 @@ class OpenSearchVocabulary:
         return _Counts(self.engine, self.profiles).frequencies(words)
 
     def candidates(self, word: str) -> list[str]:
-        answer = self.engine.client.search(self.engine._target(), {"size": 0, "suggest": {"w": {"text": word, "term": {
+        answer = self.engine.search_served({"size": 0, "suggest": {"w": {"text": word, "term": {
             "field": "words", "suggest_mode": "always", "max_edits": spelling.MAX_DISTANCE, "prefix_length": 1,
             "min_word_length": 3, "size": spelling.CANDIDATES, "sort": "score"}}}})  # the nearest ...
         options = [o for e in answer.get("suggest", {}).get("w", []) for o in e["options"]]
@@ -709,7 +715,7 @@ class OpenSearchVocabulary:
         """The query's profiles (languages) of the episodes whose ``words`` hold ``word``: a terms aggregation on
         ``analysis`` over them. Until 5 December 2026 only Whoosh said it, and on OpenSearch a word few episodes
         hold was a typo of any language's word (the German "parteien" was offered the Dutch "partijen")."""
-        answer = self.engine.client.search(self.engine._target(), {
+        answer = self.engine.search_served({
             "size": 0, "query": {"term": {"words": self.form(word)}},
             "aggs": {"of": {"terms": {"field": "analysis", "size": max(1, len(self.profiles))}}}})
         found = {b["key"] for b in answer.get("aggregations", {}).get("of", {}).get("buckets", [])}
@@ -721,7 +727,7 @@ class OpenSearchVocabulary:
             if not terms:  # a stop word of this language
                 continue
             in_text = [{"term": {text_field(f, key): terms[0]}} for f in ("title", "notes", "transcript")]
-            answer = self.engine.client.search(self.engine._target(), {"size": 0, "terminate_after": 1, "query": {
+            answer = self.engine.search_served({"size": 0, "terminate_after": 1, "query": {
                 "bool": {"filter": [{"term": {"analysis": key}}, {"bool": {"should": in_text}}]}}})
             if answer["hits"]["total"]["value"]:
                 return True
