@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import sys
+import unicodedata
 from pathlib import Path
 
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from podsearch import languages
 from podsearch.generations import Generations
-from podsearch.similar import EpisodeFields, ModelParams, SimilarModel
+from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, features, signals
 from podsearch.similar.reasons import BATCH, GENERAL_WORDS, Row, general_words, is_general
 
 
@@ -450,3 +456,82 @@ def test_a_word_said_only_in_a_sponsor_read_is_no_reason(tmp_path: Path):
     folded = loaded.fold_in(late, "digest")
     assert "watchtowers" in _wide(folded, "e24", "e0") and not ads & set(_wide(folded, "e24", "e0"))
     assert "watchtowers" in _wide(folded, "e0", "e24") and not ads & set(_wide(folded, "e0", "e24"))
+# Four topics, two Hindi episodes each in two shows (farming, cricket, cooking, yoga; a transcriber's note, "[तालियाँ]",
+# applause, in four), and English episodes beside them.
+HINDI = [("hi-farm-1", "खेती", "गेहूं की खेती और मानसून",
+          "नमस्ते दोस्तों, आज हम गेहूं की खेती की बात करेंगे। मानसून से पहले ट्रैक्टर तैयार रखें, गेहूं को पानी चाहिए। [तालियाँ]"),
+         ("hi-farm-2", "गाँव", "मानसून में गेहूं",
+          "इस साल मानसून देर से आया। [तालियाँ] गेहूं के खेत में ट्रैक्टर चलाना मुश्किल था, किसान परेशान थे।"),
+         ("hi-cricket-1", "खेती", "बल्लेबाज़ और गेंदबाज़",
+          "कल के मैच में बल्लेबाज़ ने शतक बनाया। [तालियाँ] गेंदबाज़ को पिच से मदद नहीं मिली, बल्लेबाज़ हावी रहे।"),
+         ("hi-cricket-2", "गाँव", "पिच और गेंदबाज़ी",
+          "यह पिच गेंदबाज़ के लिए अच्छी है। बल्लेबाज़ को संभल कर खेलना होगा, गेंदबाज़ तैयार हैं। [तालियाँ]"),
+         ("hi-cook-1", "खेती", "दाल का तड़का",
+          "आज रसोई में दाल बनाएंगे। तड़का के लिए जीरा और हल्दी चाहिए, फिर मसाला डालें।"),
+         ("hi-cook-2", "गाँव", "हल्दी और जीरा",
+          "हल्दी और जीरा हर मसाला डिब्बे में होते हैं। तड़का लगाते समय जीरा पहले डालें।"),
+         ("hi-yoga-1", "खेती", "सुबह का प्राणायाम",
+          "प्राणायाम से सांस गहरी होती है। हर आसन के बाद प्राणायाम करें, अंत में शवासन।"),
+         ("hi-yoga-2", "गाँव", "आसन और प्राणायाम",
+          "यह आसन रीढ़ के लिए अच्छा है। आसन के बाद दस मिनट प्राणायाम और फिर शवासन करें।")]
+ENGLISH = [("en-bees-1", "Field Notes", "Honeybees in winter", "The honeybee colony clusters; the beekeeper checks the hive."),
+           ("en-bees-2", "Garden Talk", "A hive of honeybees", "Our beekeeper opened the hive; every honeybee was calm."),
+           ("en-rust-1", "Field Notes", "Rust lifetimes", "The borrow checker and lifetimes: Rust's ownership explained."),
+           ("en-rust-2", "Garden Talk", "Ownership in Rust", "Rust ownership, the borrow checker, lifetimes again."),
+           ("en-bread-1", "Field Notes", "Sourdough starter", "Feed the sourdough starter; the crumb of the loaf."),
+           ("en-bread-2", "Garden Talk", "A sourdough loaf", "A sourdough loaf with an open crumb from a young starter.")]
+
+
+def test_hindi_terms_and_reasons_are_whole_words_with_their_marks():
+    """Python's ``\\w`` matches no combining mark (a vowel sign, the virama, the anusvara), and the model's pattern read
+    ``मानसून`` as "नस", ``ट्रैक्टर`` as "टर" and ``गेहूं`` as nothing: a Hindi episode was near another for pieces
+    of words, and they were its reasons (until 5 December 2026). The words of a show's title and the transcriber's notes
+    are found whole too, and are no reasons. English reads as before."""
+    episodes = HINDI + ENGLISH
+    n = len(episodes)
+    fields = EpisodeFields([i for i, _, _, _ in episodes], [s for _, s, _, _ in episodes], [t for _, _, t, _ in episodes],
+                           [""] * n, [x for _, _, _, x in episodes], ["hi"] * len(HINDI) + ["en"] * len(ENGLISH), [""] * n,
+                           None, None, {"खेती": "प्राणायाम की बातें", "गाँव": "गाँव की बातें"})
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    vocabulary = set(model.vectorizer.vocabulary_)
+    assert {"गेहूं", "मानसून", "ट्रैक्टर", "बल्लेबाज़", "गेंदबाज़", "हल्दी", "प्राणायाम"} <= vocabulary, vocabulary
+    assert not {"नस", "टर", "बल"} & vocabulary
+    words = {i: set(languages.words(features.fold_lower(f"{t} {x}"))) for i, _, t, x in episodes}
+    for i, _, _, _ in episodes:
+        picked = model.similar(i, 3)[0]
+        pair = i[:-1] + ("2" if i.endswith("1") else "1")
+        assert picked[0].id == pair, (i, [(p.id, p.reasons) for p in picked])
+        reasons = picked[0].reasons
+        assert reasons, i
+        # each reason is a word (or words) both episodes say whole: never a piece of one
+        assert all(set(r.split()) <= words[i] & words[pair] for r in reasons), (i, reasons)
+        if i.startswith("hi-"):
+            assert any(unicodedata.category(c) in ("Mn", "Mc") for r in reasons for c in r), (i, reasons)
+        assert "तालियाँ" not in reasons, (i, reasons)  # (a transcriber's note)
+    hindi = {p.id: p.reasons for p in model.similar("hi-farm-1", 3)[0]}["hi-farm-2"]
+    assert {"गेहूं", "मानसून"} & set(hindi), hindi
+    yoga = {p.id: p.reasons for p in model.similar("hi-yoga-1", 3)[0]}["hi-yoga-2"]
+    assert "शवासन" in yoga and "प्राणायाम" not in yoga, yoga  # (a word of the show's title)
+
+
+def test_a_term_keeps_its_marks_but_no_variation_selector():
+    """``signals.TERM_MARKS`` is every combining mark but the variation selectors: ``™️`` is "™" and U+FE0F, which
+    is of category Mn; with it "llm™️" (folded "llmtm" and the selector) would be a new term, and was not before. A text
+    without a mark is read by the old pattern (the same terms, as fast)."""
+    marks = re.compile(f"[{signals.TERM_MARKS}]")
+    selectors = {*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
+    wrong = [c for c in range(sys.maxunicode + 1) if bool(marks.match(chr(c))) != (
+        unicodedata.category(chr(c)) in {"Mn", "Mc", "Me"} and c not in selectors)]
+    assert wrong == []
+    # a text is read by the old pattern only when none of its characters is in a block that holds a term's mark
+    assert all(signals.may_hold_term_marks("a" + chr(c)) for c in range(sys.maxunicode + 1) if marks.match(chr(c)))
+    assert not signals.may_hold_term_marks("It’s “quoted” — llm™️ 🙂 θ и")
+    analyze = SimilarModel.fit_fields(EpisodeFields(["a", "b"], ["s", "s"], ["llm tm", "llm tm"], ["", ""], ["", ""],
+                                                    ["en", "en"], ["", ""]), ModelParams()).vectorizer.build_analyzer()
+    for text in ("Benchmarking LLM™️ inference, tm️ 🙂 don't stay-at-home C3PO x2 _a_ o'reilly-",
+                 "Benchmarking LLM™ inference, it’s “quoted” — naïve café"):
+        assert analyze(text) == [t for t in re.findall(signals.TOKEN_PATTERN, features.model_text(text))
+                                 if t not in ENGLISH_STOP_WORDS], text
+    assert signals.terms("नमस्ते दोस्तों, क्या बात है। किसान को पानी और घास की ज़रूरत है") == [
+        "नमस्ते", "दोस्तों", "क्या", "बात", "है", "किसान", "को", "पानी", "और", "घास", "की", "ज़रूरत", "है"]
+    assert signals.terms("cocai\u0308ne தமிழ் llm™️") == ["cocai\u0308ne", "தமிழ்", "llm"]

@@ -32,9 +32,9 @@ from .model import Neighbour, SimilarModel
 from .neighbours import CANDIDATES, EXACT_LIMIT, PRUNE_TERMS, fold_neighbours, top_neighbours
 from .params import MODEL_VERSION, ModelParams
 from .persist import same_params
-from .signals import TOKEN_PATTERN
+from .signals import terms
 
-__all__ = ["CANDIDATES", "EXACT_LIMIT", "FOLD_IN_SHARE", "MODEL_VERSION", "PRUNE_TERMS", "TOKEN_PATTERN",
+__all__ = ["CANDIDATES", "EXACT_LIMIT", "FOLD_IN_SHARE", "MODEL_VERSION", "PRUNE_TERMS",
            "EpisodeFields", "ModelParams", "Neighbour", "SimilarModel", "episode_texts",
-           "fold_in_catalog", "fold_lower", "fold_neighbours", "hashes_digest", "person_token", "same_params", "top_neighbours",
-           "weighted_counts"]
+           "fold_in_catalog", "fold_lower", "fold_neighbours", "hashes_digest", "person_token", "same_params", "terms",
+           "top_neighbours", "weighted_counts"]

@@ -17,7 +17,7 @@ from ..languages import stop_words, strip_accents
 from ..procs import bind_children_to_me
 from .fields import EpisodeFields
 from .params import ModelParams
-from .signals import TOKEN_PATTERN, phrases
+from .signals import phrases, terms
 
 
 def weighted_counts(fields: list[tuple[list[str], float]], params: ModelParams) -> tuple[CountVectorizer, sp.csr_matrix]:
@@ -41,8 +41,10 @@ class TermCounter:
 
     def __init__(self, params: ModelParams) -> None:
         self.params = params
-        self.options: dict[str, Any] = dict(stop_words="english", preprocessor=model_text,
-                                            token_pattern=TOKEN_PATTERN, dtype=np.float32)
+        # (a tokenizer, not scikit-learn's token_pattern: a term keeps its combining marks, signals.terms, and a text
+        # without any is read by the pattern alone, as fast as before)
+        self.options: dict[str, Any] = dict(stop_words="english", preprocessor=model_text, tokenizer=terms,
+                                            token_pattern=None, dtype=np.float32)
         self.analyze = CountVectorizer(**self.options).build_analyzer()
         self.vocabulary: dict[str, int] = {}
         self.chunks: list[sp.csr_matrix] = []

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from .. import languages
 from .features import fold_lower
+from .signals import TERM_MARKS
 
 GENERAL_WORDS = 5_000  # this many of the language's most frequent words (wordfreq) are never a reason alone
 # Pieces of a link's address that show notes write ("www.example.de/folge.html", "tinyurl.com/x", "amzn.to/x"): never
@@ -43,6 +44,7 @@ NOTE_SHARE = 0.5  # a word that half the episodes saying it write between square
 NOTE_EVIDENCE = 3  # ... in at least this many episodes ("[applause]", "[inaudible]", "[redacted]")
 PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
 BATCH = 16  # a list's rows whose shared terms are found at once (Explainer.about)
+_TITLE_WORD = re.compile(rf"\w[\w{TERM_MARKS}]*")  # a word of a show's title, with its marks (\w+ cut a Hindi word)
 
 
 @functools.lru_cache(maxsize=8)
@@ -262,7 +264,7 @@ class Explainer:
         people left out: every episode of "Big Tent" says "tent", and another show's episodes that promote it too;
         a guest who has a show of their own is still a reason."""
         if show not in self._by_title:
-            words = re.findall(r"\w+", fold_lower(self.show_titles.get(show, "")))
+            words = _TITLE_WORD.findall(fold_lower(self.show_titles.get(show, "")))
             spans = ("_".join(words[a:b]) for a in range(len(words)) for b in range(a + 1, len(words) + 1))
             found = (self.vocabulary.get(span) for span in spans)
             self._by_title[show] = frozenset(t for t in found if t is not None and self.kind_list[t] != PERSON)
@@ -380,7 +382,7 @@ def repeated_share(counts: sp.csr_matrix, once: float) -> np.ndarray:
 
 
 _BRACKETED = re.compile(r"\[([^\[\]\n]{1,60})\](?!\()")  # (not a link's text: "[gokrazy](https://...)")
-_NOTE_WORD = re.compile(r"[^\W\d_]{3,}")
+_NOTE_WORD = re.compile(rf"(?:[^\W\d_][{TERM_MARKS}]*){{3,}}")  # three letters or more, with their marks ("[तालियाँ]")
 
 
 def bracketed_words(text: str) -> set[str]:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import scipy.sparse as sp
 
+from .. import languages
 from ..languages import fold
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,41 @@ URL_NUMBER = re.compile(_LINK_PATH + r"(\d{1,4})(?![\w/-]|\.\w)")
 TITLE_GAP = 60  # characters before a mention searched for another show's title
 TITLE_AFTER = 40  # characters after the number searched for "of <show title>"
 WORDS_BETWEEN = 25  # at most this many characters between a show's title and a mention, in one sentence
-TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"  # the model's terms (scikit-learn's token_pattern)
+# The model's terms: a letter, then letters, digits, apostrophes and hyphens, ending on a letter or a digit; two
+# characters at least (scikit-learn's token_pattern until MODEL_VERSION 13, and still how a text without a combining
+# mark is read: terms() below).
+TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w'’-]*[^\W_]\b"
 WORD = re.compile(TOKEN_PATTERN)
+# The combining marks a term holds (languages.MARKS) save the variation selectors (U+FE00-FE0F, U+E0100-E01EF): they
+# choose how the character before them is drawn ("™️" is "™" and U+FE0F) and are part of no word ("llm™️" is "llmtm"
+# as before, not "llmtm" and a selector).
+TERM_MARKS = languages.MARKS.replace("\ufe00-\ufe0f", "").replace("\U000e0100-\U000e01ef", "")
+# TOKEN_PATTERN with a term running on through the marks written after its letters, and ending on one: Python's \w
+# matches no mark, so the pattern alone read "नमस्ते दोस्तों, क्या बात है" as "नमस" (each word cut at its first vowel
+# sign or virama, the pieces of one letter dropped). Where TOKEN_PATTERN's \b would see a word's edge beside a mark,
+# this pattern sees none.
+MARKED_WORD = re.compile(rf"(?<![\w{TERM_MARKS}])[^\W\d_][\w'’{TERM_MARKS}-]*(?:[^\W_]|[{TERM_MARKS}])"
+                         rf"(?![\w{TERM_MARKS}])")
+# The blocks where a term's mark may be (languages.may_hold_marks's, without the Greek and Cyrillic letters, the
+# variation selectors and the emoji after the last mark): an English text with an emoji, a "™️" or a Greek letter is
+# read by TOKEN_PATTERN (the same terms there; the pattern with marks is 4 times slower). Of the site corpus's texts
+# 179 would be read by the pattern with marks if the blocks were languages.may_hold_marks's; none is.
+_MAY_HOLD_TERM_MARKS = re.compile("[\u0300-\u036F\u0483-\u1DFF\u20D0-\u20FF\u2CEF-\u2DFF\u302A-\u309A\uA66F-\uABFF\uFB1E"
+                                  "\uFE20-\uFE2F\U000101FD-\U0001E94A]")
+
+
+def may_hold_term_marks(text: str) -> bool:
+    """Whether ``text`` may hold one of :data:`TERM_MARKS` (a character of the blocks where they are)."""
+    return not text.isascii() and _MAY_HOLD_TERM_MARKS.search(text) is not None
+
+
+def terms(text: str) -> list[str]:
+    """The model's terms of ``text`` (the vectorizer's tokenizer, after its preprocessor): :data:`MARKED_WORD`'s, and
+    for a text that holds no combining mark (ASCII, or English with curly quotes, dashes and emoji:
+    :func:`may_hold_term_marks`) :data:`TOKEN_PATTERN`'s, which are the same terms there, found as fast as before."""
+    return (MARKED_WORD if may_hold_term_marks(text) else WORD).findall(text)
+
+
 PHRASE_BREAK = re.compile(r"[.!?;:\n()\[\]\"“”,|–—-]+")  # no phrase across punctuation (nor across a hyphen)
 
 
@@ -72,7 +106,7 @@ def phrases(text: str, stop: Collection[str]) -> str:
     with a stop word are left out, and none spans punctuation. Meant for titles: short, and phrase-like."""
     out = []
     for part in PHRASE_BREAK.split(text.lower()):
-        words = WORD.findall(part)
+        words = terms(part)
         # (a word is a stop word written with its accents or without: Romanian's list writes "si", titles "și", and
         # "si invitatul", "and the guest", was the reason of 99 of 500 METOPE neighbours until 5 December 2026)
         kept = [a not in stop and fold(a) not in stop for a in words]
