@@ -107,3 +107,71 @@ def test_a_generation_renamed_but_never_made_live_is_removed_not_the_previous_on
     assert gens.current() == gens.root / names[1]
     final = gens.publish(gens.new())  # the next run: the live one and the previous one stay
     assert sorted(p.name for p in gens.root.iterdir() if p.is_dir()) == sorted([names[1], final.name])
+
+
+def _episodes(first: int, count: int, word: str) -> str:
+    """JSON lines of ``count`` episodes with transcripts long enough that a full rebuild takes a few seconds."""
+    import json
+    import random
+
+    rng = random.Random(first)
+    lines = []
+    for i in range(first, first + count):
+        text = "\n\n".join(" ".join(f"w{rng.randrange(3000)}" for _ in range(60)) for _ in range(20))
+        lines.append(json.dumps({"id": f"e{i}", "show": f"Show {i % 5}", "title": f"Episode {i} {word}",
+                                 "transcript": text}))
+    return "\n".join(lines) + "\n"
+
+
+def test_a_run_stopped_by_sigterm_removes_its_half_written_generation_and_ends_by_the_signal(tmp_path: Path) -> None:
+    """SIGTERM (systemd's stop, ``docker stop``) ended a reindex, import or remove at once, as ``kill -9`` does: the
+    generation it was writing (as big as the index) stayed until the next run, which took over its lock. Now the
+    run cleans up as after Ctrl-C, says so in one line and ends by the signal (a shell's status 143); the lock is
+    let go, the run is recorded as interrupted and the last finished index keeps serving. A real ``podsearch
+    import --full`` in its own process group, stopped while it writes its index; the group is signalled, as
+    systemd does: the index writer processes die with no traceback."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from podsearch.catalog import Catalog
+
+    data = tmp_path / "data"
+    (tmp_path / "old.jsonl").write_text(_episodes(0, 150, "heron"), encoding="utf-8")
+    (tmp_path / "new.jsonl").write_text(_episodes(150, 150, "pangolin"), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def podsearch(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), *args], env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    assert podsearch("import", str(tmp_path / "old.jsonl")).returncode == 0
+    live = Generations(data / "index").current(), Generations(data / "model").current()
+    proc = subprocess.Popen([sys.executable, "-m", "podsearch", "--data", str(data), "import", "--full",
+                             str(tmp_path / "new.jsonl")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while (proc.poll() is None and time.monotonic() < deadline
+           and not any(p.name.endswith(".tmp") for p in (data / "index").iterdir())):
+        time.sleep(0.002)
+    assert proc.poll() is None, "the import finished before its index build was seen"
+    time.sleep(0.3)  # into the build
+    os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, (proc.returncode, err)
+    assert not list((data / "index").glob("*.tmp")) and not list((data / "model").glob("*.tmp"))
+    assert err.strip().splitlines() == ["Stopped by SIGTERM: the run's half-written index and model were removed; "
+                                        "the last finished ones are kept and served."], err
+    assert (Generations(data / "index").current(), Generations(data / "model").current()) == live
+    assert not (data / "reindex.lock").read_text()  # let go: the next run is not told of a dead holder
+    assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).returncode == 1  # no writer left
+    with Catalog.existing(data) as catalog:
+        assert [run["aborted"] for run in catalog.unfinished_since()] == ["interrupted (SIGTERM)"]
+    for word, total in (("heron", 150), ("pangolin", 0)):  # the last finished index answers
+        found = podsearch("search", word, "--json")
+        assert found.returncode == 0 and json.loads(found.stdout)["total"] == total, found.stderr
+    again = podsearch("import", str(tmp_path / "new.jsonl"))
+    assert again.returncode == 0 and "took it over" not in again.stderr, again.stderr

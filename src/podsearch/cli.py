@@ -5,7 +5,9 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import re
+import signal
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -15,7 +17,7 @@ import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import CatalogError, ConfigError, InputError, ListenError, PodsearchError, QueryError
+from .errors import CatalogError, ConfigError, InputError, ListenError, PodsearchError, QueryError, Terminated
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -121,11 +123,14 @@ SQLITE_DISK = ("disk I/O error", "database or disk is full", "readonly database"
 
 
 class _Commands(click.Group):
-    """The commands, with the machine's refusal to write the data folder said in one line (exit 1)."""
+    """The commands, with the machine's refusal to write the data folder said in one line (exit 1), and a run
+    stopped by SIGTERM or SIGHUP ended by that signal once it has cleaned up."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except Terminated as exc:
+            _end_by(exc)
         except (OSError, sqlite3.OperationalError) as exc:
             written = isinstance(exc, OSError) and exc.errno in DISK_ERRNOS
             if not written and not (isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(SQLITE_DISK)):
@@ -138,6 +143,21 @@ class _Commands(click.Group):
             raise click.ClickException(f"Cannot write in the data folder{where} (or the temporary folder): {exc} (a "
                                        "full disk or quota, a file size limit, a read-only file system?); free room "
                                        "and run it again") from None
+
+
+def _end_by(stop: Terminated) -> None:
+    """Say that a run stopped by a signal cleaned up, then end by that signal, as a process that does not handle it
+    (a shell says status 143 for SIGTERM; systemd counts it a clean stop; ``docker stop`` reports 143)."""
+    try:
+        click.echo(f"Stopped by {stop.name}: the run's half-written index and model were removed; the last finished "
+                   "ones are kept and served.", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # (SIGHUP: the terminal may be gone)
+        pass
+    signal.signal(stop.signum, signal.SIG_DFL)
+    os.kill(os.getpid(), stop.signum)
+    sys.exit(128 + stop.signum)  # (where the signal is blocked)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b

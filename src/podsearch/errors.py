@@ -74,6 +74,20 @@ class ReindexRunning(PodsearchError):
     """Another reindex holds the lock."""
 
 
+class Terminated(BaseException):
+    """A stop signal (SIGTERM, SIGHUP) received by a run that changes the data folder (``reindex.locked_run``).
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: the run's handlers of failures (``except Exception``) let it
+    through, and the run cleans up as after Ctrl-C. ``signum`` is the signal, for the CLI to end by it."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(f"stopped by {self.name}")
+
+
 class DataFolderError(PodsearchError):
     """The data folder cannot be made or written (permissions, a read-only or missing file system)."""
 

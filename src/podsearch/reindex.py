@@ -5,17 +5,21 @@ The CLI (and a scheduler) call :func:`reindex`; :func:`import_jsonl` is the same
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .catalog import Catalog
 from .config import Config
 from .documents import CatalogDocuments
 from .engines import Engine, open_engine
-from .errors import PodsearchError
+from .errors import PodsearchError, Terminated
 from .generations import Generations
 from .ingest.jsonl import ImportedLine, read_jsonl
 from .ingest.run import ingest
@@ -89,6 +93,47 @@ def tell_watches(config: Config, catalog: Catalog, report: Report, progress: Pro
         report.seconds["webhooks"] = round(time.perf_counter() - started, 3)
 
 
+# The signals a service manager or a closed terminal stops a process with (systemd and ``docker stop`` send SIGTERM).
+# By default they end the process at once, as ``kill -9`` does: until 6 December 2026 a run stopped so left the
+# generation it was writing (as big as the index) until the next run, which took over its lock.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """Within it, a stop signal raises :class:`Terminated` in this process's main thread, so that a run cleans up
+    as after Ctrl-C. Only in the main thread (Python runs handlers there alone: a run of the server's scheduler
+    is stopped by the server's own handler) and only for a signal left at its default action (one a caller
+    ignores or handles stays so). A signal repeated while the run cleans up is ignored; a process forked meanwhile
+    (the index writers, the model's counting processes) dies of it as before (its parent cleans up)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+    raised = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal raised
+        if os.getpid() != owner:  # a forked child: the default action (a traceback from every worker otherwise)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if not raised:
+            raised = True
+            raise Terminated(signum)
+
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig, handler in previous.items():
+        if handler is signal.SIG_DFL:
+            signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is signal.SIG_DFL:
+                signal.signal(sig, handler)
+
+
 def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full: bool = False,
                wait: bool = False, progress: Progress | None = None) -> Report:
     """The skeleton of every run that changes a data folder: under the reindex lock, ``work`` changes the
@@ -97,7 +142,7 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
     progress = progress or Progress()
     data_dir = config.data_dir
     report = Report()
-    with ReindexLock(data_dir, wait=wait) as lock:
+    with stop_signals_raise(), ReindexLock(data_dir, wait=wait) as lock:
         if lock.taken_over:
             report.notes.append(lock.taken_over)  # (docs/cli.md: a note, as the other things a run repaired)
         catalog = Catalog.in_dir(data_dir)
@@ -109,11 +154,13 @@ def locked_run(config: Config, work: Callable[[Catalog, Report], None], *, full:
             catalog.finish_run(run_id, report.to_dict())
             log.info("reindex: finished")
         except BaseException as exc:  # (`stats` said the run before "ok", as if this one had not been)
-            # BaseException: Ctrl-C (KeyboardInterrupt) too, which until 5 December 2026 left the half-written
-            # generation (as big as the index) and the run recorded as "killed, or running now".
+            # BaseException: Ctrl-C (KeyboardInterrupt) and SIGTERM (Terminated) too, which until 5 and 6 December
+            # 2026 left the half-written generation (as big as the index) and the run recorded as "killed, or
+            # running now".
             for folder in ("index", "model"):  # what this run half wrote (a full disk has its room back at once)
                 Generations(data_dir / folder).drop_unfinished()
-            why = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc) or type(exc).__name__
+            why = ("interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else f"interrupted ({exc.name})"
+                   if isinstance(exc, Terminated) else str(exc) or type(exc).__name__)
             try:
                 catalog.abort_run(run_id, why)
             except sqlite3.Error as failed:  # (a full disk: the error being handled is the one that says why)
