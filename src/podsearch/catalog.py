@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 # 4: names (what a query may call an episode: its numbered title, its show and number), filled for every episode
 # 5: people (each person's and speaker's name as shown, by its key), filled from every episode
 # 6: aliases (an id a feed's item has now that names an episode stored under its old id: ingest/identity.py)
-SCHEMA_VERSION = 6
+# 7: episodes.gone_since (when an episode was first found gone from its feed; NULL for one marked before schema 7)
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     content_hash TEXT NOT NULL,
     gone INTEGER NOT NULL DEFAULT 0,
     added_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    gone_since REAL  -- when a run first found it gone from its feed (seconds); NULL while it is in its feed
 );
 CREATE INDEX IF NOT EXISTS episodes_show ON episodes(show_id, published);
 -- What a query may call an episode (names.py): its numbered title or label, "#<show id> <number>".
@@ -244,6 +246,9 @@ class Catalog:
                 for row in rows.fetchall():
                     self._name(row[0], row[1], row[2], row[3] if isinstance(row[3], int) else None)
             # < 6: the aliases table is made by SCHEMA (no episode had one before)
+            if version < 7 and "gone_since" not in {r["name"] for r in self.db.execute("PRAGMA table_info(episodes)")}:
+                # (an episode marked gone before keeps NULL: when it left was not recorded)
+                self.db.execute("ALTER TABLE episodes ADD COLUMN gone_since REAL")
             if version < 5:  # the people table is made by SCHEMA; the episodes stored before it give theirs
                 self._people(p["name"] for (doc,) in self.db.execute("SELECT doc FROM episodes").fetchall()
                              for p in json.loads(doc).get("persons", []))
@@ -414,13 +419,13 @@ class Catalog:
         now = time.time()
         row = self.db.execute("SELECT content_hash, gone FROM episodes WHERE id = ?", (ep.id,)).fetchone()
         if row and row["content_hash"] == digest:
-            if row["gone"]:
-                self.db.execute("UPDATE episodes SET gone = 0 WHERE id = ?", (ep.id,))
+            if row["gone"]:  # back in its feed
+                self.db.execute("UPDATE episodes SET gone = 0, gone_since = NULL WHERE id = ?", (ep.id,))
             return "unchanged"
         if row:
             self.db.execute(
-                "UPDATE episodes SET show_id=?, title=?, published=?, doc=?, content_hash=?, gone=0, updated_at=? "
-                "WHERE id=?",
+                "UPDATE episodes SET show_id=?, title=?, published=?, doc=?, content_hash=?, gone=0, gone_since=NULL, "
+                "updated_at=? WHERE id=?",
                 (ep.show_id, ep.title, ep.published, doc, digest, now, ep.id),
             )
             self.db.execute("DELETE FROM segments WHERE episode_id = ?", (ep.id,))
@@ -457,11 +462,13 @@ class Catalog:
         return self._pairs_in("SELECT key, name FROM people WHERE key IN", keys)
 
     def mark_gone(self, show_id: str, keep_ids: Iterable[str], prune: bool = False) -> int:
-        """Mark (or with prune, delete) the episodes of a show that are no longer in its feed.
+        """Mark (or with prune, delete) the episodes of a show that are no longer in its feed; one newly marked is
+        gone since now, one marked already keeps its date.
 
         Returns how many were newly marked (or deleted), so that repeated runs do not count them again.
         """
         keep = set(keep_ids)
+        now = time.time()
         rows = self.db.execute("SELECT id, gone FROM episodes WHERE show_id = ?", (show_id,)).fetchall()
         changed = 0
         for row in rows:
@@ -471,7 +478,7 @@ class Catalog:
                 self.db.execute("DELETE FROM episodes WHERE id = ?", (row["id"],))
                 changed += 1
             elif not row["gone"]:
-                self.db.execute("UPDATE episodes SET gone = 1 WHERE id = ?", (row["id"],))
+                self.db.execute("UPDATE episodes SET gone = 1, gone_since = ? WHERE id = ?", (now, row["id"]))
                 changed += 1
         return changed
 
@@ -496,8 +503,15 @@ class Catalog:
 
     def is_gone(self, episode_id: str) -> bool:
         """Whether the episode left its feed (kept, marked gone: docs/ingest.md); False for one not stored."""
-        row = self.db.execute("SELECT gone FROM episodes WHERE id = ?", (episode_id,)).fetchone()
-        return bool(row and row[0])
+        return self.left_feed(episode_id)[0]
+
+    def left_feed(self, episode_id: str) -> tuple[bool, float | None]:
+        """Whether the episode left its feed, and when a run first found it gone (seconds since the epoch; None if
+        it is in its feed, or was marked gone before the catalog kept that: schema 7)."""
+        row = self.db.execute("SELECT gone, gone_since FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        if not (row and row[0]):
+            return False, None
+        return True, row[1]
 
     def segments(self, episode_id: str, first: int = 0, stop: int | None = None) -> list[Segment]:
         """The episode's segments, or those at places ``first`` to ``stop`` (from 0; one part of an episode page)."""

@@ -450,9 +450,12 @@ class Library:
     def segment_count(self, episode_id: str) -> int:
         return self.catalog.segment_count(episode_id)
 
-    def episode_gone(self, episode_id: str) -> bool:
-        """Whether the episode has left its feed: still stored and searchable, no longer published (docs/ingest.md)."""
-        return self.catalog.is_gone(episode_id)
+    def episode_gone(self, episode_id: str) -> tuple[bool, str | None]:
+        """Whether the episode has left its feed: still stored and searchable, no longer published (docs/ingest.md);
+        and since when, as ``2026-12-05T23:40:39Z`` (the run that first found it gone; None if it is in its feed or
+        was found gone before the catalog kept that, schema 7)."""
+        gone, since = self.catalog.left_feed(episode_id)
+        return gone, None if since is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))
 
     def show(self, show_id: str) -> Show:
         show = self.catalog.show(show_id)

@@ -74,8 +74,10 @@ def episode(episode_id: str):
         raise NotFound(f"This episode's transcript has {parts} part{'s' if parts > 1 else ''}, not {part}.")
     first = (part - 1) * PART_SEGMENTS
     ep.segments = lib.segments(episode_id, first, first + PART_SEGMENTS)
-    # (an episode that left its feed stays searchable; until 5 December 2026 nothing said it had left)
-    return jsonify({**episode_json(ep, first, total), "gone": lib.episode_gone(episode_id)})
+    # (an episode that left its feed stays searchable; until 5 December 2026 nothing said it had left, until 6
+    # December when)
+    gone, since = lib.episode_gone(episode_id)
+    return jsonify({**episode_json(ep, first, total), "gone": gone, "gone_since": since})
 
 
 @bp.get("/similar/<id:episode_id>")

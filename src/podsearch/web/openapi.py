@@ -108,6 +108,9 @@ SCHEMAS: dict[str, Any] = {
                     transcript_part={**INT, "description": "This part, from 1."},
                     transcript_parts={**INT, "description": "Parts of the transcript (1 for none)."},
                     gone={**BOOL, "description": "The episode has left its feed (kept and searchable: docs/ingest.md)."},
+                    gone_since={**NULLABLE_STR, "description": "When a reindex first found the episode gone from its "
+                                "feed, as 2026-12-05T23:40:39Z (UTC); null while it is in its feed, or when that was "
+                                "not recorded (gone before 6 December 2026)."},
                     transcript_source=STR),
     "SimilarItem": _obj(["id", "title", "show", "score", "reasons"], id=STR, title=STR, show=STR, show_id=STR,
                         published=NULLABLE_STR, url=STR, score=NUM,

@@ -189,6 +189,7 @@ def episode(episode_id: str):
     rows, current, part, parts = transcript_rows(starts, t, p.part,
                                                  lambda first, stop: lib.segments(episode_id, first, stop))
     show = lib.show(ep.show_id)
+    gone, since = lib.episode_gone(episode_id)
     try:
         nearby = lib.similar(episode_id, NEARBY_K).similar
     except PodsearchError as exc:
@@ -199,7 +200,7 @@ def episode(episode_id: str):
     return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current,
                            part=part, parts=parts, first=(part - 1) * PART_SEGMENTS, total=len(starts),
                            timed=bool(starts) and starts[0] is not None,
-                           part_arg=part if parts > 1 else None, gone=lib.episode_gone(episode_id))
+                           part_arg=part if parts > 1 else None, gone=gone, gone_since=since)
 
 
 @bp.get("/shows/<show_id>")
