@@ -498,7 +498,7 @@ def test_unknown_words_with_a_suggestion_are_answered_for_it_unless_asked_as_typ
     assert api(client, "volcano")["corrected"] is None
     assert api(client, "zqxjv")["corrected"] is None
     page = client.get("/search", query_string={"q": "voclano eruption"}).get_data(as_text=True)
-    assert "Showing results for <strong>volcano eruption</strong>" in page and "correct=false" in page
+    assert "Showing results for <strong><bdi>volcano eruption</bdi></strong>" in page and "correct=false" in page
 
 
 @BOTH

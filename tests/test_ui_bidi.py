@@ -87,3 +87,17 @@ def test_right_to_left_titles_still_read_right_to_left(server, page) -> None:
     page.goto(server.url("/"))
     first, last = page.locator("ul.list li a", has_text=HEBREW).evaluate(ENDS)
     assert first > last, (first, last)
+
+
+def test_the_query_cannot_reorder_the_title_or_the_summary_after_it(server, page) -> None:
+    """The search page's own text around the reader's query: a right-to-left override typed or pasted in the box
+    reversed what follows it in the tab's title ("· Search · podsearch"), the feed link's title and the summary line
+    (the time the search took), until 6 December 2026. The query is an isolate, as feed text is."""
+    import urllib.parse
+
+    query = f"otters{RLO}x"
+    page.goto(server.url("/search?" + urllib.parse.urlencode({"q": query})))
+    assert page.title() == f"\u2068{query}\u2069 · Search · podsearch"
+    feed_title = page.locator('link[rel="alternate"]').get_attribute("title")
+    assert feed_title == f"podsearch: \u2068{query}\u2069, newest first"
+    _after(page, "#summary > span.muted")

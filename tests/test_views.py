@@ -66,13 +66,13 @@ def test_home_has_landmarks_search_shows_and_recent(client):
 def test_results_keep_the_query_and_show_total_time_and_moments(client):
     html = page(client, "/search?q=sourdough+starter")
     assert 'value="sourdough starter"' in html
-    assert re.search(r'id="summary"[^>]*><strong>\d+</strong> episodes? for “sourdough starter” <span class="muted">· \d+ ms',
-                     html)
+    assert re.search(r'id="summary"[^>]*><strong>\d+</strong> episodes? for <bdi>“sourdough starter”</bdi> '
+                     r'<span class="muted">· \d+ ms', html)
     moments = links(html, "moment")
     assert moments, "hits show their moments"
     for typed, shown in (('“sourdough starter”', "“sourdough starter”"), ('"sourdough starter"', "&#34;sourdough starter&#34;")):
         phrase = page(client, "/search?q=" + quote(typed))  # a phrase's own quotes delimit it, none added
-        assert re.search(rf'id="summary"[^>]*><strong>\d+</strong> episodes? for {shown} <span', phrase), typed
+        assert re.search(rf'id="summary"[^>]*><strong>\d+</strong> episodes? for <bdi>{shown}</bdi> <span', phrase), typed
     first = moments[0]
     t = args(first["href"])["t"][0]
     assert first["href"].endswith(f"#t{t}") and first["text"].count(":") == 1
@@ -110,8 +110,8 @@ def test_did_you_mean_and_no_results_help(client):
     assert "Did you mean" in html and 'href="/search?q=volcano&amp;correct=false"' in html
     assert "No episodes match" in html
     html = page(client, "/search?q=vulcano")  # (answered for the suggestion, with the way back)
-    assert "Showing results for <strong>volcano</strong>" in html and "No episodes match" not in html
-    assert 'href="/search?q=vulcano&amp;correct=false">Search instead for vulcano</a>' in html
+    assert "Showing results for <strong><bdi>volcano</bdi></strong>" in html and "No episodes match" not in html
+    assert 'href="/search?q=vulcano&amp;correct=false">Search instead for <bdi>vulcano</bdi></a>' in html
     html = page(client, "/search?q=volcano&person=nobody+at+all")
     assert "No episodes match" in html and 'href="/search?q=volcano">Search all episodes</a>' in html
 
