@@ -411,6 +411,55 @@ def test_a_data_folder_it_may_not_write_is_said_in_one_line(sample_data: Path):
     assert "attempt to write a readonly database" in done.stderr and "who may write in the data folder" in done.stderr
 
 
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv")),
+                    reason="reads a data folder it may not read as root without CAP_DAC_OVERRIDE (setpriv)")
+def test_a_data_folder_or_part_it_may_not_read_is_said_in_one_line_with_what_to_do(sample_data: Path):
+    """EACCES on the data folder, its catalog, an index or a model generation (a folder made by another user, 0700):
+    the folder was said as a full disk ("free room and run it again"), an index generation as no index at all
+    ("No index ...; run 'podsearch reindex' first", and ``stats`` said 0 documents, exit 0: Whoosh lists a folder
+    it may not read as empty), the catalog without advice, the model with "rebuild it". Now each is one line naming
+    the file and saying to run as a user who may read and write the data folder, exit 1, no traceback."""
+    index = sample_data / "index" / (sample_data / "index" / "CURRENT").read_text().strip()
+    model = sample_data / "model" / (sample_data / "model" / "CURRENT").read_text().strip()
+    advice = "run it as a user who may read and write the data folder"
+    import sqlite3
+
+    db = sqlite3.connect(sample_data / "catalog.sqlite")
+    episode_id = db.execute("SELECT id FROM episodes ORDER BY id LIMIT 1").fetchone()[0]
+    db.close()
+
+    def podsearch(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--", sys.executable,
+                               "-m", "podsearch", "--data", str(sample_data), *args],
+                              capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    def refused(path: Path, commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
+        mode = path.stat().st_mode
+        path.chmod(0)
+        try:
+            return [podsearch(*command) for command in commands]
+        finally:
+            path.chmod(mode)
+
+    for done in refused(sample_data, [["stats"], ["search", "water"], ["reindex"], ["serve", "--port", "0"]]):
+        assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert f"Cannot read or write in the data folder {sample_data}" in done.stderr and "Permission denied" in \
+            done.stderr and advice in done.stderr and "free room" not in done.stderr, done.stderr
+    stats, search = refused(index, [["stats"], ["search", "water"]])
+    assert stats.returncode == 1 and "index: 0 documents" not in stats.stdout, stats.stdout
+    assert f"The search index in {index} cannot be read (PermissionError" in stats.stdout + stats.stderr
+    assert search.returncode == 1 and f"The search index in {index} cannot be read (PermissionError" in search.stderr
+    assert advice in search.stderr and "No index" not in search.stderr, search.stderr
+    (stats,) = refused(sample_data / "catalog.sqlite", [["stats"]])
+    assert stats.returncode == 1 and "unable to open database file; " in stats.stderr and advice in stats.stderr
+    stats, similar = refused(model, [["stats"], ["similar", episode_id]])
+    assert stats.returncode == 1 and advice in stats.stdout, stats.stdout
+    assert similar.returncode == 1 and "Permission denied" in similar.stderr and advice in similar.stderr
+    assert "rebuild it" not in similar.stderr, similar.stderr
+
+
 def test_a_full_disk_during_a_reindex_is_said_in_one_line_with_its_cause(runner, sample_data: Path):
     """A rebuild that met a full disk (here a file size limit: EFBIG, as ENOSPC) ended in three chained tracebacks,
     the last ``ValueError: I/O operation on closed file`` (the writer's cleanup failing in turn), which was also

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .episodes import Chapter, Episode, Person, Segment, Show, TranscriptLink, people_named, person_key
-from .errors import CatalogError, IndexMissing
+from .errors import PERMISSION_ADVICE, CatalogError, IndexMissing
 from .names import episode_names
 
 log = logging.getLogger(__name__)
@@ -183,9 +183,12 @@ EPISODE_ORDER = " ORDER BY COALESCE(published, '') DESC, id"  # newest first, as
 def _why(exc: sqlite3.Error) -> str:
     """What an operator does about a catalog SQLite will not open."""
     text = str(exc)
-    if "readonly" in text or "unable to open" in text:
+    if "readonly" in text:
         return ("; podsearch writes beside the catalog (SQLite's write-ahead log, even to read it): run it as a user "
                 "who may write in the data folder")
+    if "unable to open" in text:  # (a catalog this user may not read: until 6 December 2026 said without advice)
+        return ("; podsearch reads and writes the catalog and beside it (SQLite's write-ahead log, even to read it): "
+                + PERMISSION_ADVICE)
     if "malformed" in text or "not a database" in text:
         return ("; the file is damaged: put back a copy (docs/operations.md, *Backups*), or move it away and run "
                 "'podsearch reindex' to read the feeds again (imported episodes and watches are then lost)")
@@ -206,7 +209,8 @@ class Catalog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:  # a folder that cannot be made, a file not writable
-            raise CatalogError(f"Cannot open the catalog {self.path}: {exc}") from None
+            why = _why(exc) if isinstance(exc, sqlite3.Error) else ""
+            raise CatalogError(f"Cannot open the catalog {self.path}: {exc}{why}") from None
         self.db.row_factory = sqlite3.Row
         try:
             self.db.execute("PRAGMA journal_mode=WAL")

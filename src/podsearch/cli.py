@@ -17,7 +17,7 @@ import click
 
 from . import __version__
 from .config import Config, load_config
-from .errors import CatalogError, ConfigError, InputError, ListenError, PodsearchError, QueryError, Terminated
+from .errors import PERMISSION_ADVICE, CatalogError, ConfigError, InputError, ListenError, PodsearchError, QueryError, Terminated
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -140,6 +140,10 @@ class _Commands(click.Group):
                 where = f" {obj.config.data_dir}" if obj is not None else ""
             except PodsearchError:
                 where = ""
+            if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM):
+                # (until 6 December 2026 a folder the user may not read was said as a full disk: "free room")
+                raise click.ClickException(f"Cannot read or write in the data folder{where} (or the temporary "
+                                           f"folder): {exc}; {PERMISSION_ADVICE}") from None
             raise click.ClickException(f"Cannot write in the data folder{where} (or the temporary folder): {exc} (a "
                                        "full disk or quota, a file size limit, a read-only file system?); free room "
                                        "and run it again") from None

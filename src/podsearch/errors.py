@@ -88,6 +88,11 @@ class Terminated(BaseException):
         super().__init__(f"stopped by {self.name}")
 
 
+# What to do when the machine refuses podsearch a file of its data folder (EACCES, EPERM).
+PERMISSION_ADVICE = ("run it as a user who may read and write the data folder (the one that made it), or let this one "
+                     "(chown or chmod)")
+
+
 class DataFolderError(PodsearchError):
     """The data folder cannot be made or written (permissions, a read-only or missing file system)."""
 

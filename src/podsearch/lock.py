@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import DataFolderError, ReindexRunning
+from .errors import PERMISSION_ADVICE, DataFolderError, ReindexRunning
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class ReindexLock:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise DataFolderError(f"Cannot make the data folder {self.path.parent}: {exc}") from None
+            raise DataFolderError(f"Cannot make the data folder {self.path.parent}: {exc}{_advice(exc)}") from None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         waiting = False
         while True:
@@ -83,7 +83,7 @@ class ReindexLock:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             except OSError as exc:
-                raise DataFolderError(f"Cannot write in the data folder {self.path.parent}: {exc}") from None
+                raise DataFolderError(f"Cannot write in the data folder {self.path.parent}: {exc}{_advice(exc)}") from None
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -103,3 +103,8 @@ class ReindexLock:
             os.close(self._fd)  # closing releases the process's POSIX lock on the file
             _held.discard(str(self.path.resolve()))
         self._fd = None
+
+
+def _advice(exc: OSError) -> str:
+    """What to do about ``exc``, after a "; " ("" when the error says enough itself)."""
+    return f"; {PERMISSION_ADVICE}" if exc.errno in (errno.EACCES, errno.EPERM) else ""

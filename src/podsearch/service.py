@@ -572,7 +572,7 @@ class Library:
                 out["index_documents"] = self.engine.doc_count() if exists else 0
             except DataUnreadable as exc:  # said, with the other figures (until 5 December 2026 a traceback)
                 out["index_documents"], out["index_error"] = 0, str(exc)
-            out["index_bytes"] = self.engine.size_bytes() if exists else 0
+            out["index_bytes"] = self.engine.size_bytes() if exists and "index_error" not in out else 0
         except EngineUnavailable as exc:  # a search cluster down: said with the catalog's and the model's figures
             # (until 5 December 2026 stats said that line alone, and --json printed nothing a monitor could read)
             out.update(index_generation="", index_documents=0, index_bytes=0, index_error=str(exc))

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 import sklearn
 
-from ..errors import DataUnreadable, IndexMissing
+from ..errors import PERMISSION_ADVICE, DataUnreadable, IndexMissing
 from ..generations import Generations
 from .guests import Guests
 from .params import MODEL_VERSION, ModelParams
@@ -83,6 +83,12 @@ def health(generations: Generations) -> str:
     path = generations.current()
     if path is None:
         return ""
+    try:
+        (path / "params.json").open("rb").close()
+    except PermissionError as exc:  # (not damage: a reindex does not mend it)
+        return f"The similarity model in {path} cannot be read ({exc}); {PERMISSION_ADVICE}."
+    except OSError:
+        pass
     meta = saved_params(generations)
     if meta is None:
         return f"The similarity model in {path} cannot be read (params.json); run 'podsearch reindex' to refit it."
@@ -129,8 +135,10 @@ def load_parts(generations: Generations) -> dict[str, Any]:
     try:
         return _read_parts(path)
     except UNREADABLE as exc:  # (until 5 December 2026 a truncated vectorizer.pkl kept `serve` from starting)
-        raise DataUnreadable(f"The similarity model in {path} cannot be read ({type(exc).__name__}: {exc}); "
-                             "run 'podsearch reindex --full' to rebuild it.", public) from None
+        todo = (f"{PERMISSION_ADVICE}." if isinstance(exc, PermissionError)  # (until 6 December 2026 "rebuild it")
+                else "run 'podsearch reindex --full' to rebuild it.")
+        raise DataUnreadable(f"The similarity model in {path} cannot be read ({type(exc).__name__}: {exc}); {todo}",
+                             public) from None
 
 
 def _read_parts(path: Path) -> dict[str, Any]:

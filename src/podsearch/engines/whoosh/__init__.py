@@ -31,7 +31,7 @@ from whoosh.writing import LockError
 
 from ... import languages
 from ...episodes import person_keys
-from ...errors import DataUnreadable, IndexMissing, PodsearchError, QueryError, ReindexRunning
+from ...errors import PERMISSION_ADVICE, DataUnreadable, IndexMissing, PodsearchError, QueryError, ReindexRunning
 from ...generations import Generations
 from ...lru import LRU
 from ...procs import bind_children_to_me
@@ -68,7 +68,10 @@ BUILD_LIMIT_MB = 256  # memory of an incremental writer's posting pool before it
 
 def _present(path: Path) -> bool:
     """Whether the generation folder holds an index; True for one whose table of contents cannot be read (Whoosh's
-    ``exists_in`` opens it and raises): it is there, and opening it says why it cannot be read."""
+    ``exists_in`` opens it and raises) and for one this user may not list: it is there, and opening it says why it
+    cannot be read."""
+    if _unlisted(path) is not None:
+        return True
     try:
         return windex.exists_in(str(path))
     except MemoryError:
@@ -77,10 +80,25 @@ def _present(path: Path) -> bool:
         return True
 
 
+def _unlisted(path: Path) -> OSError | None:
+    """Why the folder cannot be listed (a folder this user may not read), None if it can be or is not there.
+    (Whoosh's storage lists a folder it may not read as empty: until 6 December 2026 such an index was "No index in
+    ...; run 'podsearch reindex' first", and ``stats`` said 0 documents, exit 0.)"""
+    try:
+        os.listdir(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc
+    return None
+
+
 def unreadable(path: Path | None, exc: BaseException) -> DataUnreadable:
-    """The error of an index generation whose files cannot be read, naming it and what to do."""
+    """The error of an index generation whose files cannot be read, naming it and what to do: a file damaged or cut
+    short is rebuilt by a reindex; one this user may not read needs another user or the right to read it."""
+    refused = isinstance(exc, PermissionError)
     return DataUnreadable(f"The search index in {path} cannot be read ({type(exc).__name__}: {exc}); "
-                          "run 'podsearch reindex' to rebuild it.",
+                          + (f"{PERMISSION_ADVICE}." if refused else "run 'podsearch reindex' to rebuild it."),
                           "The search index cannot be read; the server's log says why.")
 
 
@@ -123,8 +141,8 @@ class WhooshEngine:
                     self._ix = FileStorage(str(path), supports_mmap=False).open_index()
                 except MemoryError:
                     raise
-                except Exception as exc:  # a table of contents cut short or damaged
-                    raise unreadable(path, exc) from None
+                except Exception as exc:  # a table of contents cut short or damaged, a folder it may not read
+                    raise unreadable(path, _unlisted(path) or exc) from None
                 self._stamp = stamp
             return self._ix
 
