@@ -163,8 +163,8 @@ def test_a_run_stopped_by_sigterm_removes_its_half_written_generation_and_ends_b
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGTERM, (proc.returncode, err)
     assert not list((data / "index").glob("*.tmp")) and not list((data / "model").glob("*.tmp"))
-    assert err.strip().splitlines() == ["Stopped by SIGTERM: the run's half-written index and model were removed; "
-                                        "the last finished ones are kept and served."], err
+    assert err.strip().splitlines() == ["Stopped by SIGTERM: the run was cut short; no half-written index or model "
+                                        "is left, and the last finished ones are served."], err
     assert (Generations(data / "index").current(), Generations(data / "model").current()) == live
     assert not (data / "reindex.lock").read_text()  # let go: the next run is not told of a dead holder
     assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).returncode == 1  # no writer left

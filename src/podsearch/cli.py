@@ -153,8 +153,8 @@ def _end_by(stop: Terminated) -> None:
     """Say that a run stopped by a signal cleaned up, then end by that signal, as a process that does not handle it
     (a shell says status 143 for SIGTERM; systemd counts it a clean stop; ``docker stop`` reports 143)."""
     try:
-        click.echo(f"Stopped by {stop.name}: the run's half-written index and model were removed; the last finished "
-                   "ones are kept and served.", err=True)
+        click.echo(f"Stopped by {stop.name}: the run was cut short; no half-written index or model is left, and the "
+                   "last finished ones are served.", err=True)
         sys.stdout.flush()
         sys.stderr.flush()
     except OSError:  # (SIGHUP: the terminal may be gone)
