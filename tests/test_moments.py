@@ -143,6 +143,38 @@ def test_a_page_read_without_counts_analyses_a_bounded_number_of_segments(site_i
         lib.close()
 
 
+def test_past_the_deadline_a_large_page_finds_the_moments_of_its_first_hits_alone(site_index: Path) -> None:
+    """A page of 100 hits of a long query spent 0.3 s on its moments and highlights after the engine's work (1.0-1.3
+    s under load, past a 1 s deadline). Past the deadline only the first ``MOMENTS_ALWAYS`` hits are counted and
+    shown with moments; the others are listed as before with their snippets and no moments, and the answer says it
+    was cut short (the total stays the engine's). In time every hit has its moments, the same ones."""
+    lib = Library(site_index)
+    asked: list[str] = []
+
+    def counting(ids, terms, deadline, cjk):
+        asked.extend(ids)
+        return lib.engine.segment_counts(ids, terms, deadline, cjk)
+
+    try:
+        q = "people really think about software because the community would like"
+        query, found = lib._found(SearchRequest(q=q, per_page=100))
+        assert len(found.hits) == 100 and not found.timed_out
+        past = answers.search_answer(q, 1, 100, found, lib.catalog, lib.engine.analyzer, segment_counts=counting,
+                                     deadline=time.monotonic() - 1)
+        assert len(asked) == answers.MOMENTS_ALWAYS == 10
+        assert [bool(h.moments) for h in past.hits] == [True] * 10 + [False] * 90
+        assert past.timed_out and past.total == found.total and len(past.hits) == 100
+        asked.clear()
+        calm = answers.search_answer(q, 1, 100, found, lib.catalog, lib.engine.analyzer, segment_counts=counting,
+                                     deadline=time.monotonic() + 60)
+        assert len(asked) == 100 and all(h.moments for h in calm.hits) and not calm.timed_out
+        assert [h.id for h in past.hits] == [h.id for h in calm.hits]
+        assert [h.moments for h in past.hits[:10]] == [h.moments for h in calm.hits[:10]]
+        assert all(p.snippet for p, c in zip(past.hits, calm.hits, strict=True) if c.snippet)
+    finally:
+        lib.close()
+
+
 def test_past_the_deadline_a_patterns_many_words_are_counted_in_part(site_index: Path) -> None:
     """Twenty patterns' words (1,086 at 10k episodes) read for a page's moments took a second cold, after a search
     already cut short by its deadline. Past the deadline only ``ALWAYS_READ`` of them are read, the most common

@@ -12,6 +12,7 @@ import heapq
 import html
 import math
 import re
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -37,6 +38,10 @@ MOMENTS = 3  # transcript moments per hit
 # over the page, each hit keeping MOMENT_READS for itself (a page of 100 hits for common words analysed 5,000: 1.4 s)
 PAGE_MOMENT_READS = 1000
 MOMENT_READS = 16
+# hits of a page whose moments are found whatever the deadline (a page of the default size); the others' only while
+# the search's deadline has not passed: a page of 100 hits of a long query spent 0.3 s on its moments on a quiet
+# machine, 1.0-1.3 s under load, after the engine's 1 s (until 6 December 2026)
+MOMENTS_ALWAYS = 10
 # transcript paragraphs an episode page and the API's episode answer hold, the rest in further parts (?part=2, ...):
 # the site corpus's longest transcript has 1,172; until 5 December 2026 a 15 MB VTT of 300,000 half-second cues made
 # a 66 MB page at 6 s of CPU per GET (docs/reliability.md)
@@ -227,26 +232,42 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     ids = [h.id for h in found.hits]
     cjk = languages.cjk_words(found.corrected or query)  # (a Japanese or Chinese word searched counts where all its
     # bigrams are: the query as searched, its correction when it was answered for one)
-    counts = (segment_counts(ids, transcript_terms, deadline, cjk) if segment_counts and transcript_terms and ids
-              else {})
-    episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts] if transcript_terms
-                                      else ())
+    counts: dict[str, SegmentCounts] = {}
+    if segment_counts and transcript_terms and ids:
+        counts = segment_counts(ids[:MOMENTS_ALWAYS], transcript_terms, deadline, cjk)
+    # the hits after the first MOMENTS_ALWAYS, when the deadline has passed: no moments, nothing counted or read for
+    # them (the others' moments too are found only in time, below)
+    late = set(ids[MOMENTS_ALWAYS:]) if transcript_terms and not _in_time(deadline) else set()
+    if segment_counts and transcript_terms and len(ids) > MOMENTS_ALWAYS and not late:
+        counts.update(segment_counts(ids[MOMENTS_ALWAYS:], transcript_terms, deadline, cjk))
+    episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts and i not in late]
+                                      if transcript_terms else ())
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
     # each picked segment and the one before it; and the first, which is the snippet when there are no notes
     wanted = {i: sorted({*places, *(p - 1 for p in places if p), *(() if episodes[i].description_text else (0,))})
               for i, places in picks.items()}
+    # (a late hit without notes shows its transcript's first words)
+    wanted.update({i: [0] for i in late if i in episodes and not episodes[i].description_text})
     rows = catalog.segments_at(wanted) if wanted else {}
     shows = catalog.show_titles()
     hits = []
     unread = len(ids) - len(picks)  # hits whose segments may be analysed
     left = max(PAGE_MOMENT_READS, MOMENT_READS * unread)
-    for h in found.hits:
+    cut = False  # a hit was left without its moments by the deadline
+    for place, h in enumerate(found.hits):
         ep = episodes.get(h.id)
         if ep is None:  # deleted from the catalog since the engine answered
             continue
         lang = languages.primary(ep.language)
         ana = analyzer(lang)
         moments = None
+        if transcript_terms and place >= MOMENTS_ALWAYS and not _in_time(deadline):
+            # past the deadline the rest of the page shows no moments (its snippet still: the notes', or the
+            # transcript's first words); the answer says it was cut short
+            cut = True
+            ep.segments = [rows[h.id, 0]] if (h.id, 0) in rows else ep.segments[:1]
+            hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, []))
+            continue
         if h.id in picks:
             chosen = [(i, rows.get((h.id, i)), rows.get((h.id, i - 1))) for i in picks[h.id]]
             moments = _moments(chosen, transcript_terms, ana, ep.chapters, strict=True)
@@ -264,8 +285,13 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
                         facets=facet_rows(found.facets, shows, catalog.person_names), suggestion=found.suggestion,
                         relaxed=found.relaxed, all_words=found.all_words,
                         corrected=found.corrected, took_ms=took_ms,
-                        timed_out=found.timed_out or not all(c.complete for c in counts.values()), notes=list(found.notes),
+                        timed_out=found.timed_out or cut or not all(c.complete for c in counts.values()),
+                        notes=list(found.notes),
                         total_exact=found.total_exact)
+
+
+def _in_time(deadline: float | None) -> bool:
+    return deadline is None or time.monotonic() <= deadline
 
 
 _LINE_END = re.compile(r"([.!?:;,…])?[ \t]*\n\s*")
