@@ -18,7 +18,7 @@ from conftest import start_server
 from podsearch import answers
 
 PART_SEGMENTS = 2000  # answers.PART_SEGMENTS (named here so that the code before the parts fails, not errs)
-TIMED, UNTIMED, SHORT = "long-timed", "long-untimed", "short-timed"
+TIMED, UNTIMED, SHORT, BACK = "long-timed", "long-untimed", "short-timed", "long-backwards"
 N = 2 * PART_SEGMENTS + 500  # three parts, the last of 500
 
 
@@ -38,6 +38,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
                       for i in range(N)]},
         {"id": UNTIMED, "show": "Parts", "title": "Long untimed",
          "transcript": "\n\n".join(f"{'pangolin' if i == 2399 else f'word{i % 50}'} egret" for i in range(2500))},
+        # times that go back (two recordings joined) and a stretch without times: seconds said before a part
+        {"id": BACK, "show": "Parts", "title": "Long backwards", "audio_url": "https://example.org/c.mp3",
+         "segments": [{"start": None if 3000 <= i < 3100 else (i % 2600) * 0.5, "text": f"word{i % 50} stork"}
+                      for i in range(N)]},
         {"id": SHORT, "show": "Parts", "title": "Short timed", "audio_url": "https://example.org/b.mp3",
          "segments": [{"start": i * 3.0, "text": f"{'axolotl' if i == 40 else _word(i)} ibis"} for i in range(60)]},
     ]
@@ -140,3 +144,47 @@ def test_a_part_reads_the_text_of_its_own_segments_only(server) -> None:
         assert client.get(path).status_code == 200
     texts = [s for s in statements if "SELECT text" in s and "FROM segments" in s]
     assert len(texts) == 2 and all("seq >= " in s for s in texts), texts
+
+
+def test_a_page_reads_the_times_of_its_own_part_only(server) -> None:
+    """The page read the start of every segment for its anchors and the part playing at ``t`` (0.11 s for a
+    transcript of 300,000 cues, whichever part was asked): it reads the times of its part (and the one before it),
+    and asks SQLite which paragraph plays at ``t`` and which seconds were said before the part. The rows, anchors,
+    part and paragraph playing are those read from every start (``ListedTimes``), times that go back included."""
+    from podsearch.config import load_config
+    from podsearch.service import Library
+    from podsearch.web import create_app
+    from podsearch.web.context import EXTENSION
+    from podsearch.web.views import LibraryTimes, ListedTimes, transcript_rows
+
+    app = create_app(load_config({"data": str(server.data)}, environ={}), {"TESTING": True})
+    client = app.test_client()
+    assert client.get(f"/episodes/{TIMED}?part=2").status_code == 200  # (opens this thread's catalog)
+    statements: list[str] = []
+    app.extensions[EXTENSION].catalog.db.set_trace_callback(statements.append)
+    for path in (f"/episodes/{TIMED}?t=1150", f"/episodes/{BACK}?part=3", f"/episodes/{BACK}?t=100"):
+        assert client.get(path).status_code == 200
+    starts = [s for s in statements if re.match(r"\s*SELECT start FROM segments", s)]
+    assert starts, statements
+    for sql in starts:  # each a part's range at most (and the one before it)
+        lo, hi = map(int, re.search(r"seq >= (\d+) AND seq < (\d+)", sql).groups())
+        assert hi - lo <= PART_SEGMENTS + 1, sql
+
+    lib = Library(server.data)
+    try:
+        for episode_id in (TIMED, BACK, UNTIMED, SHORT):
+            listed = ListedTimes(lib.catalog.segment_starts(episode_id))
+            read = lambda a, b, e=episode_id: lib.segments(e, a, b)  # noqa: E731
+            for t in (None, 0, 0.4, 1, 99.7, 1150, 1299.9, 1300, 1500, 2199, 5000):
+                for part in (None, 1, 2, 3):
+                    if part and part > -(-listed.count() // PART_SEGMENTS):
+                        continue
+                    want = transcript_rows(listed, t, part, read)
+                    got = transcript_rows(LibraryTimes(lib, episode_id), t, part, read)
+                    assert [r["anchor"] for r in got[0]] == [r["anchor"] for r in want[0]], (episode_id, t, part)
+                    assert got[1:] == want[1:] and got[0] == want[0], (episode_id, t, part)
+        rows = [r["anchor"] for r in
+                transcript_rows(LibraryTimes(lib, BACK), None, 3, lambda a, b: lib.segments(BACK, a, b))[0]]
+        assert len(rows) == len(set(rows)) and any(re.fullmatch(r"t\d+-\d+", a) for a in rows[:10])
+    finally:
+        lib.close()

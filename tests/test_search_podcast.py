@@ -226,13 +226,13 @@ def test_a_moment_links_the_paragraph_it_quotes(site_lib: Library, q: str) -> No
     a moment linked ``#t255``, the first of them, where 15 paragraphs of an HTML transcript shared 16:06. A moment
     of a transcript without times had no link at all (every Bitcoin show)."""
     from podsearch.follow import plain
-    from podsearch.web.views import transcript_rows
+    from podsearch.web.views import ListedTimes, transcript_rows
 
     moments = [(h.id, m) for h in site_lib.search(SearchRequest(q=q, per_page=20)).hits for m in h.moments]
     assert moments
     for episode_id, m in moments:
         segments = site_lib.catalog.segments(episode_id)
-        rows, *_ = transcript_rows([s.start for s in segments], None, None, lambda a, b, s=segments: s[a:b])
+        rows, *_ = transcript_rows(ListedTimes([s.start for s in segments]), None, None, lambda a, b, s=segments: s[a:b])
         said = " ".join(rows[m.segment]["seg"].text.split())
         assert rows[m.segment]["anchor"] == m.anchor and all(part.strip() in said for part in plain(m.text).split("…"))
     assert any(m.start is None and m.anchor.startswith("p") for _, m in moments) or q != "schnorr signatures"

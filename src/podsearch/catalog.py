@@ -530,11 +530,38 @@ class Catalog:
             )
         return [Segment(*r) for r in rows]
 
-    def segment_starts(self, episode_id: str) -> list[float | None]:
-        """The start of each of the episode's segments, in order (an episode page's anchors and parts: the 300,000
-        segments of a hostile transcript read in 0.11 s, with their text in 0.6 s)."""
-        return [r[0] for r in self.db.execute("SELECT start FROM segments WHERE episode_id = ? ORDER BY seq",
-                                              (episode_id,))]
+    def segment_starts(self, episode_id: str, first: int = 0, stop: int | None = None) -> list[float | None]:
+        """The start of each of the episode's segments at places ``first`` to ``stop`` (from 0; default every one),
+        in order: an episode page reads those of its part (every one of a hostile transcript's 300,000 took 0.11 s
+        until 6 December 2026)."""
+        return [r[0] for r in self.db.execute("SELECT start FROM segments WHERE episode_id = ? AND seq >= ? AND seq < ? "
+                                              "ORDER BY seq", (episode_id, first, stop if stop is not None else 1 << 62))]
+
+    def segment_playing(self, episode_id: str, t: float) -> int:
+        """The place of the segment playing at second ``t`` (-1: none starts by then): the first of those that start
+        in the latest whole second at or before ``t``, read in the order of the transcript (one whose times go back
+        counts the last such run), as ``web.views.ListedTimes.playing`` reads a list; three aggregates in SQLite."""
+        sec = "CAST(start AS INTEGER)"  # (truncated as Python's int() is)
+        where = f"episode_id = ? AND start IS NOT NULL AND {sec} <= ?"
+        last = self.db.execute(f"SELECT MAX(seq) FROM segments WHERE {where}", (episode_id, t)).fetchone()[0]
+        if last is None:
+            return -1
+        second = self.db.execute(f"SELECT {sec} FROM segments WHERE episode_id = ? AND seq = ?",
+                                 (episode_id, last)).fetchone()[0]
+        other = self.db.execute(f"SELECT MAX(seq) FROM segments WHERE {where} AND seq < ? AND {sec} != ?",
+                                (episode_id, t, last, second)).fetchone()[0]
+        return self.db.execute(f"SELECT MIN(seq) FROM segments WHERE episode_id = ? AND seq > ? AND seq <= ? "
+                               f"AND start IS NOT NULL AND {sec} = ?",
+                               (episode_id, -1 if other is None else other, last, second)).fetchone()[0]
+
+    def segment_seconds_before(self, episode_id: str, first: int, seconds: set[int]) -> set[int]:
+        """Which of ``seconds`` (whole) a segment before place ``first`` starts in (a page's anchors are unique)."""
+        if not seconds or first <= 0:
+            return set()
+        rows = self.db.execute("SELECT DISTINCT CAST(start AS INTEGER) FROM segments WHERE episode_id = ? AND seq < ? "
+                               "AND start IS NOT NULL AND CAST(start AS INTEGER) BETWEEN ? AND ?",
+                               (episode_id, first, min(seconds), max(seconds)))
+        return {r[0] for r in rows} & seconds
 
     def segment_count(self, episode_id: str) -> int:
         return self.db.execute("SELECT COUNT(*) FROM segments WHERE episode_id = ?", (episode_id,)).fetchone()[0]

@@ -443,9 +443,17 @@ class Library:
         """The episode's transcript segments at places ``first`` to ``stop`` (from 0): one part of its page."""
         return self.catalog.segments(episode_id, first, stop)
 
-    def segment_starts(self, episode_id: str) -> list[float | None]:
-        """Where each of the episode's transcript segments starts (None: no time), without their text."""
-        return self.catalog.segment_starts(episode_id)
+    def segment_starts(self, episode_id: str, first: int = 0, stop: int | None = None) -> list[float | None]:
+        """Where the episode's transcript segments at places ``first`` to ``stop`` start (None: no time), without
+        their text."""
+        return self.catalog.segment_starts(episode_id, first, stop)
+
+    def segment_playing(self, episode_id: str, t: float) -> int:
+        """The place of the transcript segment playing at second ``t`` (``Catalog.segment_playing``; -1: none)."""
+        return self.catalog.segment_playing(episode_id, t)
+
+    def segment_seconds_before(self, episode_id: str, first: int, seconds: set[int]) -> set[int]:
+        return self.catalog.segment_seconds_before(episode_id, first, seconds)
 
     def segment_count(self, episode_id: str) -> int:
         return self.catalog.segment_count(episode_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from flask import Blueprint, render_template, request, url_for
 
@@ -140,41 +140,101 @@ def _search_context(req: SearchRequest, shows: dict[str, str]) -> dict[str, Any]
             "shows": shows}
 
 
-def transcript_rows(starts: Sequence[float | None], t: float | None, part: int | None,
-                    read: Callable[[int, int], list[Segment]]) -> tuple[list[dict[str, Any]], int, int, int]:
-    """The rows of one part of a transcript (``answers.PART_SEGMENTS`` paragraphs), from the start of each of its
-    segments (``starts``) and ``read(first, stop)``, the segments of the part: each with a stable anchor
-    (``answers.segment_anchor``: ``t754``, its start second, as the moments of a search link it); then the index
-    among them of the one playing at ``t`` (-1: none there), the part and the number of parts. The one playing is
-    the first of those that start in the latest second at or before ``t``, each start counted in whole seconds as
-    the links' ``t`` is (the paragraph at 2082.4 is the one ``?t=2082`` names; until 5 December 2026 the one before
-    it was marked). Without ``part`` the part is the one holding that paragraph, else the first. Until 5 December
-    2026 the page held every paragraph: 300,000 cues made a 66 MB page."""
-    current = -1
-    if t is not None:
-        for i, start in enumerate(starts):
-            if start is not None and int(start) <= t and (current < 0 or int(start) != int(starts[current] or 0)):
+class Times(Protocol):
+    """The times of one episode's transcript as its page reads them: what one part needs, not every segment's."""
+
+    def count(self) -> int: ...
+
+    def playing(self, t: float) -> int: ...
+
+    def starts(self, first: int, stop: int) -> list[float | None]: ...
+
+    def seconds_before(self, first: int, seconds: set[int]) -> set[int]: ...
+
+
+class LibraryTimes:
+    """:class:`Times` read from the catalog a part at a time (a few SQLite reads; until 6 December 2026 every
+    segment's start was read into a list for any part: 0.11 s for a transcript of 300,000 cues)."""
+
+    def __init__(self, lib: Any, episode_id: str) -> None:
+        self.lib, self.id = lib, episode_id
+        self._count: int | None = None
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = self.lib.segment_count(self.id)
+        return self._count
+
+    def playing(self, t: float) -> int:
+        return self.lib.segment_playing(self.id, t)
+
+    def starts(self, first: int, stop: int) -> list[float | None]:
+        return self.lib.segment_starts(self.id, first, stop)
+
+    def seconds_before(self, first: int, seconds: set[int]) -> set[int]:
+        return self.lib.segment_seconds_before(self.id, first, seconds)
+
+
+class ListedTimes:
+    """:class:`Times` of a list of every segment's start (what the page read until 6 December 2026; the reference
+    the catalog's reads are checked against)."""
+
+    def __init__(self, starts: Sequence[float | None]) -> None:
+        self.all = list(starts)
+
+    def count(self) -> int:
+        return len(self.all)
+
+    def playing(self, t: float) -> int:
+        current = -1
+        for i, start in enumerate(self.all):
+            if start is not None and int(start) <= t and (current < 0 or int(start) != int(self.all[current] or 0)):
                 current = i
-    parts = transcript_parts(len(starts))
+        return current
+
+    def starts(self, first: int, stop: int) -> list[float | None]:
+        return self.all[first:stop]
+
+    def seconds_before(self, first: int, seconds: set[int]) -> set[int]:
+        return {int(s) for s in self.all[:max(0, first)] if s is not None} & seconds
+
+
+def transcript_rows(times: Times, t: float | None, part: int | None,
+                    read: Callable[[int, int], list[Segment]]) -> tuple[list[dict[str, Any]], int, int, int]:
+    """The rows of one part of a transcript (``answers.PART_SEGMENTS`` paragraphs), from its ``times`` and
+    ``read(first, stop)``, the segments of the part: each with a stable anchor (``answers.segment_anchor``: ``t754``,
+    its start second, as the moments of a search link it); then the index among them of the one playing at ``t``
+    (-1: none there), the part and the number of parts. The one playing is the first of those that start in the
+    latest second at or before ``t``, each start counted in whole seconds as the links' ``t`` is (the paragraph at
+    2082.4 is the one ``?t=2082`` names; until 5 December 2026 the one before it was marked). Without ``part`` the
+    part is the one holding that paragraph, else the first. Until 5 December 2026 the page held every paragraph:
+    300,000 cues made a 66 MB page."""
+    total = times.count()
+    current = times.playing(t) if t is not None and total else -1
+    parts = transcript_parts(total)
     if part is None:
         part = transcript_part(current) if current >= 0 else 1
     elif part > parts:
         raise NotFound(f"This episode's transcript has {parts} part{'s' if parts > 1 else ''}, not {part}.")
-    first, stop = (part - 1) * PART_SEGMENTS, min(len(starts), part * PART_SEGMENTS)
+    first, stop = (part - 1) * PART_SEGMENTS, min(total, part * PART_SEGMENTS)
     segments = read(first, stop) if stop > first else []
+    starts = times.starts(max(0, first - 1), stop)  # (and the one before the part: an anchor says if it shares its
+    before_part, starts = (starts[0], starts[1:]) if first and starts else (None, starts)  # second)
+    # a paragraph's anchor is its second (``t754``); one repeated (a transcript whose times go back) is made unique by
+    # its place: a second said before the part counts too
+    said = times.seconds_before(first, {int(s) for s in starts if s is not None})
     rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for i in range(stop):  # (the anchors before the part too: one repeated by times going back is made unique)
-        start, before = starts[i], starts[i - 1] if i else None
+    seen: set[str] = {f"t{s}" for s in said}
+    for k, start in enumerate(starts[:len(segments)]):
+        i = first + k
+        before = starts[k - 1] if k else before_part
         anchor = segment_anchor(i, start, before)
-        if anchor in seen:  # (a transcript whose times go back)
+        if anchor in seen:
             anchor = f"{anchor}-{i + 1}"
         seen.add(anchor)
-        if i < first or i - first >= len(segments):
-            continue
         # its time is shown where it changes: a paragraph starting in the second of the one before (transcripts with
         # section times only: "0:00" on eleven paragraphs in a row until 5 December 2026) shows none of its own
-        rows.append({"seg": segments[i - first], "anchor": anchor,
+        rows.append({"seg": segments[k], "anchor": anchor,
                      "timed": start is not None and (before is None or int(before) != int(start))})
     return rows, current - first if first <= current < first + len(rows) else -1, part, parts
 
@@ -185,8 +245,8 @@ def episode(episode_id: str):
     p = parse(SeekParams, request.args)
     t = p.t
     ep = lib.episode(episode_id, with_segments=False)  # (its segments a part at a time, below)
-    starts = lib.segment_starts(episode_id)
-    rows, current, part, parts = transcript_rows(starts, t, p.part,
+    times = LibraryTimes(lib, episode_id)
+    rows, current, part, parts = transcript_rows(times, t, p.part,
                                                  lambda first, stop: lib.segments(episode_id, first, stop))
     show = lib.show(ep.show_id)
     gone, since = lib.episode_gone(episode_id)
@@ -197,9 +257,10 @@ def episode(episode_id: str):
         # who read "No nearby episodes yet."; until 5 December 2026 the page showed it)
         log.info("no nearby episodes for %s: %s", episode_id, exc)
         nearby = []
+    first_start = rows[0]["seg"].start if rows and part == 1 else (times.starts(0, 1) or [None])[0]
     return render_template("episode.html", ep=ep, show=show, nearby=nearby, t=t, rows=rows, current=current,
-                           part=part, parts=parts, first=(part - 1) * PART_SEGMENTS, total=len(starts),
-                           timed=bool(starts) and starts[0] is not None,
+                           part=part, parts=parts, first=(part - 1) * PART_SEGMENTS, total=times.count(),
+                           timed=first_start is not None,
                            part_arg=part if parts > 1 else None, gone=gone, gone_since=since)
 
 
