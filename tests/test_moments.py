@@ -151,9 +151,9 @@ def test_past_the_deadline_a_large_page_finds_the_moments_of_its_first_hits_alon
     lib = Library(site_index)
     asked: list[str] = []
 
-    def counting(ids, terms, deadline, cjk):
+    def counting(ids, terms, deadline, cjk, **options):
         asked.extend(ids)
-        return lib.engine.segment_counts(ids, terms, deadline, cjk)
+        return lib.engine.segment_counts(ids, terms, deadline, cjk, **options)
 
     try:
         q = "people really think about software because the community would like"
@@ -197,6 +197,10 @@ def test_past_the_deadline_a_patterns_many_words_are_counted_in_part(site_index:
         assert sum(c.tokens.sum() for c in part.values()) < sum(c.tokens.sum() for c in whole.values())
         few = set(sorted(terms)[:ALWAYS_READ])
         assert all(c.complete for c in lib.engine.segment_counts(ids, few, past).values())
+        # a page's hits after its first are counted only in time: past it, none of their terms is read
+        none = lib.engine.segment_counts(ids, few, past, always=0)
+        assert set(none) == set(ids) and not any(c.complete or len(c.indexes) for c in none.values())
+        assert all(c.complete for c in lib.engine.segment_counts(ids, few, time.monotonic() + 60, always=0).values())
 
         page = answers.search_answer(q, 1, 10, found, lib.catalog, lib.engine.analyzer,
                                      segment_counts=lib.engine.segment_counts, deadline=past)

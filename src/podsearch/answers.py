@@ -215,8 +215,7 @@ def episode_json(ep: Episode, first: int = 0, total: int | None = None) -> dict[
 # -- search answers -------------------------------------------------------------------------------------
 def search_answer(query: str, page: int, per_page: int, found: EngineResult, catalog: Catalog,
                   analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0,
-                  segment_counts: Callable[[list[str], set[str], float | None, dict[str, tuple[frozenset[str], ...]]],
-                                           dict[str, SegmentCounts]] | None = None,
+                  segment_counts: Callable[..., dict[str, SegmentCounts]] | None = None,
                   deadline: float | None = None) -> SearchResult:
     """The answer to a search: ``found`` (the engine's) with what the page shows read from ``catalog`` at once.
 
@@ -239,7 +238,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     # them (the others' moments too are found only in time, below)
     late = set(ids[MOMENTS_ALWAYS:]) if transcript_terms and not _in_time(deadline) else set()
     if segment_counts and transcript_terms and len(ids) > MOMENTS_ALWAYS and not late:
-        counts.update(segment_counts(ids[MOMENTS_ALWAYS:], transcript_terms, deadline, cjk))
+        # (whatever the deadline, their terms are none: the first hits' took the time there was)
+        counts.update(segment_counts(ids[MOMENTS_ALWAYS:], transcript_terms, deadline, cjk, always=0))
     episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts and i not in late]
                                       if transcript_terms else ())
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}

@@ -179,13 +179,15 @@ class Engine(Protocol):
         """Load now what the first search would otherwise load."""
 
     def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None,
-                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> dict[str, SegmentCounts]:
+                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
+                       always: int | None = None) -> dict[str, SegmentCounts]:
         """For the episodes of ``ids``, where the transcript ``terms`` (analysed) are, segment by segment, read
         from the index; an episode the index cannot say this for is left out (its moments are then found by
         reading its segments). Past ``deadline`` (``time.monotonic()``'s clock) an engine may stop reading the
         terms of a long list (a pattern's words) and count those it read (``complete`` False). ``cjk``: the
         Japanese or Chinese words typed (``languages.cjk_words``), whose bigrams count only in a segment holding
-        one of those words whole."""
+        one of those words whole. ``always``: how many terms are read whatever the deadline (default the
+        engine's; 0: none past it)."""
 
     def more_like(self, episode_id: str, text: str, k: int = 10) -> list[tuple[str, float]]:
         """The engine's own "more like this" (a baseline for the similar model)."""

@@ -630,7 +630,8 @@ class OpenSearchEngine:
         self._index_profiles()
 
     def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None,
-                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> dict[str, SegmentCounts]:
+                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
+                       always: int | None = None) -> dict[str, SegmentCounts]:
         """Nothing: the moments of this engine's hits are found by reading their segments (the transcript is
         indexed as one text)."""
         return {}

@@ -493,11 +493,12 @@ class WhooshEngine:
         return found
 
     def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None,
-                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> dict[str, SegmentCounts]:
+                       cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
+                       always: int | None = None) -> dict[str, SegmentCounts]:
         if not ids or not terms:
             return {}
         with self._searcher() as s:
-            return segment_counts(s, ids, terms, deadline, cjk)
+            return segment_counts(s, ids, terms, deadline, cjk, always)
 
     def analyzer(self, language: str) -> TextAnalyzer:
         return profile_analyzer(languages.profile(language))

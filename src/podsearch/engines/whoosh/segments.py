@@ -22,11 +22,14 @@ ALWAYS_READ = 64  # terms read whatever the deadline (a query's own words; a pat
 
 
 def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: float | None = None,
-                   cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> dict[str, SegmentCounts]:
+                   cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
+                   always: int | None = None) -> dict[str, SegmentCounts]:
     """:meth:`WhooshEngine.segment_counts` over an open searcher (the positions by ``fast.doc_positions``, which
     keeps what the search's passages read). Past ``deadline``, once ``ALWAYS_READ`` terms are read, the rest are
     not (a pattern's words: a thousand of them took a second cold at 10k episodes); a list longer than that is
-    read most common first, the words a page's moments most likely show."""
+    read most common first, the words a page's moments most likely show. ``always``: read that many instead of
+    ``ALWAYS_READ`` whatever the deadline (a page's hits after its first: none)."""
+    always = ALWAYS_READ if always is None else always
     tables: dict[int, tuple[str, tuple[np.ndarray, np.ndarray]]] = {}
     numbers = doc_ids(searcher.reader())[1]
     for episode_id in dict.fromkeys(ids):
@@ -45,7 +48,7 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
         if mine:
             leaves.append((reader, offset, mine))
     ordered = sorted(terms)
-    if len(ordered) > ALWAYS_READ and deadline is not None:
+    if len(ordered) > always and deadline is not None:
         # most common first, as far as the deadline lets them be counted (the rest after them): counting the 1,152
         # words of 26 two-letter prefixes took 0.3-0.8 s past the deadline of a search already cut short by it
         # (site corpus, 5 December 2026)
@@ -58,7 +61,7 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
     found: dict[int, list[tuple[str, np.ndarray]]] = {d: [] for d in tables}
     complete = True
     for k, term in enumerate(ordered):
-        if k >= ALWAYS_READ and deadline is not None and time.monotonic() > deadline:
+        if k >= always and deadline is not None and time.monotonic() > deadline:
             complete = False
             break
         btext = term.encode("utf-8")
