@@ -563,6 +563,13 @@ class Catalog:
                                (episode_id, first, min(seconds), max(seconds)))
         return {r[0] for r in rows} & seconds
 
+    def text_between(self, episode_id: str, lo: float, hi: float) -> str:
+        """The text of the episode's segments that start from second ``lo`` to ``hi``, in order, joined by spaces
+        (the segments' text is read for those alone)."""
+        rows = self.db.execute("SELECT text FROM segments WHERE episode_id = ? AND start >= ? AND start <= ? "
+                               "ORDER BY seq", (episode_id, lo, hi))
+        return " ".join(r[0] for r in rows)
+
     def segment_count(self, episode_id: str) -> int:
         return self.db.execute("SELECT COUNT(*) FROM segments WHERE episode_id = ?", (episode_id,)).fetchone()[0]
 
