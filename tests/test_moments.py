@@ -146,8 +146,8 @@ def test_a_page_read_without_counts_analyses_a_bounded_number_of_segments(site_i
 def test_past_the_deadline_a_large_page_finds_the_moments_of_its_first_hits_alone(site_index: Path) -> None:
     """A page of 100 hits of a long query spent 0.3 s on its moments and highlights after the engine's work (1.0-1.3
     s under load, past a 1 s deadline). Past the deadline only the first ``MOMENTS_ALWAYS`` hits are counted and
-    shown with moments; the others are listed as before with their snippets and no moments, and the answer says it
-    was cut short (the total stays the engine's). In time every hit has its moments, the same ones."""
+    shown with moments and marks; the others are listed with unmarked snippets and no moments, and the answer says
+    it was cut short (the total stays the engine's). In time every hit has its moments, the same ones."""
     lib = Library(site_index)
     asked: list[str] = []
 
@@ -171,6 +171,10 @@ def test_past_the_deadline_a_large_page_finds_the_moments_of_its_first_hits_alon
         assert [h.id for h in past.hits] == [h.id for h in calm.hits]
         assert [h.moments for h in past.hits[:10]] == [h.moments for h in calm.hits[:10]]
         assert all(p.snippet for p, c in zip(past.hits, calm.hits, strict=True) if c.snippet)
+        # ... and nothing marked after the first: their snippets are their notes' (or transcript's) first words
+        assert [h.snippet for h in past.hits[:10]] == [h.snippet for h in calm.hits[:10]]
+        assert not any("<mark>" in h.snippet + h.title_html for h in past.hits[10:])
+        assert sum("<mark>" in h.snippet for h in calm.hits[10:]) > 45
     finally:
         lib.close()
 
