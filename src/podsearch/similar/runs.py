@@ -13,6 +13,7 @@ written with accents is not (it stays a reason).
 
 from __future__ import annotations
 
+import functools
 import string
 import zlib
 from collections.abc import Iterable, Sequence
@@ -109,9 +110,14 @@ class Runs:
 
     def __init__(self, hashes: np.ndarray) -> None:
         self.hashes = np.asarray(hashes, dtype=np.uint64)
-        # a first look by the low bits (a few megabytes, read at random far faster than a search of the runs)
-        self.bits = np.zeros(_BITS + 1, dtype=bool)
-        self.bits[self.hashes & np.uint64(_BITS)] = True
+
+    @functools.cached_property
+    def bits(self) -> np.ndarray:
+        """A first look by the low bits (4 MB, read at random far faster than a search of the runs; made when an
+        episode is first read against them: a server that folds none in never makes it)."""
+        bits = np.zeros(_BITS + 1, dtype=bool)
+        bits[self.hashes & np.uint64(_BITS)] = True
+        return bits
 
     def among(self, runs: np.ndarray) -> np.ndarray:
         """The places of ``runs`` that are among these."""
