@@ -245,20 +245,31 @@ class LiveServer:
         self.log.unlink(missing_ok=True)
 
 
+PORT_TRIES = 5  # a free port another process takes between free_port() and the server's bind: another one
+
+
 def start_server(data: Path, *extra: str, env: dict[str, str] | None = None) -> LiveServer:
-    port = free_port()
-    cmd = [sys.executable, "-m", "podsearch", "--data", str(data), "serve", "--host", "127.0.0.1",
-           "--port", str(port), *extra]
-    fd, log_name = tempfile.mkstemp(prefix="podsearch-serve-", suffix=".log")
-    with os.fdopen(fd, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **(env or {})})
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(base + "/healthz", proc, log=Path(log_name))
-    except Exception:
-        proc.kill()
-        raise
-    return LiveServer(proc, base, data, Path(log_name))
+    for attempt in range(PORT_TRIES):
+        port = free_port()
+        cmd = [sys.executable, "-m", "podsearch", "--data", str(data), "serve", "--host", "127.0.0.1",
+               "--port", str(port), *extra]
+        fd, log_name = tempfile.mkstemp(prefix="podsearch-serve-", suffix=".log")
+        with os.fdopen(fd, "wb") as log:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **(env or {})})
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_up(base + "/healthz", proc, log=Path(log_name))
+        except RuntimeError as exc:
+            proc.kill()
+            # (the port was free when chosen: other tests on the machine pick theirs the same way)
+            if "Address already in use" in str(exc) and attempt + 1 < PORT_TRIES:
+                continue
+            raise
+        except Exception:
+            proc.kill()
+            raise
+        return LiveServer(proc, base, data, Path(log_name))
+    raise AssertionError("unreachable")
 
 
 @pytest.fixture
