@@ -22,6 +22,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +144,17 @@ class Node:
     def stop(self, timeout: float = 60) -> None:
         """A clean stop (SIGTERM to the node's process group), then SIGKILL if it takes too long."""
         self._signal(signal.SIGTERM, timeout)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The node stopped (SIGSTOP to its process group: it takes connections and answers nothing) for the block,
+        then continued."""
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.killpg(self.proc.pid, signal.SIGCONT)
 
     def kill(self) -> None:
         """A hard crash: SIGKILL to the node's process group."""

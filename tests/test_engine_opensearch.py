@@ -228,6 +228,38 @@ def test_a_hung_node_holds_a_search_no_longer_than_its_deadline(hung_node: str) 
     assert time.monotonic() - started < 2.5  # (one try, not four)
 
 
+def test_a_hung_node_holds_typeahead_and_readyz_no_longer_than_their_bounds(opensearch: Cluster,
+                                                                            sample_data: Path) -> None:
+    """Typeahead and /readyz asked the cluster with no deadline: a node stopped (SIGSTOP) right after the served
+    index's stamp was read held each for ``opensearch_timeout`` (30 s), and four such requests, anyone's, held every
+    worker. Typeahead now gives up at the search's deadline (and the client's second of grace), /readyz's count at
+    the stamp's 3 s, each a 503 that says why."""
+    from podsearch.engines.opensearch import STAMP_TIMEOUT
+    from podsearch.engines.opensearch.client import GRACE
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": opensearch.url,
+                                          "opensearch_index": "hung-typeahead", "opensearch_timeout": "20",
+                                          "search_deadline": "0.5"})
+    lib = Library.from_config(config)
+    with Catalog.in_dir(sample_data) as catalog:
+        lib.engine.sync(CatalogDocuments(catalog), full=True)
+    node = opensearch.nodes[0]
+    try:
+        for ask, bound, said in ((lambda: lib.suggest("bee"), 0.5 + GRACE, "deadline|no answer within"),
+                                 (lib.ready, STAMP_TIMEOUT, "no answer within 3 s")):
+            assert lib.suggest("sour") and lib.ready()["episodes"] == 36  # (the stamp read now: fresh for a second)
+            with node.paused():
+                started = time.monotonic()
+                with pytest.raises(EngineUnavailable, match=said):
+                    ask()
+                waited = time.monotonic() - started
+            assert waited < bound + 2.0 < 20, (ask, waited)  # (not the 20 s of opensearch_timeout)
+            time.sleep(1.1)  # (the failure is said again for a second)
+        assert lib.suggest("sour") and lib.ready()["episodes"] == 36  # back with the node
+    finally:
+        lib.close()
+
+
 def test_with_the_cluster_down_what_does_not_search_is_still_answered(sample_data: Path) -> None:
     """/similar, an episode's JSON and the shows come from the catalog and the model, not the cluster; with the
     cluster down they were 503s, because the cache's version asked the cluster for its stamp. A search is a 503

@@ -386,12 +386,14 @@ class Library:
                 seen.add(key)
                 out.append({"kind": kind, "text": text, **extra})
 
-        found = self.engine.suggest(prefix, limit)
+        # (the search's deadline: on OpenSearch a hung node held each typeahead request 30 s, opensearch_timeout)
+        deadline = self.deadline()
+        found = self.engine.suggest(prefix, limit, deadline)
         plain = fold(prefix)
         if plain != prefix:  # typed with accents: the index's words and titles are read folded (café = cafe), and
             # a name may be kept as written (a person's): both readings, as typed first (until 5 December 2026
             # "café", "résum" and "Ödeg" were offered nothing on Whoosh, where "cafe" found cafe and cafeteria)
-            more = self.engine.suggest(plain, limit)
+            more = self.engine.suggest(plain, limit, deadline)
             found = {kind: list(dict.fromkeys([*found.get(kind, []), *more.get(kind, [])])) for kind in
                      dict.fromkeys([*found, *more])}
         for show in self._cached_shows():

@@ -164,9 +164,10 @@ class Engine(Protocol):
     def rank(self, text: str, limit: int = 1000, plain: bool = False) -> list[tuple[str, float]]:
         """(id, score) best first for ``text`` as the search box reads it (``plain``: ignoring query syntax)."""
 
-    def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
+    def suggest(self, prefix: str, limit: int = 8, deadline: float | None = None) -> dict[str, list[tuple[str, str]]]:
         """Completions of a typed prefix: {"episode": [(id, title)], "person": [("", key)] (``person_key``: the
-        library shows the name as written), "term": [("", word)]}, best first."""
+        library shows the name as written), "term": [("", word)]}, best first. ``deadline`` (``time.monotonic()``):
+        when an engine that waits for a cluster gives up (EngineUnavailable)."""
 
     def analyzer(self, language: str) -> TextAnalyzer:
         """The analysis of ``language`` (a primary subtag; "" for English)."""

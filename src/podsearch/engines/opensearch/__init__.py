@@ -217,16 +217,21 @@ class OpenSearchEngine:
 
     def schema_version(self) -> str:
         concrete = self._target()
-        mapping = self.client.request("GET", f"/{concrete}/_mapping")
+        mapping = self.client.request("GET", f"/{concrete}/_mapping", timeout=self._figures_wait())
         return str(mapping[concrete]["mappings"].get("_meta", {}).get("podsearch_schema", ""))
 
+    def _figures_wait(self) -> float:
+        """Seconds a read of the served index's figures may wait (its count for /readyz, its size and schema), as its
+        stamp's: until 6 December 2026 a stopped node held each /readyz for ``opensearch_timeout`` (30 s)."""
+        return min(STAMP_TIMEOUT, self.client.options.timeout)
+
     def doc_count(self) -> int:
-        return int(self.client.request("GET", f"/{self._target()}/_count")["count"])
+        return int(self.client.request("GET", f"/{self._target()}/_count", timeout=self._figures_wait())["count"])
 
     def size_bytes(self) -> int:
         """The primary shards' size on disk (replicas multiply it)."""
         concrete = self._target()
-        stats = self.client.request("GET", f"/{concrete}/_stats/store")
+        stats = self.client.request("GET", f"/{concrete}/_stats/store", timeout=self._figures_wait())
         return int(stats["_all"]["primaries"]["store"]["size_in_bytes"])
 
     def cleanup(self) -> None:
@@ -595,7 +600,14 @@ class OpenSearchEngine:
         return [(h["_id"], float(h["_score"] or 0.0)) for h in hits]
 
     # -- typeahead ----------------------------------------------------------------------------------
-    def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
+    def suggest(self, prefix: str, limit: int = 8, deadline: float | None = None) -> dict[str, list[tuple[str, str]]]:
+        """Typeahead, waiting for the cluster until ``deadline`` (and :data:`client.GRACE`) at most: until 6 December
+        2026 a stopped node held each typeahead request for ``opensearch_timeout`` (30 s), and four held every
+        worker (``test_a_hung_node_holds_typeahead_and_readyz_no_longer_than_their_bounds``)."""
+        with self.client.within(deadline):
+            return self._suggest(prefix, limit, deadline)
+
+    def _suggest(self, prefix: str, limit: int, deadline: float | None) -> dict[str, list[tuple[str, str]]]:
         prefix = prefix.strip().lower()
         last = _WORD.findall(prefix)
         word = last[-1] if last else prefix
@@ -609,6 +621,7 @@ class OpenSearchEngine:
             titles = {"bool": {"must": [titles], "should": said}}
         # persons and words over every episode (a global aggregation), not only those whose title matched
         answer = self._run({
+            **({"timeout": _timeout(deadline)} if deadline is not None else {}),
             "size": limit, "_source": ["title"], "query": titles, "sort": ["_score", {"id": "asc"}],
             "aggs": {"all": {"global": {}, "aggs": {
                 "person": {"filter": {"prefix": {"person_key": prefix}},

@@ -445,7 +445,7 @@ class WhooshEngine:
         return docs
 
     # -- typeahead ----------------------------------------------------------------------------
-    def suggest(self, prefix: str, limit: int = 8) -> dict[str, list[tuple[str, str]]]:
+    def suggest(self, prefix: str, limit: int = 8, deadline: float | None = None) -> dict[str, list[tuple[str, str]]]:
         prefix = prefix.strip().lower()
         last = languages.words(prefix)
         word = last[-1] if last else prefix
