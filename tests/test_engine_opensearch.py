@@ -260,6 +260,40 @@ def test_a_hung_node_holds_typeahead_and_readyz_no_longer_than_their_bounds(open
         lib.close()
 
 
+def test_one_request_at_a_time_waits_for_a_hung_nodes_stamp(opensearch: Cluster, sample_data: Path) -> None:
+    """Every request (an episode page's cache version too) read the served index's stamp once it was a second old:
+    with a stopped node each waited the stamp's 3 s, so four held every worker and /healthz waited behind them. One
+    reads it now; the others meanwhile answer with the last stamp, or the failure of the last read."""
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": opensearch.url,
+                                          "opensearch_index": "hung-stamp"})
+    engine = open_engine(sample_data, config)
+    with Catalog.in_dir(sample_data) as catalog:
+        engine.sync(CatalogDocuments(catalog), full=True)
+    known = engine.stamp()
+    outcome: list[object] = []
+
+    def read() -> None:
+        try:
+            outcome.append(engine.stamp())
+        except EngineUnavailable as exc:
+            outcome.append(exc)
+
+    with opensearch.nodes[0].paused():
+        time.sleep(1.1)  # (the stamp is no longer fresh)
+        reader = threading.Thread(target=read)
+        reader.start()
+        time.sleep(0.5)  # (the reader waits for the node: 3 s)
+        assert reader.is_alive()
+        assert engine.stamp() == known  # at once, while the reader waits
+        assert reader.is_alive()
+        reader.join(10)
+        assert len(outcome) == 1 and isinstance(outcome[0], EngineUnavailable)
+        with pytest.raises(EngineUnavailable):  # the last read's failure, said by the others too
+            engine.stamp()
+    time.sleep(1.1)
+    assert engine.stamp() == known  # read again with the node back
+
+
 def test_with_the_cluster_down_what_does_not_search_is_still_answered(sample_data: Path) -> None:
     """/similar, an episode's JSON and the shows come from the catalog and the model, not the cluster; with the
     cluster down they were 503s, because the cache's version asked the cluster for its stamp. A search is a 503

@@ -152,6 +152,7 @@ class OpenSearchEngine:
         self._lock = threading.Lock()
         self._stamp: tuple[float, tuple[str, float], str] | None = None  # (read at, stamp, concrete index)
         self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
+        self._reading = False  # a thread is reading the stamp (the others answer with the last one meanwhile)
         self._profiles: tuple[str, list[str]] | None = None
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
         self._expansion_cache: LRU[tuple[Any, ...], expand.Expansion | QueryError] = LRU(EXPANSION_CACHE)
@@ -174,6 +175,14 @@ class OpenSearchEngine:
                 return self._stamp[1], self._stamp[2]
             if self._unavailable is not None and now - self._unavailable[0] < STAMP_SECONDS:
                 raise self._unavailable[1]  # (said again for a second, not asked again by every request)
+            if self._reading and self._stamp is not None:
+                # another thread is reading it: what was last known meanwhile. Until 6 December 2026 every request
+                # read it, so with a stopped node each waited STAMP_TIMEOUT: four held every worker, and /healthz
+                # and the episode pages (which need no cluster) waited 1-2.5 s every few seconds
+                if self._unavailable is not None and self._unavailable[0] >= self._stamp[0]:
+                    raise self._unavailable[1]
+                return self._stamp[1], self._stamp[2]
+            self._reading = True
         wait = min(STAMP_TIMEOUT, self.client.options.timeout)
         try:
             found = self.client.request("GET", f"/_alias/{self.alias}", allow=(404,), timeout=wait)
@@ -187,6 +196,9 @@ class OpenSearchEngine:
             with self._lock:
                 self._unavailable = (time.monotonic(), exc)
             raise
+        finally:
+            with self._lock:
+                self._reading = False
         with self._lock:
             self._stamp = (now, stamp, concrete)
         return stamp, concrete
