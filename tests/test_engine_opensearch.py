@@ -294,6 +294,42 @@ def test_one_request_at_a_time_waits_for_a_hung_nodes_stamp(opensearch: Cluster,
     assert engine.stamp() == known  # read again with the node back
 
 
+def test_did_you_mean_stops_at_the_deadline_on_opensearch(opensearch: Cluster, sample_data: Path) -> None:
+    """"Did you mean" asked the cluster with no deadline: 12 typos made 85 requests one after the other, which ended
+    0.7 s past a 0.3 s deadline (site corpus), and the answer said it was in time. Past the deadline the vocabulary
+    now asks the cluster nothing and knows no word, and a search whose suggestion it cut says ``timed_out``."""
+    from opensearch_node import free_port
+
+    from podsearch.engines.base import EngineQuery
+    from podsearch.engines.opensearch import OpenSearchEngine, OpenSearchVocabulary
+    from podsearch.engines.opensearch.client import ClientOptions
+    from podsearch.engines.spelling import suggestion
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": opensearch.url,
+                                          "opensearch_index": "spelling-deadline"})
+    engine = open_engine(sample_data, config)
+    with Catalog.in_dir(sample_data) as catalog:
+        engine.sync(CatalogDocuments(catalog), full=True)
+    in_time = engine.search(EngineQuery(text="fermentaton", deadline=time.monotonic() + 60))
+    assert in_time.suggestion == "fermentation" and not in_time.timed_out
+    vocabulary = OpenSearchVocabulary(engine, ["en"], deadline=time.monotonic() + 60)
+
+    def found(words: str) -> int:  # (the episodes holding every word: those that say "fermentation")
+        return int("fermentation" in words)
+
+    assert vocabulary.held(["fermentation"])["fermentation"] > 0
+    assert "fermentation" in vocabulary.candidates("fermentaton")
+    assert suggestion("fermentaton", vocabulary, found, None) == "fermentation" and not vocabulary.expired()
+
+    # past the deadline: nothing asked (a cluster that is not there would raise EngineUnavailable), no word known
+    gone = OpenSearchEngine(ClientOptions(urls=(f"http://127.0.0.1:{free_port()}",), retries=0))
+    late = OpenSearchVocabulary(gone, ["en"], deadline=time.monotonic() - 0.001)
+    assert late.expired()
+    assert late.held(["fermentation"]) == {} and late.candidates("fermentaton") == []
+    assert late.languages_of("fermentation") == [] and not late.in_language("fermentation")
+    assert suggestion("fermentaton", late, found, None) == ""
+
+
 def test_with_the_cluster_down_what_does_not_search_is_still_answered(sample_data: Path) -> None:
     """/similar, an episode's JSON and the shows come from the catalog and the model, not the cluster; with the
     cluster down they were 503s, because the cache's version asked the cluster for its stamp. A search is a 503
