@@ -132,14 +132,17 @@ def fresh(path: str) -> str:
     return f"{path}{'&' if '?' in path else '?'}fresh={next(_fresh)}"
 
 
-def single(port: int, pid: int, path: str, runs: int = 3) -> dict[str, object]:
-    """The request alone, ``runs`` times after one to warm: wall and server CPU, each the worst and the median."""
+def single(port: int, pid: int, path: str, runs: int = 3, node_pid: int | None = None) -> dict[str, object]:
+    """The request alone, ``runs`` times after one to warm: wall and server CPU, each the worst and the median
+    (``node_pid``: an OpenSearch node's JVM, whose CPU for the request is given too)."""
     get(port, fresh(path))
-    walls, cpus, status, size, extra = [], [], 0, 0, ""
+    walls, cpus, nodes, status, size, extra = [], [], [], 0, 0, ""
     for _ in range(runs):
         before = cpu(pid)
+        node_before = cpu(node_pid) if node_pid else 0.0
         status, wall, body = get(port, fresh(path))
         cpus.append(cpu(pid) - before)
+        nodes.append(cpu(node_pid) - node_before if node_pid else 0.0)
         walls.append(wall)
         size = len(body)
         try:
@@ -150,7 +153,8 @@ def single(port: int, pid: int, path: str, runs: int = 3) -> dict[str, object]:
         except ValueError:
             pass
     return {"status": status, "bytes": size, "wall_p50": statistics.median(walls), "wall_max": max(walls),
-            "cpu_p50": statistics.median(cpus), "cpu_max": max(cpus), "extra": extra}
+            "cpu_p50": statistics.median(cpus), "cpu_max": max(cpus), "node_cpu_p50": statistics.median(nodes),
+            "node_cpu_max": max(nodes), "extra": extra}
 
 
 def beside(port: int, path: str, clients: int, seconds: float, probe: str, every: float = 0.3) -> dict[str, object]:
@@ -190,6 +194,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--node-pid", type=int, help="an OpenSearch node's JVM: its CPU per request too ('single')")
     ap.add_argument("what", choices=["pages", "single", "beside"])
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--clients", type=int, default=6)
@@ -225,9 +230,11 @@ def main() -> None:
               f"max {max(cpus):.2f}")
     elif a.what == "single":
         for p in a.paths:
-            r = single(a.port, a.pid, p, a.runs)
+            r = single(a.port, a.pid, p, a.runs, a.node_pid)
+            node = f"  node cpu p50 {r['node_cpu_p50']:.2f} max {r['node_cpu_max']:.2f}" if a.node_pid else ""
             print(f"{names.get(p, p[:60]):26} {r['status']} {r['bytes']:>8}B wall p50 {r['wall_p50']:.3f} max "
-                  f"{r['wall_max']:.3f}  cpu p50 {r['cpu_p50']:.2f} max {r['cpu_max']:.2f}  {r['extra']}", flush=True)
+                  f"{r['wall_max']:.3f}  cpu p50 {r['cpu_p50']:.2f} max {r['cpu_max']:.2f}{node}  {r['extra']}",
+                  flush=True)
     else:
         for p in a.paths:
             r = beside(a.port, p, a.clients, a.seconds, a.probe)
