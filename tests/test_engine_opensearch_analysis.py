@@ -39,6 +39,12 @@ SAMPLES = [
     # or, after no letter, nothing; the katakana middle dot breaks words
     ("plain", "ﾒｷｼｺのﾀｺｽとｶﾞｽ代 ﾊﾟﾝﾀﾞ ｳﾞｨ ﾜﾞ カﾞ ｱﾞ 代ﾞ ｶﾞﾞ x ﾞ y ﾟ代 aﾞ トム・クルーズ ｶﾞｽ･ﾀｺ"),
     ("pt", "A somatização e as informações do coração; apresentação"),
+    # the stop words of Snowball's lists (languages.index_stop_words), as Whoosh drops them: después, agora, après
+    # are words
+    ("es", "Después del apagón, además, actualmente, y cómo"),
+    ("pt", "E agora, ali, é o início"),
+    ("fr", "Après la pluie, alors"),
+    ("ro", "Și acum, si acesta"),
 ]
 
 

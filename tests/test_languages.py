@@ -290,15 +290,55 @@ def test_a_word_typed_without_its_accents_finds_it_said_with_them(tmp_path, requ
             assert hits(lib, typed, correct=False) == ["pt-1"], typed
         for typed in ("energia", "tecnologia", "energía", "baterias"):
             assert hits(lib, typed, correct=False) == ["es-1"], typed
-        # (OpenSearch drops "después" as a stop word, with or without accents: its lists are the stop-words
-        # package's, Whoosh's Snowball's, docs/opensearch.md)
-        assert hits(lib, "despues", correct=False) == (["es-1"] if engine == "whoosh" else [])
+        # (on OpenSearch since its schema 10: until then it dropped "después" as a stop word, its lists being the
+        # stop-words package's)
+        assert hits(lib, "despues", correct=False) == ["es-1"]
         assert hits(lib, '"informacoes do coracao"', correct=False) == ["pt-1"]  # at the word's place
         assert hits(lib, '"informações do coração"', correct=False) == ["pt-1"]
         title = lib.search(SearchRequest(q="somatizacao", correct=False)).hits[0].title_html
         assert title == "Como surge a <mark>somatização</mark>", title
         assert hits(lib, "information", correct=False) == ["en-1"]  # (English as before)
         assert hits(lib, "informacao", correct=False) == []  # (the singular is another stem: docs/languages.md)
+
+
+STOPPED_ELSEWHERE = [
+    {"id": "es-2", "show": "Radio", "show_id": "radio", "language": "es", "title": "Después del apagón",
+     "transcript": "Además, actualmente el mundo de la energía nos habla de lo que pasa después."},
+    {"id": "pt-2", "show": "Florais", "show_id": "florais", "language": "pt-BR", "title": "E agora, ali",
+     "transcript": "Agora falamos do início da mudança e de ambos os florais."},
+    {"id": "fr-2", "show": "Matin", "show_id": "matin", "language": "fr", "title": "Après la pluie",
+     "transcript": "Alors, après la pluie vient le beau temps."},
+    {"id": "sv-2", "show": "Kaffe", "show_id": "kaffe", "language": "sv", "title": "Aldrig mer kaffe",
+     "transcript": "Vi dricker alltid kaffe, aldrig te."},
+]
+
+
+def test_both_engines_drop_one_list_of_stop_words_a_language() -> None:
+    """One list a language for both engines (languages.index_stop_words): until 6 December 2026 OpenSearch's were the
+    stop-words package's, Whoosh's Snowball's (Spanish +371 words on OpenSearch, Portuguese +140, French +208)."""
+    from podsearch.engines.opensearch.analysis import profiles, stop_words
+    from podsearch.engines.whoosh.analysis import _Profile
+
+    for key in profiles():
+        assert set(stop_words(key)) == set(_Profile(key).stops) == languages.index_stop_words(key), key
+    assert {"de", "que", "después"} & languages.index_stop_words("es") == {"de", "que"}
+    assert "agora" not in languages.index_stop_words("pt") and "não" in languages.index_stop_words("pt")
+    assert {"si", "și"} & languages.index_stop_words("ro") == {"si"}  # (a list written without accents: Whoosh
+    # stops "și" as "si"; OpenSearch's stop filter reads the word as written: docs/opensearch.md)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_word_that_is_no_snowball_stop_word_is_found_on_both_engines(tmp_path, request, engine: str) -> None:
+    """``despues``, ``agora``, ``apres``, ``aldrig`` find their episode on both engines: until 6 December 2026 OpenSearch's
+    index dropped them as stop words (its schema 10); a function word of Snowball's lists is dropped on both."""
+    with imported_library(STOPPED_ELSEWHERE, engine, request, tmp_path) as lib:
+        for typed, found in (("después", "es-2"), ("despues", "es-2"), ("además", "es-2"), ("actualmente", "es-2"),
+                             ("agora", "pt-2"), ("ali", "pt-2"), ("início", "pt-2"), ("ambos", "pt-2"),
+                             ("après", "fr-2"), ("apres", "fr-2"), ("alors", "fr-2"), ("aldrig", "sv-2"),
+                             ("alltid", "sv-2")):
+            assert hits(lib, typed, correct=False) == [found], typed
+        assert hits(lib, "que", correct=False, language="es") == []  # (a stop word of Snowball's list)
+        assert hits(lib, '"agora falamos"', correct=False) == ["pt-2"]
 
 
 @pytest.mark.parametrize("prefix", ["wärme", "Wärmep", "warme"])

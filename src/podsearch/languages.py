@@ -4,7 +4,8 @@
   ``ro-RO``, ``de-DE``, ``en``); :func:`primary` keeps the language alone (``ro``).
 * :func:`detect` names the language of a text with py3langid (its model ships inside the wheel, nothing is
   downloaded), loaded once per process on first use.
-* :func:`stemmer`, :func:`stop_words` and :data:`SNOWBALL` say how a language is analysed; :func:`profile`
+* :func:`stemmer`, :func:`index_stop_words` (the search index's), :func:`stop_words` (the similarity model's)
+  and :data:`SNOWBALL` say how a language is analysed; :func:`profile`
   groups the languages that are analysed alike; :func:`cjk_bigrams` segments Japanese and Chinese.
 
 Nothing here imports Whoosh: the index (``analysis.py``) and the similarity model both use it.
@@ -352,13 +353,41 @@ def fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+# The stop words the search index drops from English text (and from a query read as English): the usual function
+# words and the fillers of transcripts. One list for both engines.
+SPOKEN_ENGLISH_STOP_WORDS = frozenset("""
+a an and are as at be but by for if in into is it no not of on or such that the their then there these
+they this to was will with i you we he she um uh yeah like so just oh okay ok
+""".split())
+
+
+@lru_cache(maxsize=64)
+def index_stop_words(key: str) -> frozenset[str]:
+    """The stop words the search index drops for an analysis profile (:func:`profile`), both engines: spoken
+    English's for "en", none for "plain" (CJK text is bigrams), else Snowball's list (``stoplists``, as Whoosh and
+    NLTK ship them) or, for a language Snowball has none for (Romanian, Catalan, Polish, ...), the ``stop-words``
+    package's; lower case, as the list writes them and with accents folded (``für`` and ``fur``).
+
+    Snowball's lists are the short ones, function words alone: the ``stop-words`` package's add words a listener
+    searches for (Spanish ``después``, ``además``, ``actualmente``, Portuguese ``agora``, French ``après``), which
+    until 6 December 2026 OpenSearch's index dropped (its schema 10) where Whoosh's kept them.
+    """
+    if key == "en":
+        return SPOKEN_ENGLISH_STOP_WORDS
+    if key == "plain" or key in CJK:
+        return frozenset()
+    from .stoplists import SNOWBALL_STOP_WORDS
+    words = set(SNOWBALL_STOP_WORDS.get(key, ())) or set(package_stop_words(key))
+    return frozenset(words | {fold(w) for w in words})
+
+
 @lru_cache(maxsize=64)
 def stop_words(lang: str) -> frozenset[str]:
     """The function words of a language (the ``stop-words`` package's list), lower case, as the list writes them
     and with accents folded (``für`` and ``fur``); empty for a language without a list and for CJK languages.
 
     The similarity model drops them from an episode in that language. (The search index has its own lists, the
-    Snowball ones: ``engines.whoosh.analysis``.)
+    shorter Snowball ones: :func:`index_stop_words`.)
     """
     code = primary(lang)
     if not code or code in CJK:

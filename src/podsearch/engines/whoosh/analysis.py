@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokenizer, Token, Tokenizer
 from whoosh.lang import stemmer_for_language
-from whoosh.lang.stopwords import stoplists
 from whoosh.support.charset import accent_map
 
 from ... import languages
@@ -106,25 +105,9 @@ def _split(text: str) -> list[str]:
     return out
 
 
-STOP_WORDS = frozenset("""
-a an and are as at be but by for if in into is it no not of on or such that the their then there these
-they this to was will with i you we he she um uh yeah like so just oh okay ok
-""".split())
-
-@lru_cache(maxsize=64)
-def snowball_stop_words(lang: str) -> frozenset[str]:
-    """The stop words the index drops for a language, lower case, as the list writes them and with accents
-    folded (``für`` and ``fur``; Romanian's list has no accents: fold a word before looking it up there); empty
-    for a language without a list.
-
-    The lists are Snowball's (as NLTK and Whoosh ship them) where there is one, else those of the ``stop-words``
-    package (Romanian, Catalan, Polish, ...). CJK languages get none: their text is bigrams.
-    """
-    code = languages.primary(lang)
-    if not code or code in languages.CJK:
-        return frozenset()
-    words = set(stoplists.get("no" if code in {"nb", "nn"} else code, ())) or set(languages.package_stop_words(code))
-    return frozenset(words | {fold(w) for w in words})
+# The index's stop words, one list a language for both engines: languages.index_stop_words (the spoken-English list,
+# Snowball's lists, the stop-words package's where Snowball has none)
+STOP_WORDS = languages.SPOKEN_ENGLISH_STOP_WORDS
 
 
 # A text that starts with MARK + profile + MARK is analysed for that language (``languages.profile``);
@@ -155,7 +138,7 @@ class _Profile:
             self.stops, self.fold_first = STOP_WORDS, True
             self.stemfn: Any = stemmer_for_language("en")
         else:
-            self.stops = snowball_stop_words(key) if key != "plain" else frozenset()
+            self.stops = languages.index_stop_words(key)
             self.stemfn = languages.stemmer(key) if key != "plain" else None
             self.fold_first = False
 
