@@ -45,6 +45,9 @@ SAMPLES = [
     ("pt", "E agora, ali, é o início"),
     ("fr", "Après la pluie, alors"),
     ("ro", "Și acum, si acesta"),
+    # an underscore joins a word, with no parts (as on Whoosh): schema 10
+    ("en", "utm_source=rss OP_RETURN _generics_ foo_bar.baz __init__ a_1 snake_case_words op_return2 _ ___ x_ _y"),
+    ("de", "Die utm_source und über_alles"),
 ]
 
 

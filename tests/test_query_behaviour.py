@@ -931,3 +931,34 @@ def test_a_comparison_sign_before_a_fields_word_is_no_range(client, q: str, same
     sign escaped (all 1,869 site episodes, unbounded and unsaid, where Whoosh found the 13 with "10" in their title)
     until 5 December 2026."""
     assert api(client, q)["total"] == api(client, same)["total"], q
+
+
+UNDERSCORED = [
+    {"id": "links", "show": "Links", "show_id": "links", "language": "en", "title": "Bitcoin scripts",
+     "description": "An OP_RETURN output. Read more: https://example.org/post?utm_source=rss&utm_campaign=feed"},
+    {"id": "said", "show": "Links", "show_id": "links", "language": "en", "title": "Open data",
+     "description": "Where the data comes from: the source of every return we read, a campaign."},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_underscore_joins_a_word_on_both_engines(tmp_path, request, engine: str) -> None:
+    """A word joined by an underscore is one word, without parts, on both engines (Whoosh: a word character): until
+    6 December 2026 OpenSearch's word_delimiter_graph split it, so ``source`` found every episode linking with
+    ``utm_source=`` (6 more site episodes than on Whoosh) and ``return`` every one saying OP_RETURN."""
+    from conftest import imported_library
+
+    from podsearch.requests import SearchRequest
+
+    def hits(q: str) -> list[str]:
+        return sorted(h.id for h in lib.search(SearchRequest(q=q, per_page=20, correct=False)).hits)
+
+    with imported_library(UNDERSCORED, engine, request, tmp_path) as lib:
+        assert hits("source") == ["said"]
+        assert hits("return") == ["said"]
+        assert hits("campaign") == ["said"]
+        assert hits("utm_source") == ["links"]
+        assert hits("op_return") == ["links"]
+        assert hits('"op_return output"') == ["links"]
+        assert hits('"utm_source rss"') == ["links"]
+        assert hits("utm") == []

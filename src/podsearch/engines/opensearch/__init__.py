@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 # words ("AT&T" is "at.t": sp_ampersand); 9: an accented word of another language than English also as the stem of it
 # written without accents (analysis, sp_unaccented: "somatizacao" finds "somatização", as on Whoosh since its schema 12)
 # 10: the stop words of the other languages are those the Whoosh index drops, Snowball's lists (languages.index_stop_words:
-# "despues", "agora" found nothing; until then the stop-words package's, twice as long in Spanish, French, Swedish...)
+# "despues", "agora" found nothing; until then the stop-words package's, twice as long in Spanish, French, Swedish...),
+# and an underscore joins a word as on Whoosh ("utm_source" has no parts: "source" found the links' "utm_source=")
 SCHEMA_VERSION = "10"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields

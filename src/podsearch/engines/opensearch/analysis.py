@@ -55,7 +55,8 @@ _DOT_START = rf"(?:{languages.OPENING_DOT})?"
 # (the katakana middle dot, "トム・クルーズ", is in the kana's block but breaks words, as punctuation does)
 WORD = re.compile(rf"(?!\u30fb)[{_CJK}{_EMOJI}]|{_DOT_START}{_W}+(?:{_JOIN}{_W}+)*{_SYMBOL_END}?")
 SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
-PARTS = re.compile(rf"[^\W_](?:[^\W_]|[{languages.MARKS}])*")  # (word_delimiter_graph reads a mark as a letter)
+# (word_delimiter_graph reads a mark as a letter, and an underscore: its type_table, schema 10)
+PARTS = re.compile(rf"\w(?:\w|[{languages.MARKS}])*")
 # WORD for a text of ASCII alone (most transcripts' segments): no CJK or emoji to rule out letter by letter
 _ASCII_PLAIN = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)\w+)*" + _SYMBOL_END + "?",
                           re.ASCII)
@@ -106,7 +107,10 @@ def analysis_settings() -> dict[str, Any]:
     filters: dict[str, Any] = {
         "sp_parts": {"type": "word_delimiter_graph", "preserve_original": True, "split_on_case_change": False,
                      "split_on_numerics": False, "stem_english_possessive": False, "generate_number_parts": True,
-                     "generate_word_parts": True, "catenate_all": False, "adjust_offsets": False},
+                     "generate_word_parts": True, "catenate_all": False, "adjust_offsets": False,
+                     # an underscore joins as a letter does, as on Whoosh ("utm_source", "op_return" one word, no
+                     # parts: until schema 10 "source" found the links' "utm_source=")
+                     "type_table": ["_ => ALPHANUM"]},
         "sp_bigrams": {"type": "cjk_bigram", "ignored_scripts": ["hangul"], "output_unigrams": False},
         "sp_fold": {"type": "asciifolding", "preserve_original": False},
         # (other Snowball languages, index only) an accented word folded before the stemmer too, beside itself, and
@@ -223,7 +227,8 @@ class PythonAnalyzer:
         if out is None:
             if len(self._cache) > 100_000:
                 self._cache.clear()
-            pieces = [(word, 0, len(word))]
+            # (a run of underscores alone is no word to the standard tokenizer)
+            pieces = [(word, 0, len(word))] if word.strip("_") else []
             if self.parts and not word.isalnum():
                 pieces += [(m.group(0), m.start(), m.end()) for m in PARTS.finditer(word) if m.group(0) != word]
             found = []

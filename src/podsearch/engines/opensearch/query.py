@@ -197,7 +197,7 @@ _QUOTED = re.compile(r'(?<!\\)"(?:[^"\\]|\\.)*"')
 # episodes on OpenSearch, 32 on Whoosh); read as the phrase of its parts, which holds the word written so (33). Not
 # in an address ("bitcoin.org/en"), nor fuzzy or a pattern.
 _SLASHED = re.compile(r"(?<![\w.\\])(\w+(?:\\/\w+)+)(?![\w\\~*?]|\.\w)")
-_JOINED = re.compile(r"(?<=\w)[._:](?=\w)")
+_JOINED = re.compile(r"(?<=\w)[.:](?=\w)")  # (not an underscore: a word of the index, schema 10)
 # A run of Japanese or Chinese characters typed as a word (after a space, a bracket, a field or a sign; before a
 # space or a bracket): not one fuzzy, boosted or joined to other letters
 _CJK_WORD = re.compile(rf"(?:(?<=[\s(:+\-])|^)({languages.CJK_RUN.pattern})(?=[\s)]|$)")
