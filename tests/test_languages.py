@@ -301,6 +301,19 @@ def test_a_word_typed_without_its_accents_finds_it_said_with_them(tmp_path, requ
         assert hits(lib, "informacao", correct=False) == []  # (the singular is another stem: docs/languages.md)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_prefix_typed_without_accents_lists_the_accented_words(tmp_path, request, engine: str) -> None:
+    """``somatizac*`` lists ``somatização`` on both engines: Whoosh's prefix reads the index's stems, which hold the word
+    written without accents (``somatizaca``); until 6 December 2026 OpenSearch listed the words beginning with the
+    letters as written (its ``wordlist`` kept accents, schema 10 folds it), and found nothing."""
+    with imported_library(UNACCENTED, engine, request, tmp_path) as lib:
+        for typed in ("somatizac*", "somatiz*", "informaco*", "apresentac*", "tecnolog*", "bater*"):
+            assert hits(lib, typed, correct=False) == (["es-1"] if typed[0] in "tb" else ["pt-1"]), typed
+        title = lib.search(SearchRequest(q="somatizac*", correct=False)).hits[0].title_html
+        assert title == "Como surge a <mark>somatização</mark>", title
+        assert hits(lib, "heat*", correct=False) == ["en-1"]
+
+
 STOPPED_ELSEWHERE = [
     {"id": "es-2", "show": "Radio", "show_id": "radio", "language": "es", "title": "Después del apagón",
      "transcript": "Además, actualmente el mundo de la energía nos habla de lo que pasa después."},

@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 # written without accents (analysis, sp_unaccented: "somatizacao" finds "somatização", as on Whoosh since its schema 12)
 # 10: the stop words of the other languages are those the Whoosh index drops, Snowball's lists (languages.index_stop_words:
 # "despues", "agora" found nothing; until then the stop-words package's, twice as long in Spanish, French, Swedish...),
-# and an underscore joins a word as on Whoosh ("utm_source" has no parts: "source" found the links' "utm_source=")
+# and an underscore joins a word as on Whoosh ("utm_source" has no parts: "source" found the links' "utm_source="),
+# and the wordlist folded ("somatizac*" lists "somatizacao": the words kept their accents and it listed none)
 SCHEMA_VERSION = "10"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
@@ -128,7 +129,10 @@ def document_body(doc: Any) -> dict[str, Any]:
         "person_key": facets["person"], "year": facets["year"], "analysis": key, "order": listing_key(doc.id, doc.number),
         text_field("title", key): doc.title, text_field("show", key): doc.show, text_field("persons", key): persons,
         text_field("notes", key): doc.notes, text_field("transcript", key): doc.transcript,
-        "words": " ".join(every), "wordlist": every,
+        # the words listed for a pattern folded, as the index holds them (an accented word also as its stem written without
+        # accents, as on Whoosh, whose prefix reads the stems): "somatizac*" lists
+        # "somatizacao" (schema 10; "somatização" did not begin with the letters typed, and nothing was marked)
+        "words": " ".join(every), "wordlist": list(dict.fromkeys(map(fold, every))),
         "vocab": list(dict.fromkeys(_WORD.findall(languages.lower(" ".join((doc.title, doc.show, persons, doc.notes)))))),
     }
     if doc.language:
