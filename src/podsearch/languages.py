@@ -13,6 +13,7 @@ Nothing here imports Whoosh: the index (``analysis.py``) and the similarity mode
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -371,6 +372,12 @@ def index_stop_words(key: str) -> frozenset[str]:
     Snowball's lists are the short ones, function words alone: the ``stop-words`` package's add words a listener
     searches for (Spanish ``después``, ``además``, ``actualmente``, Portuguese ``agora``, French ``après``), which
     until 6 December 2026 OpenSearch's index dropped (its schema 10) where Whoosh's kept them.
+
+    Whoosh's index also drops a word whose accents folded make a listed word (``analysis._Profile``); OpenSearch's stop
+    filter reads a word as written. So that the two drop the same words of a language's text, the list also holds
+    such spellings: the ``stop-words`` package's words of that kind (Spanish ``cómo``, Portuguese ``é``), and a list
+    written without accents spelled with the language's letters as well (Romanian ``și``, ``să``, ``în``: ``ACCENTED``).
+    Whoosh drops all of these already (its index is unchanged).
     """
     if key == "en":
         return SPOKEN_ENGLISH_STOP_WORDS
@@ -378,7 +385,27 @@ def index_stop_words(key: str) -> frozenset[str]:
         return frozenset()
     from .stoplists import SNOWBALL_STOP_WORDS
     words = set(SNOWBALL_STOP_WORDS.get(key, ())) or set(package_stop_words(key))
-    return frozenset(words | {fold(w) for w in words})
+    words |= {fold(w) for w in words}
+    words |= {w for w in package_stop_words(key) if fold(w) in words}
+    return frozenset(words | _respelled(words, ACCENTED.get(key, "")))
+
+
+# The accented letters of a language whose stop list is written without them (the stop-words package's Romanian)
+ACCENTED = {"ro": "ăâîșşțţ"}
+
+
+def _respelled(words: set[str], letters: str) -> set[str]:
+    """Every spelling of ``words`` with any of ``letters`` in place of the letter it folds to (``si`` -> ``și``,
+    ``şi``)."""
+    if not letters:
+        return set()
+    options: dict[str, list[str]] = {}
+    for c in letters:
+        options.setdefault(fold(c), [fold(c)]).append(c)
+    out: set[str] = set()
+    for w in words:
+        out.update("".join(p) for p in itertools.product(*(options.get(ch, [ch]) for ch in w)))
+    return out
 
 
 @lru_cache(maxsize=64)
