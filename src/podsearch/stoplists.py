@@ -4,6 +4,10 @@ Copied from Whoosh 2.7's ``whoosh.lang.stopwords`` (which took them from Postgre
 ones NLTK ships too; Snowball and Whoosh: BSD licences), so that both engines read the same lists without the
 OpenSearch engine importing Whoosh. English is not here: the index drops a list of spoken English of its own
 (``languages.SPOKEN_ENGLISH_STOP_WORDS``). The words are as the lists write them, lower case, in the lists' order.
+
+The lists' notices, as their BSD licences ask: Snowball, Copyright (c) 2001, Dr Martin Porter; Copyright (c) 2004,
+2005, Richard Boulton; Copyright (c) 2013, Yoshiki Shibukawa; Copyright (c) 2006, 2007, 2009, 2010, 2011, 2014-2019,
+Olly Betts (BSD 3-clause: https://snowballstem.org/license.html). Whoosh, Copyright 2007 Matt Chaput (BSD 2-clause).
 """
 
 SNOWBALL_STOP_WORDS: dict[str, tuple[str, ...]] = {
