@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -278,3 +278,27 @@ def live_server(sample_data: Path) -> Iterator[LiveServer]:
     server = start_server(sample_data)
     yield server
     server.stop()
+
+
+class ListedTimes:
+    """``web.views.Times`` of a list of every segment's start (what the episode page read until 6 December 2026): the
+    reference the catalog's reads (``web.views.LibraryTimes``) are checked against."""
+
+    def __init__(self, starts: Sequence[float | None]) -> None:
+        self.all = list(starts)
+
+    def count(self) -> int:
+        return len(self.all)
+
+    def playing(self, t: float) -> int:
+        current = -1
+        for i, start in enumerate(self.all):
+            if start is not None and int(start) <= t and (current < 0 or int(start) != int(self.all[current] or 0)):
+                current = i
+        return current
+
+    def starts(self, first: int, stop: int) -> list[float | None]:
+        return self.all[first:stop]
+
+    def seconds_before(self, first: int, seconds: set[int]) -> set[int]:
+        return {int(s) for s in self.all[:max(0, first)] if s is not None} & seconds

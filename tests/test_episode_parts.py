@@ -151,11 +151,13 @@ def test_a_page_reads_the_times_of_its_own_part_only(server) -> None:
     transcript of 300,000 cues, whichever part was asked): it reads the times of its part (and the one before it),
     and asks SQLite which paragraph plays at ``t`` and which seconds were said before the part. The rows, anchors,
     part and paragraph playing are those read from every start (``ListedTimes``), times that go back included."""
+    from conftest import ListedTimes
+
     from podsearch.config import load_config
     from podsearch.service import Library
     from podsearch.web import create_app
     from podsearch.web.context import EXTENSION
-    from podsearch.web.views import LibraryTimes, ListedTimes, transcript_rows
+    from podsearch.web.views import LibraryTimes, transcript_rows
 
     app = create_app(load_config({"data": str(server.data)}, environ={}), {"TESTING": True})
     client = app.test_client()

@@ -225,8 +225,10 @@ def test_a_moment_links_the_paragraph_it_quotes(site_lib: Library, q: str) -> No
     """The page's transcript gives paragraphs that start in one second ids of their own (``t255``, ``t255-15``);
     a moment linked ``#t255``, the first of them, where 15 paragraphs of an HTML transcript shared 16:06. A moment
     of a transcript without times had no link at all (every Bitcoin show)."""
+    from conftest import ListedTimes
+
     from podsearch.follow import plain
-    from podsearch.web.views import ListedTimes, transcript_rows
+    from podsearch.web.views import transcript_rows
 
     moments = [(h.id, m) for h in site_lib.search(SearchRequest(q=q, per_page=20)).hits for m in h.moments]
     assert moments

@@ -540,7 +540,8 @@ class Catalog:
     def segment_playing(self, episode_id: str, t: float) -> int:
         """The place of the segment playing at second ``t`` (-1: none starts by then): the first of those that start
         in the latest whole second at or before ``t``, read in the order of the transcript (one whose times go back
-        counts the last such run), as ``web.views.ListedTimes.playing`` reads a list; three aggregates in SQLite."""
+        counts the last such run), as the tests' ``ListedTimes.playing`` (conftest.py) reads a list; three aggregates
+        in SQLite."""
         sec = "CAST(start AS INTEGER)"  # (truncated as Python's int() is)
         where = f"episode_id = ? AND start IS NOT NULL AND {sec} <= ?"
         last = self.db.execute(f"SELECT MAX(seq) FROM segments WHERE {where}", (episode_id, t)).fetchone()[0]

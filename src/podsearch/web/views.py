@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from flask import Blueprint, render_template, request, url_for
@@ -173,30 +173,6 @@ class LibraryTimes:
 
     def seconds_before(self, first: int, seconds: set[int]) -> set[int]:
         return self.lib.segment_seconds_before(self.id, first, seconds)
-
-
-class ListedTimes:
-    """:class:`Times` of a list of every segment's start (what the page read until 6 December 2026; the reference
-    the catalog's reads are checked against)."""
-
-    def __init__(self, starts: Sequence[float | None]) -> None:
-        self.all = list(starts)
-
-    def count(self) -> int:
-        return len(self.all)
-
-    def playing(self, t: float) -> int:
-        current = -1
-        for i, start in enumerate(self.all):
-            if start is not None and int(start) <= t and (current < 0 or int(start) != int(self.all[current] or 0)):
-                current = i
-        return current
-
-    def starts(self, first: int, stop: int) -> list[float | None]:
-        return self.all[first:stop]
-
-    def seconds_before(self, first: int, seconds: set[int]) -> set[int]:
-        return {int(s) for s in self.all[:max(0, first)] if s is not None} & seconds
 
 
 def transcript_rows(times: Times, t: float | None, part: int | None,
