@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "opensearch"
 LAUNCHER = PROJECT / "target" / "opensearch-launcher.jar"
-HEAP = os.environ.get("OPENSEARCH_TEST_HEAP", "512m")
+HEAP = os.environ.get("OPENSEARCH_TEST_HEAP", "768m")
 
 _running: set[Node] = set()
 
