@@ -38,8 +38,14 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 
 def site_feeds(site: Path = SITE, shows: list[str] | None = None) -> list[Path]:
+    """The site corpus's feed files (of ``shows`` only, when given); none is an error (a wrong ``--site`` or
+    ``--shows`` gave an empty corpus, and the synthetic corpora drawn from it failed far from the cause)."""
     feeds = sorted((site / "feeds").glob("*.xml"))
-    return [f for f in feeds if shows is None or f.stem in shows]
+    chosen = [f for f in feeds if shows is None or f.stem in shows]
+    if not chosen:
+        raise SystemExit(f"no site corpus feeds in {site / 'feeds'}" + (f" named {', '.join(shows)}" if shows else "")
+                         + " (give the corpus folder with --site)")
+    return chosen
 
 
 def write_config(path: Path, data_dir: Path, feeds: list[Path]) -> Path:

@@ -129,3 +129,16 @@ def test_profile_buckets_take_the_innermost_named_frame(monkeypatch: pytest.Monk
     assert bucket_of(web) == OUTSIDE
     counted = shares(f"{scoring} 3\n{web} 1\n")
     assert counted["samples"] == 4 and counted["buckets"][OUTSIDE] == {"samples": 1, "share": 0.25}
+
+
+def test_a_site_folder_without_feeds_is_a_clear_error(tmp_path: Path) -> None:
+    """A wrong ``--site`` (or ``--shows``) ingested nothing, cached an empty corpus, and failed later in the
+    resampling with "empty range for randrange()"; it is now said at once, and nothing is cached."""
+    work = tmp_path / "work"
+    done = subprocess.run([sys.executable, "-m", "bench.run", "--corpus", "60", "--site", str(tmp_path / "nowhere"),
+                           "--steps", "build", "--work", str(work), "--results", str(tmp_path / "r.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert f"no site corpus feeds in {tmp_path / 'nowhere' / 'feeds'}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (work / "site.jsonl").exists()
