@@ -373,11 +373,13 @@ def index_stop_words(key: str) -> frozenset[str]:
     searches for (Spanish ``después``, ``además``, ``actualmente``, Portuguese ``agora``, French ``après``), which
     until 6 December 2026 OpenSearch's index dropped (its schema 10) where Whoosh's kept them.
 
-    Whoosh's index also drops a word whose accents folded make a listed word (``analysis._Profile``); OpenSearch's stop
-    filter reads a word as written. So that the two drop the same words of a language's text, the list also holds
-    such spellings: the ``stop-words`` package's words of that kind (Spanish ``cómo``, Portuguese ``é``), and a list
-    written without accents spelled with the language's letters as well (Romanian ``și``, ``să``, ``în``: ``ACCENTED``).
-    Whoosh drops all of these already (its index is unchanged).
+    Both engines read a word of these languages against the list as written (lower case, before its accents are
+    folded): Swedish ``år`` (year) is a word where ``är`` (is) is a stop word, Dutch ``één`` (one) where ``een`` (a) is,
+    Spanish ``dónde`` where ``donde`` is (until 6 December 2026, its schema 14, Whoosh's index also dropped a word whose
+    folded spelling was listed, and OpenSearch's kept it). So the list spells each word as it is written and typed:
+    as listed, without its accents (``fur`` for ``für``, what a reader typing without accents asks for), the
+    ``stop-words`` package's accented spellings of a listed word (Spanish ``cómo``, Portuguese ``é``, "is"), and a list
+    written without accents with the language's letters as well (Romanian ``și``, ``să``, ``în``: ``ACCENTED``).
     """
     if key == "en":
         return SPOKEN_ENGLISH_STOP_WORDS

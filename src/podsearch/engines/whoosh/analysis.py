@@ -123,7 +123,10 @@ def mark(key: str, text: str) -> str:
 class _Profile:
     """How one language is analysed: its stop words, its stemmer and whether accents are folded before
     stemming (English, as it always was) or after (the Snowball stemmers of other languages read accents:
-    German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``)."""
+    German ``Häuser`` -> ``haus``, Romanian ``cărțile`` -> ``cărț`` -> ``cart``). In the other languages a word is a
+    stop word as written, before its accents are folded (as OpenSearch's stop filter reads it): until schema 14 Whoosh
+    also dropped a word whose folded spelling was listed, Swedish ``år`` (year) as ``är`` (is), Dutch ``één`` (one) as
+    ``een`` (a), Spanish ``dónde`` as ``donde``."""
 
     __slots__ = ("key", "stops", "stemfn", "fold_first", "cache", "unaccented", "words", "sizes", "places")
 
@@ -260,7 +263,6 @@ class SpokenAnalyzer(Tokenizer):
         stops = prof.stops
         cache = prof.cache
         fold_first = prof.fold_first
-        folded_stops = not fold_first and bool(stops)
         stem = self.stem
         # the index also holds an accented word's stem as written without its accents (other Snowball languages)
         unaccented = stem and not query and not fold_first and prof.stemfn is not None
@@ -280,10 +282,10 @@ class SpokenAnalyzer(Tokenizer):
                 joined = len(words) > 1 and not HAS_CJK.search(raw)  # the whole word, then its parts
             held = False  # the whole word's position, not passed yet: its first part stands there too
             for i, word in enumerate(words):
-                # a list written without accents (Romanian's) also stops the accented word ("și" = "si")
+                # a stop word as the list spells it, before its accents are folded (schema 14): Swedish "år" (year)
+                # is a word, "är" (is) a stop word; the lists also spell their words without accents and Romanian's
+                # with its letters ("și"): languages.index_stop_words
                 stopped = word in stops
-                if folded_stops and not stopped and not word.isascii():
-                    stopped = fold(word) in stops
                 at = pos
                 if joined and i == 0:
                     held = True

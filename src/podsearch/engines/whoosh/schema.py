@@ -22,8 +22,10 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # full-width letters as ASCII (languages.narrow: "ﾀｺ" is "タコ", as OpenSearch's cjk_width reads it); 12: an accented
 # word of another Snowball language also as the stem of it written without accents (analysis.SpokenAnalyzer.
 # _unaccented: "informacoes"); 13: a word holds the combining marks after its letters (languages.MARKS: Hindi
-# "क्या" is one word, not "क" and "य"; so every Indic script, Thai, Hebrew with points, an accent written apart)
-SCHEMA_VERSION = "13"
+# "क्या" is one word, not "क" and "य"; so every Indic script, Thai, Hebrew with points, an accent written apart);
+# 14: a word of another language than English is a stop word as the list spells it, before its accents are folded
+# (analysis._Profile, as on OpenSearch: Swedish "år" (year) is kept where "är" (is) is dropped; "dónde", "één")
+SCHEMA_VERSION = "14"
 
 
 def make_schema(lang: str = "") -> Schema:
