@@ -314,6 +314,30 @@ def test_a_prefix_typed_without_accents_lists_the_accented_words(tmp_path, reque
         assert hits(lib, "heat*", correct=False) == ["en-1"]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_prefix_typed_with_its_accents_finds_and_marks_what_the_bare_prefix_does(tmp_path, request, engine: str) -> None:
+    """``somatizaç*`` finds and marks ``somatização`` as ``somatizac*`` does, on both engines: until 6 December 2026
+    OpenSearch listed the words beginning with the letters as typed, where its word list is folded, so it listed none
+    and searched the part as typed (which its node folds, and found) but marked nothing (Whoosh reads a pattern's
+    letters with the field's analysis, stemmed: the Portuguese stemmer read ``conteú`` as it is and ``conteu`` as
+    ``cont``, so ``conteú*`` found what ``conteu*`` found on OpenSearch alone)."""
+    said = [{"id": "pt-4", "show": "Histórias", "show_id": "historias", "language": "pt-BR", "title": "Contar histórias",
+             "transcript": "Vamos contar histórias."},
+            {"id": "pt-5", "show": "Histórias", "show_id": "historias", "language": "pt-BR", "title": "O conteúdo do curso",
+             "transcript": "Falamos do conteúdo."}]
+    with imported_library(UNACCENTED + said, engine, request, tmp_path) as lib:
+        found = sorted(hits(lib, "conteú*", correct=False))
+        assert found == sorted(hits(lib, "conteu*", correct=False)) and "pt-5" in found, found
+        for typed, bare in (("somatizaç*", "somatizac*"), ("informaçõ*", "informaco*"), ("apresentaç*", "apresentac*"),
+                            ("coraç*", "corac*"), ("experiênc*", "experienc*")):
+            assert hits(lib, typed, correct=False) == hits(lib, bare, correct=False) == ["pt-1"], typed
+            title = lib.search(SearchRequest(q=f"florais {typed}", correct=False)).hits[0]
+            assert "<mark>" in title.title_html + title.snippet, (typed, title.title_html, title.snippet)
+        title = lib.search(SearchRequest(q="somatizaç*", correct=False)).hits[0].title_html
+        assert title == "Como surge a <mark>somatização</mark>", title
+        assert hits(lib, "florais -somatizaç*", correct=False) == hits(lib, "florais -somatizac*", correct=False) == []
+
+
 STOPPED_ELSEWHERE = [
     {"id": "es-2", "show": "Radio", "show_id": "radio", "language": "es", "title": "Después del apagón",
      "transcript": "Además, actualmente el mundo de la energía nos habla de lo que pasa después y cómo."},

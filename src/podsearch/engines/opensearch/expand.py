@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from .. import expansions
 from ..querytext import FIELD_ALIASES, SEARCH_FIELDS, lenient
-from .analysis import python_analyzer
+from .analysis import fold, python_analyzer
 
 # A word with a wildcard (not at its start: refused before), or a range of words, outside quotes; a field's name
 # (title:kube*) and a sign (-kube*) before it are kept as they are. A date range (published:) is not words.
@@ -89,25 +89,29 @@ def _excluded(m: re.Match[str]) -> bool:
 
 
 def _part(m: re.Match[str]) -> Part | None:
+    """The part ``m`` matched, its letters folded as the index's words and stems are (``somatizaç*`` is
+    ``somatizac*``: until 6 December 2026 it listed no word, so it was searched as typed, which the node folds and
+    finds, and its words were not marked), as typed when shown."""
     field = m.group("lead").lstrip("+-!").rstrip(":").lower()
     excluded = _excluded(m)
     short = bool(field) and field != "transcript"
     scope = f"{field}:" if short else ""
     if m.group("word"):
-        word = m.group("word").lower()
+        shown = m.group("word").lower()
+        word = fold(shown)
         literal = re.split(r"[*?]", word, maxsplit=1)[0]
         if "?" not in word and word.endswith("*") and word.count("*") == 1:
-            return Part(scope + word, word, literal, lambda stem: stem.startswith(literal), short=short,
+            return Part(scope + word, shown, literal, lambda stem: stem.startswith(literal), short=short,
                         excluded=excluded)
         pattern = re.compile("".join({"*": ".*", "?": "."}.get(c, re.escape(c)) for c in word) + r"\Z")
-        return Part(scope + word, word, literal, lambda stem: pattern.match(stem) is not None, short=short,
+        return Part(scope + word, shown, literal, lambda stem: pattern.match(stem) is not None, short=short,
                     excluded=excluded)
     ends = _RANGE_ENDS.fullmatch(m.group("range"))
     if ends is None:
         return None
     opening, low, high, closing = ends.groups()
-    low = "" if low in (None, "*") else low.lower()
-    high = "" if high in (None, "*") else high.lower()
+    low = "" if low in (None, "*") else fold(low.lower())
+    high = "" if high in (None, "*") else fold(high.lower())
     if low and high and low > high:
         low, high = high, low
     shown = f"{opening}{low or '*'} TO {high or '*'}{closing}"  # (as typed: "{" and "}" leave the end out)

@@ -14,13 +14,17 @@ from whoosh.qparser import (
     MultifieldPlugin,
     OrGroup,
     PlusMinusPlugin,
+    PrefixPlugin,
     QueryParser,
+    WildcardPlugin,
     syntax,
 )
 from whoosh.qparser.dateparse import DateParserPlugin
+from whoosh.qparser.plugins import Plugin
 from whoosh.query import AndNot, Not, NullQuery, Or, Phrase, Require, Term
 
 from ...errors import QueryError
+from ...languages import fold
 from ..querytext import (
     FIELD_ALIASES,
     MAX_QUERY_LENGTH,
@@ -96,7 +100,28 @@ def _parser(key: str, relaxed: bool, ranking: Ranking) -> QueryParser:
     parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
     parser.add_plugin(DateParserPlugin(free=False))
     parser.add_plugin(FuzzyTermPlugin())  # word~, word~2, word~2/3 (edits / letters kept as typed): bounds.py
+    parser.add_plugin(FoldedPatterns())
     return parser
+
+
+class FoldedPatterns(Plugin):
+    """A pattern's letters (``somatizaç*``, ``caf?``, ``[é TO f]``) read without their accents, as the bare letters
+    are: the field's analysis reads a pattern's letters as a word, stemmed, and the Snowball stemmers read an accented
+    ending apart (Portuguese ``conteú*`` was ``conteu*``, 7 feeds' episodes, where ``conteu*`` is ``cont*``, 47; on
+    OpenSearch, ``expand._part``, the listed words are folded)."""
+
+    def filters(self, parser: Any) -> list[tuple[Any, int]]:
+        return [(self._fold, 1000)]  # (after the wildcard plugin's: its prefix nodes are made by then)
+
+    def _fold(self, parser: Any, group: Any) -> Any:
+        for node in group:
+            if isinstance(node, syntax.GroupNode):
+                self._fold(parser, node)
+            elif isinstance(node, (WildcardPlugin.WildcardNode, PrefixPlugin.PrefixNode)):
+                node.text = fold(node.text)
+            elif type(node) is syntax.RangeNode:  # (a range of words; the dates' are read apart)
+                node.start, node.end = (fold(v) if isinstance(v, str) else v for v in (node.start, node.end))
+        return group
 
 
 class QueryFields(FieldsPlugin):
