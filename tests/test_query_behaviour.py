@@ -962,3 +962,32 @@ def test_an_underscore_joins_a_word_on_both_engines(tmp_path, request, engine: s
         assert hits('"op_return output"') == ["links"]
         assert hits('"utm_source rss"') == ["links"]
         assert hits("utm") == []
+
+
+YEARS = [
+    {"id": "apart", "show": "Rocks", "show_id": "rocks", "language": "en", "title": "A year of volcanoes",
+     "description": "What erupted in 2020, and the lava since."},
+    {"id": "together", "show": "Rocks", "show_id": "rocks", "language": "en", "title": "The year 2020 in volcanoes",
+     "description": "Lava and ash."},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_comparison_sign_after_a_name_that_is_no_field_is_no_part_of_the_word(tmp_path, request, engine: str) -> None:
+    """``year:>2020`` is ``year:2020``, the words year and 2020 wherever each is said, as ``year >2020`` is, on both
+    engines: until 6 December 2026 the sign kept ``year:>2020`` one word, which Whoosh read as two words said in one
+    field (232 site episodes against 240)."""
+    from conftest import imported_library
+
+    from podsearch.requests import SearchRequest
+
+    def hits(q: str) -> list[str]:
+        return sorted(h.id for h in lib.search(SearchRequest(q=q, per_page=20, correct=False)).hits)
+
+    with imported_library(YEARS, engine, request, tmp_path) as lib:
+        assert hits("year 2020") == hits("year >2020") == hits("year:2020") == ["apart", "together"]
+        for typed in ("year:>2020", "year:>=2020", "year:<2020", "year:<=2020", "year:=2020", "Year:>2020"):
+            assert hits(typed) == ["apart", "together"], typed
+            notes = lib.search(SearchRequest(q=typed, correct=False)).notes
+            assert any(note.lower().startswith("year: is no field") for note in notes), (typed, notes)
+        assert hits("volcanoes foo:>lava") == hits("volcanoes foo lava") == ["apart", "together"]
