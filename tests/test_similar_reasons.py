@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import unicodedata
@@ -10,8 +11,10 @@ from pathlib import Path
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from podsearch import languages
+from podsearch.catalog import Catalog
 from podsearch.generations import Generations
-from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, features, signals
+from podsearch.reindex import import_lines
+from podsearch.similar import EpisodeFields, ModelParams, SimilarModel, episode_texts, features, runs, signals
 from podsearch.similar.reasons import BATCH, GENERAL_WORDS, Row, general_words, is_general
 
 
@@ -455,7 +458,86 @@ def test_a_word_said_only_in_a_sponsor_read_is_no_reason(tmp_path: Path):
                          [f"watchtowers lightning network {SPONSOR} watchtowers"], ["en"], [""])
     folded = loaded.fold_in(late, "digest")
     assert "watchtowers" in _wide(folded, "e24", "e0") and not ads & set(_wide(folded, "e24", "e0"))
+    # the catalog's episodes are read a segment a line
+    lines = ["Ok, on to the news.", "It's now time for sponsored news!", *ITEMS[0].split("\n"),
+             "[Watchtowers](https://example.org/w)", "Lightning watchtowers again."]
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps({"id": "n1", "show": "News", "title": "News #1", "segments": [
+        {"start": float(i), "text": text} for i, text in enumerate(lines)]}) + "\n", encoding="utf-8")
+    with Catalog.in_dir(tmp_path / "data") as catalog:
+        import_lines(catalog, export)
+        transcript = episode_texts(catalog).transcripts[0]
+    words = [w.decode() for w in runs._words(transcript)]
+    [(a, b)] = runs.sponsored_sections(transcript)
+    assert words[a:a + 2] == ["it", "s"] and words[b:] == ["watchtowers", "https", "example", "org", "w", "lightning",
+                                                           "watchtowers", "again"], words[a:]
     assert "watchtowers" in _wide(folded, "e0", "e24") and not ads & set(_wide(folded, "e0", "e24"))
+
+
+
+# Two weeks' sponsored items, each a new text (no run), between the news items' headings (lines: a transcript's
+# segments), the second closed by a thanks
+ITEMS = ("[Zorblax ships quantum payroll](https://zorblax.example/blog/payroll)\n"
+         "Zorblax just published how their quantum ledger runs payroll for a thousand teams.\n"
+         "Read the zorblax recap at zorblax.example, or follow the link in the newsletter.",
+         "[Why payroll ledgers stall](https://zorblax.example/blog/stall)\n"
+         "The Zorblax team measured ledger stalls in quantum payroll clusters and wrote it all up.\n"
+         "Thanks to Zorblax for sponsoring this week's news.")
+
+
+def _section(announce: str, topical: bool = False) -> EpisodeFields:
+    """:func:`_fields` with a sponsored item in e0 and e1, announced by ``announce`` ("" none), then a news item
+    (``topical``: about zorblax too)."""
+    fields = _fields()
+    after = "Zorblax sharding broke our payroll again. " * 2 if topical else "Lightning watchtowers again. "
+    for i, item in ((0, ITEMS[0]), (1, ITEMS[1])):
+        fields.transcripts[i] += (f"\nOk, on to the news.\n{announce}\n{item}\n"
+                                  f"[Watchtowers, again](https://example.org/{i})\n{after}")
+    return fields
+
+
+def test_a_word_said_only_in_a_sponsored_section_is_no_reason(tmp_path: Path):
+    """Issue 16: Changelog News's "Sponsored News" item is a new text each week, so no run of words repeats it, and
+    "depot" (42), "retool" (18), "sentry", "socket", "tigerdata" were still reasons of its episodes' neighbours (the
+    site corpus's top fives, 6 December 2026). A section the episode announces as sponsored (a short line saying so:
+    "It's now time for sponsored news!", "(sponsored)") runs to the next heading after its text or through the line
+    thanking the sponsor: what is said only there is no reason."""
+    ads = {"zorblax", "payroll", "ledger", "quantum"}
+    plain = _wide(SimilarModel.fit_fields(_section(""), ModelParams()), "e0", "e1")
+    assert {"zorblax", "payroll"} <= set(plain), plain  # (not announced: a topic of both)
+    for announce in ("It's now time for sponsored news!", "Sponsored", "(sponsored)"):
+        model = SimilarModel.fit_fields(_section(announce), ModelParams())
+        wide = _wide(model, "e0", "e1")
+        assert "watchtowers" in wide and not ads & set(wide), (announce, wide)
+    # a line that says "sponsored" in passing announces nothing
+    for said in ("Is that side of it sponsored, right?", "These transcripts are sponsored by Zorblax."):
+        assert "zorblax" in _wide(SimilarModel.fit_fields(_section(said), ModelParams()), "e0", "e1"), said
+    # the news item after the section is the episode's: talked about there by both, a topic of both
+    talked = _wide(SimilarModel.fit_fields(_section("Sponsored news!", topical=True), ModelParams()), "e0", "e1")
+    assert {"zorblax", "payroll"} <= set(talked), talked
+    # saved and loaded, and an episode folded in later, read the same
+    generations = Generations(tmp_path / "model")
+    model.save(generations)
+    loaded = SimilarModel.load(generations)
+    assert _wide(loaded, "e0", "e1") == wide
+    late = EpisodeFields(["e24"], ["s2"], ["Lightning watchtowers again"], ["watchtowers " * 3],
+                         [f"watchtowers lightning network\nSponsored news!\n{ITEMS[0]}\n"
+                          "[Watchtowers](https://example.org/w)\nwatchtowers"], ["en"], [""])
+    folded = loaded.fold_in(late, "digest")
+    assert "watchtowers" in _wide(folded, "e24", "e0") and not ads & set(_wide(folded, "e24", "e0"))
+    # the catalog's episodes are read a segment a line
+    lines = ["Ok, on to the news.", "It's now time for sponsored news!", *ITEMS[0].split("\n"),
+             "[Watchtowers](https://example.org/w)", "Lightning watchtowers again."]
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps({"id": "n1", "show": "News", "title": "News #1", "segments": [
+        {"start": float(i), "text": text} for i, text in enumerate(lines)]}) + "\n", encoding="utf-8")
+    with Catalog.in_dir(tmp_path / "data") as catalog:
+        import_lines(catalog, export)
+        transcript = episode_texts(catalog).transcripts[0]
+    words = [w.decode() for w in runs._words(transcript)]
+    [(a, b)] = runs.sponsored_sections(transcript)
+    assert words[a:a + 2] == ["it", "s"] and words[b:] == ["watchtowers", "https", "example", "org", "w", "lightning",
+                                                           "watchtowers", "again"], words[a:]
 # Four topics, two Hindi episodes each in two shows (farming, cricket, cooking, yoga; a transcriber's note, "[तालियाँ]",
 # applause, in four), and English episodes beside them.
 HINDI = [("hi-farm-1", "खेती", "गेहूं की खेती और मानसून",

@@ -65,7 +65,8 @@ def episode_texts(catalog: Catalog, only: list[str] | None = None,
         shows.append(ep.show_id)
         titles.append(ep.title)
         notes.append(ep.description_text)
-        transcripts.append(" ".join(seg.text for seg in segments))
+        # (a segment a line: a section the episode announces is read by its lines, runs.sponsored_sections)
+        transcripts.append("\n".join(seg.text for seg in segments))
         languages.append((ep.language or "").lower().split("-")[0])
         names = dict.fromkeys([p.name for p in ep.persons] + [seg.speaker for seg in segments if seg.speaker])
         tokens = {person_token(n): n for n in names}

@@ -247,9 +247,10 @@ class Explainer:
         return [cols[bounds[r]:bounds[r + 1]] for r in range(len(rows))]
 
     def _said_in_runs(self, row: int | None) -> frozenset[int]:
-        """The terms ``row`` says only inside runs that 3 or more recordings say (its sponsor reads, intros: runs.py):
-        no topic of it. Until 6 December 2026 "posit", "temporal", "auth0", "nordvpn" and "bluehost" were 1.6 % of
-        the site corpus's reasons, two episodes near on other topics both carrying one sponsor's read."""
+        """The terms ``row`` says only inside runs that 3 or more recordings say (its sponsor reads, intros: runs.py)
+        or inside the sections it announces as sponsored (runs.sponsored_sections): no topic of it. Until 6 December
+        2026 "posit", "temporal", "auth0", "nordvpn" and "bluehost" were 1.6 % of the site corpus's reasons, two
+        episodes near on other topics both carrying one sponsor's read."""
         runs = self.in_runs
         if row is None or runs is None or not 0 <= row < runs.shape[0]:
             return frozenset()

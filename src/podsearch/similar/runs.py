@@ -7,13 +7,15 @@ A run is :data:`RUN` words in a row (case and punctuation aside) said in :data:`
 episodes with one transcript, :func:`~.fields.text_print`, count once). The fit keeps each episode's words as hashes
 (:class:`RunCounter`, 4 bytes a word) while it reads the chunks, then counts the runs and finds, per episode, the
 words said only inside repeated ones. The repeated runs are kept with the model (:class:`Runs`), so that an episode
-folded in later is read against them. Words are matched to the model's terms as written in lower case: a word
-written with accents is not (it stays a reason).
+folded in later is read against them. A section the episode announces as sponsored (:func:`sponsored_sections`: a
+new text each week, so no run) is read as a run: a word said only inside runs or such sections is no reason. Words
+are matched to the model's terms as written in lower case: a word written with accents is not (it stays a reason).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import string
 import zlib
 from collections.abc import Iterable, Sequence
@@ -27,13 +29,66 @@ PART = 4_000_000  # runs counted at once (memory: 8 bytes each, twice)
 _MIX = np.uint64(0x100000001B3)  # (FNV's 64-bit prime) a run's hash: its words' hashes mixed in their order
 _BITS = (1 << 22) - 1  # Runs.bits
 _SPACES = bytes.maketrans(string.punctuation.encode(), b" " * len(string.punctuation))
+SECTION_LINES = 12  # the lines after its announcement a sponsored section may run to (sponsored_sections)
+ANNOUNCEMENT_WORDS = 12  # a line announcing a section says at most this many words (its links' addresses aside)
+# "It's now time for Sponsored News!", "Sponsored:", "(sponsored)": "sponsored" before a word other than "by" or on its
+# own; not "state-sponsored hackers", "the DigitalOcean side is sponsored, right?", "these transcripts are sponsored by"
+_ANNOUNCED = re.compile(r"(?<![\w-])sponsored\s+(?!by\b)[^\W\d_]|[(\[]sponsored[)\]]|^\W*sponsored\W*$", re.I)
+_MAY_ANNOUNCE = re.compile("sponsored", re.I)
+# A heading: a line that is a link alone ("[Title](https://...)"), perhaps after a short label ("Coolest code: [..](..)"),
+# or a Markdown heading ("## Sponsors")
+_HEADING = re.compile(r"\s*(?:#{1,6}\s+\S|(?:[^\W\d_][\w ]{0,30}:\s*)?\[[^\[\]\n]+\]\([^()\s]+\)\s*$)")
+_THANKS = re.compile(r"(?<![\w-])sponsoring\b", re.I)  # "Thanks to Depot for sponsoring Changelog News"
+_LINK_TARGET = re.compile(r"\]\([^()\s]*\)")
+
+
+def _words(text: str) -> list[bytes]:
+    return text.lower().encode("utf-8", "replace").translate(_SPACES).split()
 
 
 def word_hashes(text: str) -> np.ndarray:
     """Each word's CRC-32, the words read lower-cased with ASCII punctuation as a space (the same in every process
     and every run, unlike Python's ``hash``: runs are saved with the model)."""
-    words = text.lower().encode("utf-8", "replace").translate(_SPACES).split()
+    words = _words(text)
     return np.fromiter(map(zlib.crc32, words), dtype=np.uint32, count=len(words))
+
+
+def sponsored_sections(text: str) -> list[tuple[int, int]]:
+    """The sections ``text`` announces as sponsored, as ranges of its words (:func:`word_hashes`' places), read by its
+    lines (a transcript's segments, the notes' lines): a line of at most :data:`ANNOUNCEMENT_WORDS` words that says
+    so ("It's now time for sponsored news!", "Sponsored", "(sponsored)") and the lines after it up to the heading that
+    follows the section's text (a line that is a link alone, the next item's title) or through the line that thanks
+    the sponsor ("thanks to X for sponsoring"), within :data:`SECTION_LINES` lines; with neither, the announcement
+    alone. Such an item is a new text each week (no run: "Depot just published their 2025 recap ..."), and what it
+    says is the sponsor's topic, not the episode's."""
+    if _MAY_ANNOUNCE.search(text) is None:
+        return []
+    lines = text.split("\n")
+    found: list[tuple[int, int]] = []
+    for a, line in enumerate(lines):
+        if (not _MAY_ANNOUNCE.search(line) or not _ANNOUNCED.search(line)
+                or len(_LINK_TARGET.sub("]", line).split()) > ANNOUNCEMENT_WORDS):
+            continue
+        end, body = a + 1, False
+        for j in range(a + 1, min(len(lines), a + 1 + SECTION_LINES)):
+            if not lines[j].strip():
+                continue
+            if _HEADING.match(lines[j]):
+                if body:
+                    end = j
+                    break
+                continue
+            body = True
+            if _THANKS.search(lines[j]):
+                end = j + 1
+                break
+        if found and a < found[-1][1]:  # (within the section before)
+            continue
+        found.append((a, end))
+    if not found:
+        return []
+    starts = np.cumsum([0] + [len(_words(line)) for line in lines])
+    return [(int(starts[a]), int(starts[b])) for a, b in found if starts[b] > starts[a]]
 
 
 def _run_hashes(words: np.ndarray) -> np.ndarray:
@@ -69,11 +124,15 @@ class RunCounter:
         self.words: list[np.ndarray] = []
         self.titles: list[str] = []
         self.recording: list[bool] = []  # False: the same transcript as an earlier episode's (its runs count once)
+        self.sections: list[list[tuple[int, int]]] = []  # each episode's sponsored sections (sponsored_sections)
         self.seen: set[str] = set()
 
     def add(self, titles: Sequence[str], transcripts: Sequence[str], notes: Sequence[str],
             prints: Sequence[str]) -> None:
-        chunk = [word_hashes(f"{transcript}\n{note}") for transcript, note in zip(transcripts, notes)]
+        texts = [f"{transcript}\n{note}" for transcript, note in zip(transcripts, notes)]
+        chunk = [word_hashes(text) for text in texts]
+        self.sections.extend(sponsored_sections(text) for text in texts)
+        del texts
         # (one array per chunk, cut into views: small arrays would stay in the heap once let go)
         joined = np.concatenate(chunk) if chunk else np.zeros(0, dtype=np.uint32)
         ends = np.cumsum([len(w) for w in chunk]).tolist()
@@ -100,8 +159,10 @@ class RunCounter:
             found.append(every[:n][every[SAID_IN - 1:] == every[:n]] if n > 0 else every[:0])
             del every
         repeated = Runs(_distinct(np.concatenate(found)))
-        only = [repeated.only_inside(w, title) for w, title in zip(self.words, self.titles)]
+        only = [repeated.only_inside(w, title, sections)
+                for w, title, sections in zip(self.words, self.titles, self.sections)]
         self.words.clear()
+        self.sections.clear()
         return repeated, only
 
 
@@ -138,9 +199,11 @@ class Runs:
 
     def of_texts(self, titles: Sequence[str], transcripts: Sequence[str], notes: Sequence[str],
                  vocabulary: dict[str, int]) -> sp.csr_matrix:
-        """Per episode (new ones, folded in), the terms of ``vocabulary`` it says only inside these runs."""
-        return self.terms_of([self.only_inside(word_hashes(f"{transcript}\n{note}"), title)
-                              for title, transcript, note in zip(titles, transcripts, notes)], vocabulary)
+        """Per episode (new ones, folded in), the terms of ``vocabulary`` it says only inside these runs (or its
+        sponsored sections)."""
+        texts = [f"{transcript}\n{note}" for transcript, note in zip(transcripts, notes)]
+        return self.terms_of([self.only_inside(word_hashes(text), title, sponsored_sections(text))
+                              for title, text in zip(titles, texts)], vocabulary)
 
     def terms_of(self, only: list[np.ndarray], vocabulary: dict[str, int]) -> sp.csr_matrix:
         """Episodes x terms: 1 where the episode says the term only inside these runs (``only``: each episode's
@@ -153,17 +216,17 @@ class Runs:
             rows.append(np.array(sorted(found), dtype=np.int32))
         return as_matrix(rows, len(vocabulary))
 
-    def only_inside(self, words: np.ndarray, title: str) -> np.ndarray:
-        """The ``words`` (:func:`word_hashes`) said only inside these runs, the title's words left out (a title is the
-        episode's own)."""
+    def only_inside(self, words: np.ndarray, title: str, sections: Sequence[tuple[int, int]] = ()) -> np.ndarray:
+        """The ``words`` (:func:`word_hashes`) said only inside these runs or the episode's sponsored ``sections``
+        (:func:`sponsored_sections`), the title's words left out (a title is the episode's own)."""
         none = np.zeros(0, dtype=np.uint32)
-        if not len(self.hashes):
-            return none
-        starts = self.among(_run_hashes(words))
-        if not len(starts):
+        starts = self.among(_run_hashes(words)) if len(self.hashes) else none
+        if not len(starts) and not sections:
             return none
         size = len(words) + RUN
-        inside = np.cumsum(np.bincount(starts, minlength=size) - np.bincount(starts + RUN, minlength=size))[:len(words)] > 0
+        bounds = np.r_[starts, np.array([a for a, _ in sections], dtype=np.int64)].astype(np.int64)
+        ends = np.r_[starts + RUN, np.array([b for _, b in sections], dtype=np.int64)].astype(np.int64)
+        inside = np.cumsum(np.bincount(bounds, minlength=size) - np.bincount(ends, minlength=size))[:len(words)] > 0
         said = _distinct(words[inside])
         outside = np.r_[words[~inside], word_hashes(title)]
         also = np.zeros(len(said) + 1, dtype=bool)  # the words said inside that are said outside too
