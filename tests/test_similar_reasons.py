@@ -475,6 +475,18 @@ def test_a_word_said_only_in_a_sponsor_read_is_no_reason(tmp_path: Path):
 
 
 
+def test_a_word_written_with_accents_in_a_sponsor_read_is_no_reason():
+    """The runs' words were read lower-cased only and the model's terms are folded ("Zörbláx" is the term "zorblax"):
+    a word written with accents in a read was matched to no term and stayed a reason (until 6 December 2026)."""
+    fields = _fields()
+    read = SPONSOR.replace("Zorblax", "Zörbláx").replace("ledger", "lédger")
+    for i in (0, 1, 8, 15):
+        fields.transcripts[i] += f" {read} " + fields.transcripts[i]
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert {"zorblax", "ledger", "payroll"} <= set(model.vectorizer.vocabulary_)
+    wide = _wide(model, "e0", "e1")
+    assert "watchtowers" in wide and not {"zorblax", "ledger", "payroll", "quantum"} & set(wide), wide
+
 # Two weeks' sponsored items, each a new text (no run), between the news items' headings (lines: a transcript's
 # segments), the second closed by a thanks
 ITEMS = ("[Zorblax ships quantum payroll](https://zorblax.example/blog/payroll)\n"

@@ -9,7 +9,7 @@ episodes with one transcript, :func:`~.fields.text_print`, count once). The fit 
 words said only inside repeated ones. The repeated runs are kept with the model (:class:`Runs`), so that an episode
 folded in later is read against them. A section the episode announces as sponsored (:func:`sponsored_sections`: a
 new text each week, so no run) is read as a run: a word said only inside runs or such sections is no reason. Words
-are matched to the model's terms as written in lower case: a word written with accents is not (it stays a reason).
+are matched to the model's terms folded as they are (lower case, no accents).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+
+from .features import fold_lower
 
 RUN = 8  # words in a run
 SAID_IN = 3  # recordings that say a run for it to be boilerplate
@@ -43,12 +45,14 @@ _LINK_TARGET = re.compile(r"\]\([^()\s]*\)")
 
 
 def _words(text: str) -> list[bytes]:
-    return text.lower().encode("utf-8", "replace").translate(_SPACES).split()
+    """The words of ``text``, folded as the model's terms are (:func:`~.features.fold_lower`: "René" is "rene")."""
+    return (text.lower() if text.isascii() else fold_lower(text)).encode("utf-8", "replace").translate(_SPACES).split()
 
 
 def word_hashes(text: str) -> np.ndarray:
-    """Each word's CRC-32, the words read lower-cased with ASCII punctuation as a space (the same in every process
-    and every run, unlike Python's ``hash``: runs are saved with the model)."""
+    """Each word's CRC-32, the words read lower-cased and without their accents, as the model's terms (a word written
+    with accents was not matched to its term until 6 December 2026, and stayed a reason), with ASCII punctuation as a
+    space (the same in every process and every run, unlike Python's ``hash``: runs are saved with the model)."""
     words = _words(text)
     return np.fromiter(map(zlib.crc32, words), dtype=np.uint32, count=len(words))
 
