@@ -8,6 +8,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+import numpy as np
+import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from podsearch import languages
@@ -474,6 +476,26 @@ def test_a_word_said_only_in_a_sponsor_read_is_no_reason(tmp_path: Path):
     assert "watchtowers" in _wide(folded, "e0", "e24") and not ads & set(_wide(folded, "e0", "e24"))
 
 
+
+def test_runs_counted_a_part_at_a_time_are_the_runs_counted_at_once(monkeypatch: pytest.MonkeyPatch):
+    """The runs are counted a part of them at a time (bounded memory), each run's part told by its first words: the
+    same runs, and the same words said only inside them, as counted at once."""
+    fields = _sponsored()
+    fields.transcripts[3] += f" {SPONSOR} {SPONSOR}"  # (said twice in one recording: counts once)
+
+    def counted() -> tuple[np.ndarray, list[list[int]]]:
+        counter = runs.RunCounter()
+        counter.add(fields.titles, fields.transcripts, fields.notes, [""] * len(fields.ids))
+        found, only = counter.finish()
+        return found.hashes, [o.tolist() for o in only]
+
+    whole, only = counted()
+    assert len(whole) and sum(map(len, only))
+    total = sum(len(runs.word_hashes(f"{t}\n{n}")) - runs.RUN + 1 for t, n in zip(fields.transcripts, fields.notes))
+    for part in (total // 3, 500, 37):
+        monkeypatch.setattr(runs, "PART", part)
+        got, got_only = counted()
+        assert np.array_equal(got, whole) and got_only == only, part
 
 def test_a_word_written_with_accents_in_a_sponsor_read_is_no_reason():
     """The runs' words were read lower-cased only and the model's terms are folded ("Zörbláx" is the term "zorblax"):
