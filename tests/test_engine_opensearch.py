@@ -146,6 +146,38 @@ def test_an_unreachable_cluster_is_a_clear_error(sample_data: Path) -> None:
         open_engine(sample_data, config).exists()
 
 
+def test_a_refused_connection_to_the_only_node_fails_at_once(sample_data: Path) -> None:
+    """Nothing listens at the one node's address (it is stopped): a request was tried 3 times more, 1.75 s of pauses,
+    before its 503. Now it fails at once, saying the connection was refused; a search is a 503 that says so, never a
+    500. With other nodes to try, the tries after a pause stay."""
+    from opensearch_node import free_port
+
+    from podsearch.engines.opensearch.client import ClientOptions, OpenSearchClient
+    from podsearch.web.app import create_app
+
+    one = OpenSearchClient(ClientOptions(urls=(f"http://127.0.0.1:{free_port()}",)))
+    started = time.monotonic()
+    with pytest.raises(EngineUnavailable, match="connection refused"):
+        one.request("GET", "/")
+    assert time.monotonic() - started < 0.5
+
+    two = OpenSearchClient(ClientOptions(urls=(f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"),
+                                         backoff=0.1))
+    started = time.monotonic()
+    with pytest.raises(EngineUnavailable, match="unavailable"):
+        two.request("GET", "/")
+    assert time.monotonic() - started >= 0.1 + 0.2 + 0.4  # (three pauses, then every node tried again)
+
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": f"http://127.0.0.1:{free_port()}"})
+    client = create_app(config).test_client()
+    for path in ("/api/v1/search?q=volcano", "/api/v1/suggest?q=vol", "/readyz"):
+        started = time.monotonic()
+        answer = client.get(path)
+        assert answer.status_code == 503, path
+        assert time.monotonic() - started < 1.0, path
+    assert "connection refused" in client.get("/api/v1/search?q=bread").get_json()["error"]["message"]
+
+
 def test_a_search_whose_context_was_lost_with_a_node_is_asked_again() -> None:
     """When a node stops between a search's query and fetch phases, OpenSearch answers 404
     search_phase_execution_exception "No search context found" (seen in the two-node test above): the client asks

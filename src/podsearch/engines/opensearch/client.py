@@ -130,6 +130,7 @@ class OpenSearchClient:
         delay = self.options.backoff
         last = ""
         hung = False  # a node took the request and did not answer in time: no further tries (it is not overload)
+        refused = False  # the one node there is refused the connection: no further tries (nothing listens there)
         for attempt in range(self.options.retries + 1):
             for base in self._order():
                 wait = timeout or self.options.timeout
@@ -143,6 +144,7 @@ class OpenSearchClient:
                 except TransportError as exc:
                     self._mark_dead(base)
                     hung = hung or isinstance(exc, ReadTimeoutError)
+                    refused = len(self.bases) == 1 and _refused(exc)
                     last = f"{base}: {_transport_problem(exc, wait)}"
                     log.info("OpenSearch node %s failed (%s); trying another", base, exc)
                     continue
@@ -154,7 +156,9 @@ class OpenSearchClient:
                     break  # overloaded or unavailable: pause, then try again
                 raise EngineRequestError(f"OpenSearch refused {method} {path}: HTTP {resp.status}: {_reason(decoded)}",
                                          resp.status, decoded)
-            if hung:
+            if hung or refused:
+                # (a refused connection to the only node was tried 3 times more, 1.75 s of pauses, before the 503: until
+                # 6 December 2026. With other nodes the pauses stay: one may take the request, or come back.)
                 break
             if attempt < self.options.retries:
                 left = self._left()
@@ -197,10 +201,18 @@ class OpenSearchClient:
         self._http.clear()
 
 
+def _refused(exc: Exception) -> bool:
+    """Whether the node refused the connection (nothing listens at its address: it is stopped, or not there)."""
+    return isinstance(exc, urllib3.exceptions.NewConnectionError) and isinstance(
+        exc.__cause__ or exc.__context__, ConnectionRefusedError)
+
+
 def _transport_problem(exc: Exception, wait: float) -> str:
     """What went wrong on the way to a node, in words (not urllib3's repr of its connection object)."""
     if isinstance(exc, ReadTimeoutError):
         return f"no answer within {wait:.3g} s"
+    if _refused(exc):
+        return "connection refused: is the node running?"
     if isinstance(exc, urllib3.exceptions.NewConnectionError):
         return "cannot connect"
     return exc.__class__.__name__
