@@ -148,3 +148,50 @@ def test_a_word_few_episodes_hold_is_no_typo_of_another_languages_word(accented:
     # which did not say the languages of a word's episodes, offered it
     parteien = accented.search(SearchRequest(q="parteien", per_page=5, correct=False))
     assert [h.id for h in parteien.hits] == ["de-p"] and not parteien.suggestion, parteien.suggestion
+
+
+TYPOS = ["kuberentes", "kubernetse", "informacao", "parteien", "emocoes", "grote emotis", "partijn stap",
+         "kubernets producton clustr informacion radoi emoties partijen grotte",
+         "größte Enttäuschng"]
+
+
+def test_did_you_mean_asks_the_node_a_few_times_whatever_the_words(accented: Library, monkeypatch) -> None:
+    """Each of "did you mean"'s questions (a word's near spellings, whether each is a word of the language, how often
+    they are held, the languages of a word's episodes) is asked of every word at once: one request on OpenSearch (a
+    suggester a word; ``_msearch``). Until 6 December 2026 one word, and one spelling, at a time: 12 typos made about 85
+    requests one after the other on the site corpus. The suggestions are those of asking one at a time."""
+    if accented.engine.name != "opensearch":
+        pytest.skip("Whoosh's vocabulary asks its own index in memory")
+    from podsearch.engines.opensearch import OpenSearchVocabulary
+    from podsearch.engines.spelling import suggestion
+
+    engine = accented.engine
+    vocabulary = OpenSearchVocabulary(engine, engine.read_as())
+
+    class OneAtATime:
+        """The questions of the Vocabulary protocol alone, one word at a time."""
+
+        held, candidates, in_language = vocabulary.held, vocabulary.candidates, vocabulary.in_language
+        form, languages_of = vocabulary.form, vocabulary.languages_of
+
+    asked: list[str] = []
+    request = engine.client.request
+
+    def counted(method: str, path: str, *args, **kwargs):
+        asked.append(path)
+        return request(method, path, *args, **kwargs)
+
+    monkeypatch.setattr(engine.client, "request", counted)
+    found, before = {}, {}
+    for text in TYPOS:
+        asked.clear()
+        before[text] = suggestion(text, OneAtATime(), lambda words: 10, 0), len(asked)
+        asked.clear()
+        found[text] = suggestion(text, vocabulary, lambda words: 10, 0), len(asked)
+    assert {t: s for t, (s, _) in found.items()} == {t: s for t, (s, _) in before.items()}
+    assert found["kuberentes"][0] == "kubernetes" and found["partijn stap"][0] == "partijen stap"
+    long = TYPOS[7]
+    assert found[long][0].split()[:4] == ["kubernetes", "production", "cluster", "informacion"], found[long]
+    assert all(n <= 6 for _, n in found.values()), found  # (held, near spellings, of the language, and for a word
+    # a few episodes hold: held, their languages, of theirs)
+    assert before[long][1] > 20, before[long]  # (25 requests; 3 now)

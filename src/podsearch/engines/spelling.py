@@ -133,6 +133,7 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
         held = vocabulary.held(sorted({form(w.lower()) for _, _, w in words}))
         unknown = []  # (start, end, word as typed, its replacements nearest first, each with its closeness)
         accented = []  # (start, end, word as typed, as the word list writes it): a known word typed with accents
+        asked = []  # (start, end, word as typed, as the word list writes it): a word that may be a typo
         for start, end, word in words:
             # the word list folds accents: a word typed with them is looked up as it is written there (until 5
             # December 2026 every accented word was unknown: "größte" was offered the Dutch "grote", "emoções" the
@@ -143,19 +144,33 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
                 continue  # Dutch "grote", held 20 times as often)
             if held.get(low, 0) > RARE_HELD:
                 continue
-            scored = sorted(((closeness(low, c), c) for c in vocabulary.candidates(low)), key=lambda pair: pair[0])
-            options = [(near, c) for near, c in scored  # (sorted is stable: then the more frequent)
-                       if near[0] <= edits_allowed(low) and vocabulary.in_language(c)]
-            if options and held.get(low, 0):  # a word a few episodes hold: a typo in them, when a word as near
-                often = vocabulary.held([c for _, c in options])  # is held RARE_FACTOR times as often, a word of
-                # their language (until 5 December 2026 any language's: the Portuguese "informacao" was offered the
-                # Spanish "informacion", held by many more episodes; the engine may not tell: None)
-                holders = getattr(vocabulary, "languages_of", None)
-                theirs = holders(low) if holders is not None else None
-                options = [(near, c) for near, c in options if often.get(c, 0) >= RARE_FACTOR * held[low]
-                           and (theirs is None or vocabulary.in_language(c, theirs))]
-            if options:
-                unknown.append((start, end, word, options))
+            asked.append((start, end, word, low))
+        # each question below is asked of every such word at once (an engine that can answers it in one request:
+        # until 6 December 2026 OpenSearch was asked one word, and one replacement, at a time, about 85 requests
+        # for 12 typos)
+        lows = list(dict.fromkeys(low for *_, low in asked))
+        near = _candidates(vocabulary, lows)
+        scored = {low: sorted(((closeness(low, c), c) for c in near.get(low, [])), key=lambda pair: pair[0])
+                  for low in lows}  # (sorted is stable: then the more frequent)
+        close = {low: [(n, c) for n, c in scored[low] if n[0] <= edits_allowed(low)] for low in lows}
+        of_the_language = _in_language(vocabulary, [(c, None) for low in lows for _, c in close[low]])
+        options = {low: [(n, c) for n, c in close[low] if (c, None) in of_the_language] for low in lows}
+        rare = [low for low in lows if options[low] and held.get(low, 0)]
+        if rare:  # a word a few episodes hold: a typo in them, when a word as near is held RARE_FACTOR times as
+            # often, a word of their language (until 5 December 2026 any language's: the Portuguese "informacao" was
+            # offered the Spanish "informacion", held by many more episodes; the engine may not tell: None)
+            often = vocabulary.held(list(dict.fromkeys(c for low in rare for _, c in options[low])))
+            theirs = _languages_of(vocabulary, rare)
+            for low in rare:
+                options[low] = [(n, c) for n, c in options[low] if often.get(c, 0) >= RARE_FACTOR * held[low]]
+            wanted = [(c, tuple(theirs[low])) for low in rare if theirs.get(low) is not None for _, c in options[low]]
+            theirs_too = _in_language(vocabulary, wanted)
+            for low in rare:
+                if theirs.get(low) is not None:
+                    options[low] = [(n, c) for n, c in options[low] if (c, tuple(theirs[low])) in theirs_too]
+        for start, end, word, low in asked:
+            if options[low]:
+                unknown.append((start, end, word, options[low]))
         if not unknown:
             # known words typed with accents another language of the index writes without them (Portuguese
             # "impedâncias", Spanish "impedancias"): offered as written there when the query found nothing
@@ -195,6 +210,34 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
     except Exception:  # a suggestion is a nicety; never fail the search for it
         log.exception("spelling suggestion failed for %r", text)
         return ""
+
+
+def _candidates(vocabulary: Vocabulary, words: list[str]) -> dict[str, list[str]]:
+    """:meth:`Vocabulary.candidates` of each word: in one go when the vocabulary can (``candidates_of``)."""
+    many = getattr(vocabulary, "candidates_of", None)
+    return many(words) if many is not None else {w: vocabulary.candidates(w) for w in words}
+
+
+Asked = tuple[str, "tuple[str, ...] | None"]
+
+
+def _in_language(vocabulary: Vocabulary, asked: list[Asked]) -> set[Asked]:
+    """Those (word, profiles or None) of ``asked`` that :meth:`Vocabulary.in_language` says are a word of the
+    language: in one go when the vocabulary can (``in_languages``)."""
+    asked = list(dict.fromkeys(asked))
+    many = getattr(vocabulary, "in_languages", None)
+    if many is not None:
+        return set(many(asked))
+    return {(w, p) for w, p in asked if (vocabulary.in_language(w) if p is None else vocabulary.in_language(w, list(p)))}
+
+
+def _languages_of(vocabulary: Vocabulary, words: list[str]) -> dict[str, list[str] | None]:
+    """:meth:`Vocabulary.languages_of` of each word (None: the vocabulary cannot tell), in one go when it can."""
+    many = getattr(vocabulary, "languages_of_many", None)
+    if many is not None:
+        return dict(many(words))
+    one = getattr(vocabulary, "languages_of", None)
+    return {w: one(w) if one is not None else None for w in words}
 
 
 def closeness(typed: str, candidate: str) -> tuple[int, int]:
