@@ -729,10 +729,11 @@ def test_searches_queued_wait_in_the_queue_and_leave_a_worker_to_the_others():
     held every worker of four (three searching, one waiting), and another client's /healthz, an episode page, waited
     for one (0.27 / 0.42 s, p50 / p90). Searches beyond all the workers but one wait in the queue: while three
     searches are being served and five more are queued, the other client's /healthz and page are served at once;
-    its one-word search is the next search served, before the busy client's queued ones."""
+    its one-word search is the next search served, before the busy client's queued ones. (Each client may have three
+    searches served here, every search worker: the cap of one client's searches is the next test's.)"""
     from podsearch.server import fair_dispatcher
 
-    queue = fair_dispatcher()(frozenset({"/api/search", "/search"}), "")
+    queue = fair_dispatcher()(frozenset({"/api/search", "/search"}), "", 3)
     release = threading.Event()
     served: list[str] = []
     lock = threading.Lock()
@@ -766,6 +767,57 @@ def test_searches_queued_wait_in_the_queue_and_leave_a_worker_to_the_others():
         while len(served) < 11 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert served[5] == "192.0.2.9 /api/search" and len(served) == 11, served
+    finally:
+        release.set()
+        queue.shutdown(cancel_pending=True, timeout=5)
+
+
+def test_one_client_has_at_most_half_the_search_workers_and_another_clients_search_goes_at_once():
+    """Searches waited in the queue, but one client's eight connections of ordinary searches (twelve words, 50 a
+    page) still had all three search workers of four: another client's one-word search waited for one of them to
+    end (0.36 / 0.60 s p50 / p90 on the site corpus). A client has at most half the search workers (rounded up:
+    two of three) serving its searches; its others wait in the queue, its requests that do not search do not, and
+    another client's search is served at once. With ``client_searches`` set, that many."""
+    _a_busy_client_and_another(0, 2)
+    _a_busy_client_and_another(1, 1)
+
+
+def _a_busy_client_and_another(per_client: int, runs: int) -> None:
+    from podsearch.server import fair_dispatcher
+
+    queue = fair_dispatcher()(frozenset({"/api/search"}), "", *[per_client][:per_client])  # (0: the default)
+    release = threading.Event()
+    served: list[str] = []
+    lock = threading.Lock()
+
+    def task(client: str, path: str, hold: bool) -> Any:
+        t = _queued(client, path)
+
+        def service() -> None:
+            with lock:
+                served.append(t.label)
+            if hold:
+                release.wait(10)
+        t.service, t.cancel = service, lambda: None
+        return t
+
+    queue.set_thread_count(4)
+    try:
+        for n in range(8):
+            queue.add_task(task("203.0.113.7", f"/api/search?{n}", hold=True))
+        time.sleep(0.3)
+        assert len(served) == runs, served
+        queue.add_task(task("203.0.113.7", "/healthz", hold=False))
+        queue.add_task(task("192.0.2.9", "/api/search", hold=True))
+        deadline = time.monotonic() + 5
+        while len(served) < runs + 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert sorted(served[runs:]) == ["192.0.2.9 /api/search", "203.0.113.7 /healthz"], served
+        release.set()
+        while len(served) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(served) == 10, served
     finally:
         release.set()
         queue.shutdown(cancel_pending=True, timeout=5)

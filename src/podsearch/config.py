@@ -211,6 +211,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("client_connections", _COUNT, 32,
             "Connections one client address (an IPv6 client: its /64) may hold open at once; more are closed as "
             "they open (the trusted proxy's address is exempt). 0: no cap."),
+    Setting("client_searches", _COUNT, 0,
+            "Searches of one client (its address; behind the trusted proxy, the address it forwards) served at once; "
+            "the client's others wait in the queue, in its turn. 0: half the workers that may search, rounded up."),
     Setting("client_timeout", _POSITIVE_SECONDS, 20.0,
             "Seconds a connection has to send a whole request (head and body), counted from when it opens or its "
             "last answer was sent; then it is closed. An idle keep-alive connection is closed as late."),

@@ -44,6 +44,7 @@ class ServeOptions:
     max_body_bytes: int = 64 * 1024
     client_connections: int = 32
     client_timeout: float = 20.0
+    client_searches: int = 0
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> ServeOptions:
@@ -59,7 +60,7 @@ class ServeOptions:
                    reindex_every=parse_duration(every) if isinstance(every, str) else every,
                    shutdown_timeout=given.get("shutdown_timeout", config.shutdown_timeout),
                    max_body_bytes=config.max_body_bytes, client_connections=config.client_connections,
-                   client_timeout=config.client_timeout)
+                   client_timeout=config.client_timeout, client_searches=config.client_searches)
 
 
 WARM_EVERY = 2.0  # seconds between the warmer's looks for a newly published index generation or model
@@ -375,11 +376,12 @@ def fair_dispatcher() -> type:
     from waitress.task import ThreadedTaskDispatcher
 
     class FairDispatcher(ThreadedTaskDispatcher):
-        def __init__(self, searches: frozenset[str], proxy: str) -> None:
+        def __init__(self, searches: frozenset[str], proxy: str, per_client: int = 0) -> None:
             super().__init__()
-            self.searches, self.proxy = searches, proxy
+            self.searches, self.proxy, self.per_client = searches, proxy, per_client
             self.now = 0.0  # the start of the request that last started
             self.last: dict[str, float] = {}  # each client's last finish
+            self.searching_by: Counter[str] = Counter()  # each client's searches being served
 
         def asks(self, task: Any) -> tuple[str, float]:
             """``(client, expected cost)`` of a channel's next request, read from the request alone (outside the
@@ -415,19 +417,33 @@ def fair_dispatcher() -> type:
 
         searching = 0  # workers serving a search
 
+        def search_cap(self, free: int) -> int:
+            """Searches one client may have served at once: ``per_client`` (``client_searches``), or half the
+            ``free`` search workers, rounded up."""
+            return self.per_client or max(1, (free + 1) // 2)
+
         def next_task(self) -> Any:
             """The first queued request a worker may take now (None: none), with the lock held: a search only while
             fewer than all the workers but one serve searches, so that one stays free for the requests that do not
-            search (the probes, the pages, /similar), and a search waits in this queue, in its client's turn, not
-            in a worker. Until 6 December 2026 a search waited for a search slot (``web/admission.py``) in a worker:
-            eight connections of one client sending ordinary searches (twelve words, 50 a page) took every worker
-            of four, and another client's ``/healthz`` waited 0.27 / 0.42 s (p50 / p90) for one, its one-word
-            search 0.31 / 0.42 s."""
+            search (the probes, the pages, /similar), and only while its client has fewer than :meth:`search_cap`
+            searches served, so that another client's search finds a worker; a search waits in this queue, in its
+            client's turn, not in a worker. Until 6 December 2026 a search waited for a search slot
+            (``web/admission.py``) in a worker: eight connections of one client sending ordinary searches (twelve
+            words, 50 a page) took every worker of four, and another client's ``/healthz`` waited 0.27 / 0.42 s
+            (p50 / p90) for one, its one-word search 0.31 / 0.42 s; then, that day, the one-word search still waited
+            for one of the three searches of that client to end (0.36 / 0.60 s)."""
             free = max(1, len(self.threads) - self.stop_count - 1)
+            cap = self.search_cap(free)
             for task in self.queue:
-                if not getattr(task, "podsearch_rank", (0.0, 0))[1] or self.searching < free:
+                if not getattr(task, "podsearch_rank", (0.0, 0))[1]:
+                    return task
+                if self.searching < free and self.searching_by[self.client_of(task)] < cap:
                     return task
             return None
+
+        @staticmethod
+        def client_of(task: Any) -> str:
+            return str(getattr(task, "podsearch_charge", ("",))[0])
 
         def handler_thread(self, thread_no: int) -> None:
             """Waitress's worker loop, taking :meth:`next_task` rather than the first queued."""
@@ -446,7 +462,10 @@ def fair_dispatcher() -> type:
                         break
                     self.queue.remove(task)
                     search = bool(getattr(task, "podsearch_rank", (0.0, 0))[1])
-                    self.searching += search
+                    client = self.client_of(task)
+                    if search:
+                        self.searching += 1
+                        self.searching_by[client] += 1
                 try:
                     task.service()
                 except BaseException:
@@ -455,6 +474,9 @@ def fair_dispatcher() -> type:
                     if search:
                         with self.lock:
                             self.searching -= 1
+                            self.searching_by[client] -= 1
+                            if self.searching_by[client] <= 0:
+                                del self.searching_by[client]
                             self.queue_cv.notify_all()  # (a search queued may go now)
 
         def started(self, task: Any) -> None:
@@ -491,7 +513,7 @@ class GracefulServer:
                           trusted_proxy_headers=options.trusted_proxy_headers.split())
         # (the paths as a request names them, before waitress takes the prefix off)
         searches = frozenset(kwargs["url_prefix"] + path for path in getattr(app, "extensions", {}).get(SEARCHES, ()))
-        dispatcher = fair_dispatcher()(searches, options.trusted_proxy)
+        dispatcher = fair_dispatcher()(searches, options.trusted_proxy, options.client_searches)
         try:
             self.server = create_server(app, _dispatcher=dispatcher, **kwargs)
         except OSError as exc:  # (the port taken, an address this machine does not have, a port below 1024)
