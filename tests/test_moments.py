@@ -199,7 +199,7 @@ def test_past_the_deadline_a_patterns_many_words_are_counted_in_part(site_index:
             tokens = dict(zip(whole[i].indexes.tolist(), whole[i].tokens.tolist()))
             assert all(tokens.get(k, 0) >= n for k, n in zip(part[i].indexes.tolist(), part[i].tokens.tolist()))
         assert sum(c.tokens.sum() for c in part.values()) < sum(c.tokens.sum() for c in whole.values())
-        few = set(sorted(terms)[:ALWAYS_READ])
+        few = set(sorted(terms)[:8])  # (read within GRACE of the deadline, even under load)
         assert all(c.complete for c in lib.engine.segment_counts(ids, few, past).values())
         # a page's hits after its first are counted only in time: past it, none of their terms is read
         none = lib.engine.segment_counts(ids, few, past, always=0)
