@@ -591,11 +591,24 @@ def _moment_score(distinct: int, tokens: int, length: float) -> float:
 
 def best_segments(counts: SegmentCounts, top: int = MOMENTS) -> list[int]:
     """The places of the ``top`` segments to show as moments, best first, from an engine's counts (the same
-    choice :func:`find_moments` makes by reading the segments)."""
-    scored = [(_moment_score(n, k, math.log1p(w) * 0.5), i) for i, n, k, w in
-              zip(counts.indexes.tolist(), counts.distinct.tolist(), counts.tokens.tolist(), counts.words.tolist())]
-    scored.sort(key=lambda p: (-p[0], p[1]))
-    return [i for _, i in scored[:top]]
+    choice :func:`find_moments` makes by reading the segments). A segment's score depends on its three counts
+    alone, so each kind of segment is scored once (as :func:`find_moments` scores it) and the segments are ordered
+    in arrays: until 6 December 2026 each was scored and sorted in Python, 0.2 s of a search for the 114,000
+    segments of a 300,000-cue transcript that held the query's words."""
+    if not len(counts.indexes):
+        return []
+    distinct, tokens, words = (np.asarray(a, dtype=np.int64) for a in (counts.distinct, counts.tokens, counts.words))
+    wide_k, wide_w = int(tokens.max()) + 1, int(words.max()) + 1
+    if (int(distinct.max()) + 1) * wide_k * wide_w < 1 << 62:  # each kind one number
+        keys, kind = np.unique((distinct * wide_k + tokens) * wide_w + words, return_inverse=True)
+        kinds = [(key // wide_w // wide_k, key // wide_w % wide_k, key % wide_w) for key in keys.tolist()]
+    else:
+        found, kind = np.unique(np.stack([distinct, tokens, words]), axis=1, return_inverse=True)
+        kinds = found.T.tolist()
+    scores = np.array([_moment_score(n, k, math.log1p(w) * 0.5) for n, k, w in kinds], dtype=np.float64)
+    indexes = np.asarray(counts.indexes, dtype=np.int64)
+    order = np.lexsort((indexes, -scores[np.ravel(kind)]))[:top]  # best first, then the earliest
+    return indexes[order].tolist()
 
 
 def _moments(chosen: list[tuple[int, Segment | None, Segment | None]], terms: set[str], analyzer: TextAnalyzer,
