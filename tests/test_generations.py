@@ -175,3 +175,38 @@ def test_a_run_stopped_by_sigterm_removes_its_half_written_generation_and_ends_b
         assert found.returncode == 0 and json.loads(found.stdout)["total"] == total, found.stderr
     again = podsearch("import", str(tmp_path / "new.jsonl"))
     assert again.returncode == 0 and "took it over" not in again.stderr, again.stderr
+
+
+def test_a_scheduled_reindex_still_running_when_serve_stops_is_stopped_and_cleans_up(tmp_path: Path) -> None:
+    """``serve`` gives a scheduled reindex in progress ``shutdown_timeout`` to finish; one still running then was left
+    to die with the process, and the generation it was writing (as big as the index) stayed until the next run,
+    which took over its lock. Now the server's stop stops it at its next step, and it cleans up as a reindex
+    stopped by SIGTERM does: its half-written generation removed, the lock let go, the run recorded as
+    interrupted, the scheduler's thread ended. (A real scheduler thread rebuilding a real index, stopped with no
+    time left to finish.)"""
+    import shutil
+    import time
+
+    from podsearch.catalog import Catalog
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+    from podsearch.server import ReindexScheduler
+
+    data = tmp_path / "data"
+    config = load_config({"data": str(data)}, environ={})
+    (tmp_path / "eps.jsonl").write_text(_episodes(0, 150, "heron"), encoding="utf-8")
+    import_jsonl(config, tmp_path / "eps.jsonl")
+    shutil.rmtree(data / "index")  # the next run rebuilds the index in full, in a generation folder of its own
+    scheduler = ReindexScheduler(config, 0.01)
+    scheduler.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(data.glob("index/*.tmp")):
+        time.sleep(0.002)
+    assert list(data.glob("index/*.tmp")) and not scheduler.runs, "the scheduled run was not seen building its index"
+    scheduler.stop(0)
+    assert not scheduler.is_alive()
+    assert not list(data.glob("index/*.tmp")) and not list(data.glob("model/*.tmp"))
+    assert scheduler.runs == 1 and scheduler.last_outcome == "interrupted (SIGTERM)"
+    assert not (data / "reindex.lock").read_text()  # let go: the next run is not told of a dead holder
+    with Catalog.existing(data) as catalog:
+        assert [run["aborted"] for run in catalog.unfinished_since()] == ["interrupted (SIGTERM)"]

@@ -75,7 +75,8 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     else:
         log.info("reindex: fitting the similarity model")
         progress.phase("similarity model", None)
-        model = SimilarModel.fit(catalog, params, hashes=hashes)
+        # (each stage of the fit a step, where a scheduled run the server stops ends: server.StoppableRun)
+        model = SimilarModel.fit(catalog, params, progress=lambda _stage: progress.advance(0), hashes=hashes)
         log.info("reindex: saving the similarity model")
         model.save(generations)
         report.model = "refitted"

@@ -26,7 +26,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from .config import Config, option_value, parse_duration
-from .errors import ConfigError, ListenError, PodsearchError, ReindexRunning
+from .errors import ConfigError, ListenError, PodsearchError, ReindexRunning, Terminated
+from .progress import Progress
 from .requests import SearchRequest
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,36 @@ class Warmer(threading.Thread):
                 log.exception("warming the new index generation failed")
 
 
+class StoppableRun(Progress):
+    """The progress of a scheduled run, which the server's stop can cut short: once :meth:`stop` is called, the
+    run's next step (a feed, a transcript, a document indexed, a stage of the model's fit, a phase) raises
+    :class:`Terminated` in the thread running it, and the run cleans up as a ``podsearch reindex`` stopped by
+    SIGTERM does (``reindex.locked_run``): the generation it was writing is removed, the lock let go, the run
+    recorded ``interrupted (SIGTERM)``."""
+
+    def __init__(self) -> None:
+        self.owner: threading.Thread | None = None  # the thread the run is in (steps counted elsewhere go on)
+        self._stop = threading.Event()
+        self.signum = signal.SIGTERM
+
+    def stop(self, signum: int = signal.SIGTERM) -> None:
+        self.signum = signum
+        self._stop.set()
+
+    def _check(self) -> None:
+        if self._stop.is_set() and threading.current_thread() is self.owner:
+            raise Terminated(self.signum)
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self._check()
+
+    def advance(self, n: int = 1) -> None:
+        self._check()
+
+
+STOP_WAIT = 10.0  # seconds a scheduled run cut short by the server's stop has to clean up
+
+
 class ReindexScheduler(threading.Thread):
     """Runs a reindex every ``interval`` seconds (the first one ``interval`` after start)."""
 
@@ -97,6 +128,7 @@ class ReindexScheduler(threading.Thread):
         self.config, self.interval = config, interval
         self._halt = threading.Event()
         self._running = threading.Event()
+        self._progress = StoppableRun()
         self.runs = 0
         self.last_outcome = ""
         self.last_finished: float | None = None
@@ -107,17 +139,27 @@ class ReindexScheduler(threading.Thread):
                 "last_finished_age_seconds": None if self.last_finished is None
                 else round(time.time() - self.last_finished, 1)}
 
-    def stop(self, timeout: float) -> None:
-        """No further runs; wait up to ``timeout`` for a run in progress (it is atomic if cut short)."""
+    def stop(self, timeout: float, signum: int = signal.SIGTERM) -> None:
+        """No further runs; wait up to ``timeout`` for a run in progress to finish, then stop it: it cleans up as a
+        reindex stopped by ``signum`` does, within :data:`STOP_WAIT` seconds. Until 6 December 2026 a run still
+        going then was left to die with the process, and its half-written generation (as big as the index) stayed
+        until the next run, which took over the lock."""
         self._halt.set()
         if self._running.is_set():
             log.info("waiting up to %.0f s for the running reindex to finish", timeout)
         self.join(timeout)
+        if not self.is_alive():
+            return
+        log.warning("the scheduled reindex is still running after %.0f s; stopping it (the live index is untouched "
+                    "until a reindex completes)", timeout)
+        self._progress.stop(signum)
+        self.join(STOP_WAIT)
         if self.is_alive():
-            log.warning("the scheduled reindex is still running; stopping without waiting for it "
-                        "(the live index is untouched until a reindex completes)")
+            log.warning("the scheduled reindex did not stop within %.0f s; stopping without it (the next run removes "
+                        "what it half wrote)", STOP_WAIT)
 
     def run(self) -> None:
+        self._progress.owner = threading.current_thread()
         while not self._halt.wait(self.interval):
             self.run_once()
 
@@ -127,10 +169,14 @@ class ReindexScheduler(threading.Thread):
         self._running.set()
         started = time.perf_counter()
         try:
-            report = reindex(self.config, wait=False)
+            report = reindex(self.config, wait=False, progress=self._progress)
         except ReindexRunning as exc:
             self.last_outcome = "skipped: another reindex is running"
             log.warning("scheduled reindex skipped: %s", exc)
+        except Terminated as exc:  # (the server's stop: the run cleaned up)
+            self.last_outcome = f"interrupted ({exc.name})"
+            log.warning("scheduled reindex stopped by the server's stop: its half-written index and model were "
+                        "removed; the last finished ones are kept")
         except PodsearchError as exc:
             self.last_outcome = f"failed: {exc}"
             log.error("scheduled reindex failed: %s", exc)
@@ -532,8 +578,11 @@ class GracefulServer:
     def port(self) -> int:
         return int(self.server.effective_port)
 
-    def request_stop(self, *_args: Any) -> None:
+    stop_signal: int = signal.SIGTERM  # the signal that stopped it
+
+    def request_stop(self, signum: int = signal.SIGTERM, *_args: Any) -> None:
         """Signal-safe: only sets a flag; the loop notices within a fraction of a second."""
+        self.stop_signal = signum
         self._stopping.set()
 
     def stop_requested(self) -> bool:
@@ -629,7 +678,7 @@ def serve(app: Any, options: ServeOptions, config: Config, announce: Callable[[s
         if warmer is not None:
             warmer.stop()
         if scheduler is not None:
-            scheduler.stop(options.shutdown_timeout)
+            scheduler.stop(options.shutdown_timeout, server.stop_signal)
         for sig, handler in previous.items():
             # Stopped by a signal, the process is on its way out: a second SIGTERM then (a supervisor repeating
             # itself) must not turn the clean stop's status 0 into death by the signal's default action.
