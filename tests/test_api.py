@@ -389,7 +389,7 @@ def test_a_search_is_read_once_per_request(sample_data, engine_settings, monkeyp
     """The rate limit weighs the search the view runs, read once: the page, the API and the feed (whose page of 50
     is its own default) each parse their query string one time, and a refused one is a 400 with the parser's
     message."""
-    from podsearch.web import context
+    from podsearch import requests
 
     reads = []
 
@@ -397,7 +397,7 @@ def test_a_search_is_read_once_per_request(sample_data, engine_settings, monkeyp
         reads.append(args.get("per_page"))
         return search_request(args)
 
-    monkeypatch.setattr(context, "search_request", counted)
+    monkeypatch.setattr(requests, "search_request", counted)  # (what requests.search_asked reads it with)
     client = make_app(sample_data, engine_settings, rate_limit=1, rate_burst=100).test_client()
     for path, per_page in (("/search", None), ("/api/v1/search", None), ("/api/search", "5"), ("/search.rss", "50")):
         reads.clear()

@@ -986,3 +986,26 @@ def test_a_client_is_charged_what_its_requests_took():
         dispatcher.finished(task, 1.0)
     order = _order_of(dispatcher, [*slow, ("10.9.9.6", "/api/search?q=volcano")])
     assert order[0] == "10.9.9.6 /api/search?q=volcano 8", order
+
+
+def test_the_fair_queue_weighs_a_search_as_the_rate_limit_and_the_view_read_it(app):
+    """The fair queue read a search's ``q`` and ``per_page`` alone, where the view and the rate limit read the
+    whole query string with the route's defaults (``requests.search_asked``): a search the parser refuses
+    (``per_page=1000``, a bad ``page``), answered 400 at once and counted as one request by the rate limit, was
+    queued as an expensive search. Now both weigh it by one reading: expensive, ordinary, or (refused) no search."""
+    from types import SimpleNamespace
+
+    from podsearch.server import CHEAP_COST, ORDINARY_COST, SEARCH_COST, queue_cost
+    from podsearch.web.limits import EXPENSIVE_COST, request_cost
+
+    searches = app.extensions["podsearch_search_paths"]
+    cases = {"/api/v1/search?q=volcano": ORDINARY_COST, "/api/v1/search?q=volc*": SEARCH_COST,
+             "/api/v1/search?q=volcano&per_page=100": SEARCH_COST, "/search?q=volcano&per_page=51": SEARCH_COST,
+             "/api/v1/search?q=volcano&per_page=1000": CHEAP_COST, "/api/v1/search?q=volcano&page=x": CHEAP_COST,
+             "/api/v1/search?q=volcano&per_page=x": CHEAP_COST, "/search.rss?q=volcano": ORDINARY_COST,
+             "/search.rss?q=volcano&per_page=": ORDINARY_COST, "/episodes/x?q=volc*": CHEAP_COST}
+    for url, cost in cases.items():
+        path, _, query = url.partition("?")
+        assert queue_cost(SimpleNamespace(path=path, query=query), searches) == cost, url
+        with app.test_request_context(url):
+            assert request_cost() == (EXPENSIVE_COST if cost == SEARCH_COST else 1), url

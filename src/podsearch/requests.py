@@ -284,6 +284,21 @@ def search_request(args: Mapping[str, Any]) -> SearchRequest:
         language=_language(p.language), sort=p.sort, correct=p.correct)
 
 
+def search_asked(args: Mapping[str, Any], defaults: Mapping[str, str] | None = None) -> SearchRequest:
+    """The search a route's query string asks for, its ``defaults`` (the route's own: the search feed's longer page)
+    in place of what it does not say; QueryError (a 400) when the parser refuses it. The one reading of a search's
+    query string: the view runs it, and the rate limit (``web/limits.request_cost``) and the server's fair queue
+    (``server.queue_cost``) weigh it by it (:attr:`SearchRequest.expensive`; a refused one as no search)."""
+    if defaults:
+        if hasattr(args, "getlist"):  # (a MultiDict)
+            args = args.copy()
+            for name, value in defaults.items():
+                args.setdefault(name, value)
+        else:
+            args = {**defaults, **args}
+    return search_request(args)
+
+
 def _language(raw: str) -> str:
     """A language tag (``de``, ``pt-BR``), normalised; "" for any language."""
     if not raw:

@@ -20,15 +20,15 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from .config import Config, option_value, parse_duration
-from .errors import ConfigError, ListenError, PodsearchError, ReindexRunning, Terminated
+from .errors import ConfigError, ListenError, PodsearchError, QueryError, ReindexRunning, Terminated
 from .progress import Progress
-from .requests import SearchRequest
+from .requests import search_asked
 
 log = logging.getLogger(__name__)
 
@@ -389,19 +389,23 @@ ORDINARY_COST = 0.05  # an ordinary search (a few words, a page of 10)
 CHEAP_COST = 0.01  # anything else: a page, /similar, /healthz
 
 
-def queue_cost(request: Any, searches: frozenset[str]) -> float:
-    """What a request waitress has read is expected to cost in the fair queue: a search by its query string (the
-    kind the admission control calls expensive, ``SearchRequest.expensive``: a wildcard, fuzzy or range part, many
-    words, a large page; or a query string that cannot be read) :data:`SEARCH_COST`, an ordinary one
-    :data:`ORDINARY_COST`; anything else :data:`CHEAP_COST`."""
-    if getattr(request, "path", "") not in searches:
+def queue_cost(request: Any, searches: Mapping[str, Mapping[str, str]]) -> float:
+    """What a request waitress has read is expected to cost in the fair queue: a search (its path one of
+    ``searches``, each with its defaults) by its query string, read as the view reads it (``search_asked``), the
+    kind the admission control and the rate limit call expensive (``SearchRequest.expensive``: a wildcard, fuzzy or
+    range part, many words, a large page) :data:`SEARCH_COST`, an ordinary one :data:`ORDINARY_COST`; anything
+    else, and a search the parser refuses (a 400, answered before any search), :data:`CHEAP_COST`. Until 6
+    December 2026 the queue read ``q`` and ``per_page`` alone, and took a query string it could not read as an
+    expensive search (``per_page=1000``, refused at once, and the rate limit counting it as one request)."""
+    defaults = searches.get(getattr(request, "path", ""))
+    if defaults is None:
         return CHEAP_COST
     try:
-        args = parse_qs(getattr(request, "query", "") or "", errors="strict")
-        per_page = int(args.get("per_page", ["10"])[0])
-        return SEARCH_COST if SearchRequest(q=args.get("q", [""])[0], per_page=per_page).expensive else ORDINARY_COST
-    except (ValueError, TypeError):
-        return SEARCH_COST
+        args = parse_qs(getattr(request, "query", "") or "", keep_blank_values=True, errors="strict")
+        asked = search_asked(args, defaults)
+    except (QueryError, ValueError):  # (ValueError: not UTF-8, which the app refuses too)
+        return CHEAP_COST
+    return SEARCH_COST if asked.expensive else ORDINARY_COST
 
 
 @functools.cache
@@ -422,9 +426,12 @@ def fair_dispatcher() -> type:
     from waitress.task import ThreadedTaskDispatcher
 
     class FairDispatcher(ThreadedTaskDispatcher):
-        def __init__(self, searches: frozenset[str], proxy: str, per_client: int = 0) -> None:
+        def __init__(self, searches: Mapping[str, Mapping[str, str]] | Collection[str], proxy: str,
+                     per_client: int = 0) -> None:
             super().__init__()
-            self.searches, self.proxy, self.per_client = searches, proxy, per_client
+            # (the paths that search, each with its defaults; a collection of paths: none)
+            self.searches = dict(searches) if isinstance(searches, Mapping) else {path: {} for path in searches}
+            self.proxy, self.per_client = proxy, per_client
             self.now = 0.0  # the start of the request that last started
             self.last: dict[str, float] = {}  # each client's last finish
             self.searching_by: Counter[str] = Counter()  # each client's searches being served
@@ -558,7 +565,8 @@ class GracefulServer:
             kwargs.update(trusted_proxy=options.trusted_proxy,
                           trusted_proxy_headers=options.trusted_proxy_headers.split())
         # (the paths as a request names them, before waitress takes the prefix off)
-        searches = frozenset(kwargs["url_prefix"] + path for path in getattr(app, "extensions", {}).get(SEARCHES, ()))
+        paths = getattr(app, "extensions", {}).get(SEARCHES, {})
+        searches = {kwargs["url_prefix"] + path: paths[path] if isinstance(paths, Mapping) else {} for path in paths}
         dispatcher = fair_dispatcher()(searches, options.trusted_proxy, options.client_searches)
         try:
             self.server = create_server(app, _dispatcher=dispatcher, **kwargs)

@@ -14,7 +14,7 @@ from ..load import LoadCounters
 from ..service import Library
 from . import admission, api, caching, cors, embed, errors, filters, headers, limits, links, rss, views
 from .accesslog import AccessLog
-from .context import EXTENSION, library
+from .context import EXTENSION, SEARCH_DEFAULTS, library
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,8 @@ def create_app(config: Config | None = None, test_config: dict[str, Any] | None 
     served = app.extensions[EXTENSION] = Library.from_config(config)
     served.load = LoadCounters(config.data_dir)  # the serving process's counters, which `podsearch stats` reads
     app.extensions[admission.EXTENSION] = admission.Admission(int(config.threads), int(config.expensive_searches))
-    app.extensions["podsearch_search_paths"] = limits.SEARCH_PATHS  # the server queues them after other requests
+    # the paths that search, each with what its query string takes when it does not say (the server weighs them)
+    app.extensions["podsearch_search_paths"] = {path: SEARCH_DEFAULTS.get(path, {}) for path in limits.SEARCH_PATHS}
 
     app.register_blueprint(views.bp)
     app.register_blueprint(embed.bp)  # the widget and /opensearch.xml

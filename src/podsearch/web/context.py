@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import current_app, g, request
 
 from ..errors import QueryError
-from ..requests import SearchRequest, search_request
+from ..requests import SearchRequest, search_asked
 from ..service import Library
 
 EXTENSION = "podsearch"
@@ -23,13 +23,8 @@ def asked_search() -> SearchRequest:
     """The search this request asks for, read once (the rate limit weighs it, the view runs it): QueryError (a
     400) when the parser refuses it, each time it is asked."""
     if "podsearch_asked" not in g:
-        args = request.args
-        if defaults := SEARCH_DEFAULTS.get(request.path):
-            args = args.copy()
-            for name, value in defaults.items():
-                args.setdefault(name, value)
         try:
-            g.podsearch_asked = search_request(args)
+            g.podsearch_asked = search_asked(request.args, SEARCH_DEFAULTS.get(request.path))
         except QueryError as exc:
             g.podsearch_asked = str(exc)
     asked = g.podsearch_asked
