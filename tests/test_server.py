@@ -780,6 +780,25 @@ def test_one_client_has_at_most_half_the_search_workers_and_another_clients_sear
     another client's search is served at once. With ``client_searches`` set, that many."""
     _a_busy_client_and_another(0, 2)
     _a_busy_client_and_another(1, 1)
+    # the trusted proxy's own requests, naming no client, are every client behind it: not held to the cap (as its
+    # connections are not), while a client it names is
+    from podsearch.server import fair_dispatcher
+
+    for forwarded, runs in (("", 3), ("198.51.100.2", 2)):
+        queue = fair_dispatcher()(frozenset({"/api/search"}), "203.0.113.7")
+        release, served = threading.Event(), []
+        for n in range(8):
+            t = _queued("203.0.113.7", f"/api/search?{n}", forwarded=forwarded)
+            t.service = lambda t=t, served=served, release=release: served.append(t.label) or release.wait(10)
+            t.cancel = lambda: None
+            queue.add_task(t)
+        queue.set_thread_count(4)
+        try:
+            time.sleep(0.3)
+            assert len(served) == runs, (forwarded, served)
+        finally:
+            release.set()
+            queue.shutdown(cancel_pending=True, timeout=5)
 
 
 def _a_busy_client_and_another(per_client: int, runs: int) -> None:

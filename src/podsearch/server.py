@@ -442,8 +442,10 @@ def fair_dispatcher() -> type:
             or header: its answer is an error) has no path."""
             request = task.requests[0] if getattr(task, "requests", None) else None
             client = getattr(task, "podsearch_client", "")
+            task.podsearch_many = False  # the trusted proxy, naming no client: every client behind it
             if request is not None and self.proxy and self.proxy in {"*", _address(task.addr)}:
-                client = forwarded_client(getattr(request, "headers", None) or {}) or client
+                forwarded = forwarded_client(getattr(request, "headers", None) or {})
+                client, task.podsearch_many = forwarded or client, forwarded is None
             return client, queue_cost(request, self.searches)
 
         def rank(self, task: Any, client: str, cost: float) -> tuple[float, int]:
@@ -479,7 +481,8 @@ def fair_dispatcher() -> type:
             """The first queued request a worker may take now (None: none), with the lock held: a search only while
             fewer than all the workers but one serve searches, so that one stays free for the requests that do not
             search (the probes, the pages, /similar), and only while its client has fewer than :meth:`search_cap`
-            searches served, so that another client's search finds a worker; a search waits in this queue, in its
+            searches served (not the trusted proxy's requests that name no client: they are every client behind
+            it), so that another client's search finds a worker; a search waits in this queue, in its
             client's turn, not in a worker. Until 6 December 2026 a search waited for a search slot
             (``web/admission.py``) in a worker: eight connections of one client sending ordinary searches (twelve
             words, 50 a page) took every worker of four, and another client's ``/healthz`` waited 0.27 / 0.42 s
@@ -490,7 +493,8 @@ def fair_dispatcher() -> type:
             for task in self.queue:
                 if not getattr(task, "podsearch_rank", (0.0, 0))[1]:
                     return task
-                if self.searching < free and self.searching_by[self.client_of(task)] < cap:
+                if self.searching < free and (self.searching_by[self.client_of(task)] < cap
+                                              or getattr(task, "podsearch_many", False)):
                     return task
             return None
 
