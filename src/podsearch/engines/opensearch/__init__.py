@@ -271,12 +271,20 @@ class OpenSearchEngine:
         return int(stats["_all"]["primaries"]["store"]["size_in_bytes"])
 
     def cleanup(self) -> None:
-        """Delete this site's indexes that the alias does not point at: rebuilds a killed reindex left behind.
-        (Only one reindex of a site runs at a time: it holds the data folder's lock.)"""
+        """Delete this site's indexes that no alias points at: rebuilds a killed reindex left behind. (Only one
+        reindex of a site runs at a time: it holds the data folder's lock.)
+
+        This site's are those named as its rebuilds name them (``<alias>-<time>-<random>``, :meth:`_rebuild`), and
+        no other: until 6 December 2026 every index whose name began ``<alias>-`` was deleted, so a reindex of the
+        site ``podsearch`` deleted the index another site on the cluster served as ``podsearch-eu``
+        (``test_a_sites_cleanup_leaves_another_sites_indexes``)."""
         served = self._current()[1]
         found = self.client.request("GET", f"/{self.alias}-*/_alias", allow=(404,)) or {}
-        for name in found:
-            if name != served and name.startswith(self.alias + "-") and "error" not in found:
+        if "error" in found or "status" in found:
+            return
+        own = re.compile(re.escape(self.alias) + r"-\d{14}-[0-9a-f]{6}")
+        for name, about in found.items():
+            if name != served and own.fullmatch(name) and not (isinstance(about, dict) and about.get("aliases")):
                 log.info("removing the unfinished OpenSearch index %s", name)
                 self.client.request("DELETE", f"/{name}", allow=(404,))
 

@@ -1,0 +1,55 @@
+"""The OpenSearch engine as the operator of a cluster meets it: several sites on one cluster, a rebuild whose replicas
+take longer to place than a request may take, an index made read-only by a full disk (the flood-stage block). Each
+on the session's real node; the walk that found them ran a three-node cluster and the site corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import sample_config
+from opensearch_node import Cluster, request
+
+from podsearch.catalog import Catalog
+from podsearch.documents import CatalogDocuments
+from podsearch.engines import open_engine
+
+pytestmark = pytest.mark.opensearch
+
+
+def _engine(data: Path, cluster: Cluster, alias: str, **settings: str):
+    return open_engine(data, sample_config(data, {"engine": "opensearch", "opensearch_url": cluster.url,
+                                                  "opensearch_index": alias, **settings}))
+
+
+def _served(cluster: Cluster, alias: str) -> list[str]:
+    status, found = request(f"{cluster.url}/_alias/{alias}")
+    return sorted(found) if status == 200 else []
+
+
+def test_a_sites_cleanup_leaves_another_sites_indexes(opensearch: Cluster, sample_data_template: Path) -> None:
+    """Two sites on one cluster, ``news`` and ``news-eu`` (one alias each, as docs/opensearch.md says). A reindex of
+    ``news`` removes the index a killed rebuild of its own left (no alias on it), and nothing of ``news-eu``: until 6
+    December 2026 it deleted every index named ``news-*`` but its own served one, ``news-eu``'s too, which then served
+    nothing ("No index 'news-eu'")."""
+    data = sample_data_template
+    news, eu = _engine(data, opensearch, "news"), _engine(data, opensearch, "news-eu")
+    try:
+        with Catalog.in_dir(data) as catalog:
+            eu.sync(CatalogDocuments(catalog), full=True)
+            news.sync(CatalogDocuments(catalog), full=True)
+            # a rebuild of news-eu under way (no alias yet) and one of news that a kill left behind
+            building = "news-eu-20261206031127-b71635"
+            left = "news-20261206020000-0a1b2c"
+            for name in (building, left):
+                assert request(f"{opensearch.url}/{name}", "PUT", {})[0] == 200
+            served_eu = _served(opensearch, "news-eu")
+            news.cleanup()
+            assert request(f"{opensearch.url}/{left}")[0] == 404
+            assert _served(opensearch, "news-eu") == served_eu and eu.doc_count() == 36
+            assert request(f"{opensearch.url}/{building}")[0] == 200
+            assert news.sync(CatalogDocuments(catalog)) == {"added": 0, "updated": 0, "removed": 0}
+            assert eu.doc_count() == 36 and news.doc_count() == 36
+    finally:
+        for alias in ("news", "news-eu"):
+            request(f"{opensearch.url}/{alias}-*", "DELETE")
