@@ -4,6 +4,7 @@ on the session's real node; the walk that found them ran a three-node cluster an
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,23 @@ def test_a_sites_cleanup_leaves_another_sites_indexes(opensearch: Cluster, sampl
     finally:
         for alias in ("news", "news-eu"):
             request(f"{opensearch.url}/{alias}-*", "DELETE")
+
+
+def test_a_rebuild_waits_for_its_replicas_longer_than_a_request_may_take(opensearch: Cluster,
+                                                                        sample_data_template: Path, caplog) -> None:
+    """A rebuilt index waits for its replicas (``health_wait``, 60 s) before it is swapped in; the cluster answers when
+    they are placed or the wait is over. The request asking waited ``opensearch_timeout`` (30 s) alone: on three nodes
+    the site corpus's replica took 35-60 s, and every full rebuild (a first reindex, a schema change) ended
+    "unavailable (no answer within 30 s)" with its index deleted. Here a replica that cannot be placed (one node) and a
+    request time shorter than the wait: the index goes in, yellow, with a warning."""
+    engine = _engine(sample_data_template, opensearch, "waits", opensearch_timeout="5", opensearch_replicas="1")
+    engine.health_wait = 8
+    try:
+        with Catalog.in_dir(sample_data_template) as catalog:
+            started = time.monotonic()
+            assert engine.sync(CatalogDocuments(catalog), full=True)["full"] == 1
+        assert 8 <= time.monotonic() - started < 60
+        assert engine.doc_count() == 36 and len(_served(opensearch, "waits")) == 1
+        assert "not every replica is placed" in caplog.text
+    finally:
+        request(f"{opensearch.url}/waits-*", "DELETE")

@@ -75,7 +75,7 @@ EXPANSION_CACHE = 1024  # patterns whose words (or refusal) are kept for the ser
 LONGEST_WORD = 100  # letters of the longest word listed for patterns (a keyword holds at most 32 kB)
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
 STAMP_TIMEOUT = 3.0  # seconds the stamp's two requests may each wait (a hung node held every cacheable answer 2 minutes)
-HEALTH_WAIT = "60s"  # a rebuilt index waits this long for its replicas before it is swapped in
+HEALTH_WAIT = 60.0  # seconds a rebuilt index waits for its replicas before it is swapped in
 _WORD = re.compile(r"\w+")
 
 
@@ -160,6 +160,7 @@ class OpenSearchEngine:
         self._stamp: tuple[float, tuple[str, float], str] | None = None  # (read at, stamp, concrete index)
         self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
         self._reading = False  # a thread is reading the stamp (the others answer with the last one meanwhile)
+        self.health_wait = HEALTH_WAIT
         self._profiles: tuple[str, list[str]] | None = None
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
         self._expansion_cache: LRU[tuple[Any, ...], expand.Expansion | QueryError] = LRU(EXPANSION_CACHE)
@@ -320,8 +321,13 @@ class OpenSearchEngine:
                         else {"number_of_replicas": int(self.replicas)})
             self.client.request("PUT", f"/{name}/_settings", {"index": {"refresh_interval": "1s", **replicas}})
             self.client.request("POST", f"/{name}/_refresh")
+            # the cluster answers when the replicas are placed or the wait is over: the request waits that long and
+            # a request's time more. Until 6 December 2026 it waited opensearch_timeout (30 s) for a 60 s wait, so a
+            # rebuild whose replicas took longer (the site corpus on three nodes: 35-60 s) ended "unavailable (no
+            # answer within 30 s)" and its index was deleted: no full rebuild, first reindex or schema change went in
             health = self.client.request("GET", f"/_cluster/health/{name}",
-                                         params={"wait_for_status": "green", "timeout": HEALTH_WAIT}, allow=(408,))
+                                         params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms"},
+                                         allow=(408,), timeout=self.health_wait + self.client.options.timeout)
             if health.get("status") != "green":
                 log.warning("OpenSearch index %s is %s: not every replica is placed (too few nodes?)",
                             name, health.get("status"))
