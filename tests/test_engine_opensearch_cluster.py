@@ -74,3 +74,36 @@ def test_a_rebuild_waits_for_its_replicas_longer_than_a_request_may_take(opensea
         assert "not every replica is placed" in caplog.text
     finally:
         request(f"{opensearch.url}/waits-*", "DELETE")
+
+
+def test_an_index_made_read_only_by_a_full_disk_is_said_at_once_and_stays_served(opensearch: Cluster,
+                                                                                 sample_data_template: Path) -> None:
+    """A disk past the flood-stage watermark makes its indexes read-only (``read_only_allow_delete``); OpenSearch
+    refuses writes with 429, which was taken for overload: a sync sent its documents 6 times over 30 s and said
+    "OpenSearch stayed too busy to index 1 documents", and a rebuild was built whole, then its swap tried four times
+    and deleted with "unavailable". Now both say the disk, at once, and the old index stays served."""
+    from podsearch.errors import EngineRequestError
+
+    engine = _engine(sample_data_template, opensearch, "flooded")
+    try:
+        with Catalog.in_dir(sample_data_template) as catalog:
+            engine.sync(CatalogDocuments(catalog), full=True)
+            served = _served(opensearch, "flooded")
+            assert request(f"{opensearch.url}/{served[0]}/_settings", "PUT",
+                           {"index.blocks.read_only_allow_delete": True})[0] == 200
+            hashes = dict(catalog.hashes())
+            hashes[sorted(hashes)[0]] = "another hash"
+            started = time.monotonic()
+            with pytest.raises(EngineRequestError, match="read-only because a node's disk is nearly full.*Free disk"):
+                engine.sync(CatalogDocuments(catalog, hashes))
+            assert time.monotonic() - started < 10
+            started = time.monotonic()
+            with pytest.raises(EngineRequestError, match="cannot take a rebuild.*flood-stage.*Free disk"):
+                engine.sync(CatalogDocuments(catalog), full=True)
+            assert time.monotonic() - started < 10
+        assert _served(opensearch, "flooded") == served and engine.doc_count() == 36
+        status, indexes = request(f"{opensearch.url}/_cat/indices/flooded-*?format=json")
+        assert [i["index"] for i in indexes] == served  # (no rebuild left behind)
+    finally:
+        request(f"{opensearch.url}/flooded-*/_settings", "PUT", {"index.blocks.read_only_allow_delete": None})
+        request(f"{opensearch.url}/flooded-*", "DELETE")

@@ -42,7 +42,7 @@ from ..base import (
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
 from . import expand
 from .analysis import analysis_settings, fold, profiles, python_analyzer
-from .client import ClientOptions, OpenSearchClient, refusal
+from .client import ClientOptions, OpenSearchClient, block_problem, blocked, refusal
 from .expand import regex_literal
 from .query import facet_aggregations, facet_counts, filter_clauses, fuzzy_parts, query_terms, sort_clause, text_field, text_query
 
@@ -296,6 +296,8 @@ class OpenSearchEngine:
         ``full`` (or no index, or an index of another schema) build a new index and swap it in."""
         wanted = source.hashes() if hashes is None else hashes
         if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
+            if self.exists():
+                self._check_writable()
             return self._rebuild(source, wanted, progress)
         target = self._target()
         have = self._hashes(target)
@@ -337,6 +339,24 @@ class OpenSearchEngine:
             self.client.request("DELETE", f"/{name}", allow=(404,))
             raise
         return {"added": len(wanted), "updated": 0, "removed": 0, "full": 1}
+
+    def _check_writable(self) -> None:
+        """A clear refusal, before a rebuild, when the served index is blocked (a disk past the flood-stage watermark
+        makes it read-only): its alias could not be moved off it, and the rebuild was built (76 s for the site
+        corpus on three nodes), waited for its replicas, then deleted with "unavailable" (four tries of the swap)."""
+        concrete = self._target()
+        found = self.client.request("GET", f"/{concrete}/_settings/index.blocks.*", params={"flat_settings": True},
+                                    timeout=self._figures_wait())
+        settings = (found.get(concrete) or {}).get("settings", {}) if isinstance(found, dict) else {}
+        on = [k.removeprefix("index.blocks.") for k, v in settings.items()
+              if k in ("index.blocks.read_only_allow_delete", "index.blocks.read_only", "index.blocks.write")
+              and str(v).lower() == "true"]
+        if on:
+            reason = f"index [{concrete}] has the block {', '.join(on)}"
+            if "read_only_allow_delete" in on:
+                reason += " (disk usage exceeded the flood-stage watermark)"
+            raise EngineRequestError(f"OpenSearch cannot take a rebuild of '{self.alias}': {block_problem(reason)}",
+                                     403)
 
     def _swap(self, name: str) -> None:
         """Point the alias at ``name`` alone, in one step, then delete the indexes it pointed at before."""
@@ -440,6 +460,9 @@ class OpenSearchEngine:
             for (action, body), item in zip(batch, answer["items"]):
                 result = next(iter(item.values()))
                 status = int(result.get("status", 200))
+                if blocked(result):  # (a 429 for a full disk: not sent again, the reason said once)
+                    raise EngineRequestError(f"OpenSearch refused the documents: {block_problem(blocked(result))}",
+                                             status, result)
                 if status == 429:
                     retry.append((action, body))
                 elif status >= 300 and not (status == 404 and "delete" in action):

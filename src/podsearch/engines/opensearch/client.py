@@ -151,6 +151,9 @@ class OpenSearchClient:
                 decoded = _decode(resp.data)
                 if 200 <= resp.status < 300 or resp.status in allowed:
                     return decoded
+                if blocked(decoded):  # (a 429 too, for a full disk: asking again does not free it)
+                    raise EngineRequestError(f"OpenSearch refused {method} {path}: {block_problem(blocked(decoded))}",
+                                             resp.status, decoded)
                 if resp.status in RETRY_STATUSES:
                     last = f"{base}: HTTP {resp.status}: {_reason(decoded)}"
                     break  # overloaded or unavailable: pause, then try again
@@ -223,6 +226,31 @@ def _lost_context(exc: EngineRequestError) -> bool:
     error = exc.body.get("error") if isinstance(exc.body, dict) else None
     return (exc.status == 404 and isinstance(error, dict) and error.get("type") == "search_phase_execution_exception"
             and "search context" in json.dumps(error))
+
+
+def blocked(body: Any) -> str:
+    """The reason of a refusal for a block on the index or the cluster (``cluster_block_exception``), "" for anything
+    else: an answer's body, or a ``_bulk`` item's ``error``."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return ""
+    causes = [error, *(c for c in error.get("root_cause") or [] if isinstance(c, dict))]
+    for cause in causes:
+        if cause.get("type") == "cluster_block_exception":
+            return str(cause.get("reason", ""))
+    return ""
+
+
+def block_problem(reason: str) -> str:
+    """What a block means to the operator, and what to do. A disk past the flood-stage watermark makes its indexes
+    read-only (``read_only_allow_delete``) and OpenSearch answers 429, which was taken for overload: a sync sent its
+    documents 6 times over 30 s, then said "OpenSearch stayed too busy", and a rebuild said "unavailable"."""
+    if "flood-stage" in reason or "read-only-allow-delete" in reason or "read_only_allow_delete" in reason:
+        return (f"the index is read-only because a node's disk is nearly full ({reason.strip()}). Free disk space "
+                "on the cluster's nodes (or add nodes): OpenSearch lifts the block once the disk is below its high "
+                "watermark, and the next reindex sends what this one could not. Searches go on from the index as "
+                "it is.")
+    return f"the index or the cluster is blocked ({reason.strip()}); nothing can be written until the block is lifted."
 
 
 def _param(value: Any) -> str:
