@@ -107,3 +107,21 @@ def test_an_index_made_read_only_by_a_full_disk_is_said_at_once_and_stays_served
     finally:
         request(f"{opensearch.url}/flooded-*/_settings", "PUT", {"index.blocks.read_only_allow_delete": None})
         request(f"{opensearch.url}/flooded-*", "DELETE")
+
+
+def test_a_cluster_that_takes_no_new_index_is_said_so(opensearch: Cluster, sample_data_template: Path) -> None:
+    """When every node's disk passes the flood-stage watermark OpenSearch also blocks new indexes
+    (``cluster.blocks.create_index``): a site's first reindex said "HTTP 403: index_create_block_exception: blocked
+    by: [FORBIDDEN/10/cluster create-index blocked (api)]" and nothing of the disk."""
+    from podsearch.errors import EngineRequestError
+
+    engine = _engine(sample_data_template, opensearch, "newsite")
+    settings = f"{opensearch.url}/_cluster/settings"
+    assert request(settings, "PUT", {"persistent": {"cluster.blocks.create_index": True}})[0] == 200
+    try:
+        with Catalog.in_dir(sample_data_template) as catalog, \
+                pytest.raises(EngineRequestError, match="takes no new index.*flood-stage.*Free disk"):
+            engine.sync(CatalogDocuments(catalog))
+    finally:
+        request(settings, "PUT", {"persistent": {"cluster.blocks.create_index": None}})
+        request(f"{opensearch.url}/newsite-*", "DELETE")

@@ -229,14 +229,14 @@ def _lost_context(exc: EngineRequestError) -> bool:
 
 
 def blocked(body: Any) -> str:
-    """The reason of a refusal for a block on the index or the cluster (``cluster_block_exception``), "" for anything
-    else: an answer's body, or a ``_bulk`` item's ``error``."""
+    """The reason of a refusal for a block on the index or the cluster (``cluster_block_exception``; a new index's,
+    ``index_create_block_exception``), "" for anything else: an answer's body, or a ``_bulk`` item's ``error``."""
     error = body.get("error", body) if isinstance(body, dict) else None
     if not isinstance(error, dict):
         return ""
     causes = [error, *(c for c in error.get("root_cause") or [] if isinstance(c, dict))]
     for cause in causes:
-        if cause.get("type") == "cluster_block_exception":
+        if cause.get("type") in ("cluster_block_exception", "index_create_block_exception"):
             return str(cause.get("reason", ""))
     return ""
 
@@ -250,6 +250,11 @@ def block_problem(reason: str) -> str:
                 "on the cluster's nodes (or add nodes): OpenSearch lifts the block once the disk is below its high "
                 "watermark, and the next reindex sends what this one could not. Searches go on from the index as "
                 "it is.")
+    if "create-index" in reason:
+        return (f"the cluster takes no new index ({reason.strip()}): OpenSearch sets this block when every node's "
+                "disk passed its flood-stage watermark. Free disk space on the cluster's nodes (or add nodes): "
+                "OpenSearch lifts it once a disk is below its high watermark (or lift it yourself: PUT "
+                "_cluster/settings {\"persistent\": {\"cluster.blocks.create_index\": null}}).")
     return f"the index or the cluster is blocked ({reason.strip()}); nothing can be written until the block is lifted."
 
 
