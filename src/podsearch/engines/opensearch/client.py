@@ -154,7 +154,7 @@ class OpenSearchClient:
                 if blocked(decoded):  # (a 429 too, for a full disk: asking again does not free it)
                     raise EngineRequestError(f"OpenSearch refused {method} {path}: {block_problem(blocked(decoded))}",
                                              resp.status, decoded)
-                if resp.status in RETRY_STATUSES:
+                if resp.status in RETRY_STATUSES or (resp.status >= 500 and _node_left(decoded)):
                     last = f"{base}: HTTP {resp.status}: {_reason(decoded)}"
                     break  # overloaded or unavailable: pause, then try again
                 raise EngineRequestError(f"OpenSearch refused {method} {path}: HTTP {resp.status}: {_reason(decoded)}",
@@ -221,6 +221,33 @@ def _transport_problem(exc: Exception, wait: float) -> str:
     return exc.__class__.__name__
 
 
+# What a node answers for a request that needed a node which has just left, before the cluster noticed (HTTP 500)
+NODE_LEFT = ("node_not_connected_exception", "node_disconnected_exception", "node_closed_exception",
+             "connect_transport_exception", "send_request_transport_exception", "Node not connected")
+
+
+def _node_left(body: Any) -> bool:
+    """A 5xx because a node the request needed left the cluster: asked again, as an overload answer is. Until 6
+    December 2026 it was a refusal: for a few seconds after a node was killed, /readyz answered 500 "OpenSearch refused
+    GET /<index>/_count: HTTP 500: search_phase_execution_exception: [node-2][127.0.0.1:9301] Node not connected", and
+    a search whose three tries met it answered 500 too."""
+    text = json.dumps(body) if isinstance(body, dict) else str(body)
+    return any(sign in text for sign in NODE_LEFT)
+
+
+def _shards_missing(body: Any) -> bool:
+    """A search refused because no running node holds a copy of a shard of the index (a red index: the node that held
+    it left, and no replica was placed elsewhere). OpenSearch says "search_phase_execution_exception: " with an empty
+    reason (the reason is in ``caused_by``: "Search rejected due to missing shards ... Consider using
+    allow_partial_search_results"), or "all shards failed"."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not (isinstance(error, dict) and error.get("type") == "search_phase_execution_exception"):
+        return False
+    if error.get("root_cause") or error.get("failed_shards"):
+        return False
+    return "missing shards" in json.dumps(error) or error.get("reason") == "all shards failed"
+
+
 def _lost_context(exc: EngineRequestError) -> bool:
     """A search whose fetch phase found its shard's search context gone (the node stopped between the phases)."""
     error = exc.body.get("error") if isinstance(exc.body, dict) else None
@@ -281,6 +308,9 @@ def refusal(exc: EngineRequestError) -> str:
 
 def _reason(body: Any) -> str:
     """The useful part of an OpenSearch error body."""
+    if _shards_missing(body):
+        return ("no running node holds a copy of some of the index's shards (a node that held them left and no "
+                "replica was on another node: the cluster's health is red until it is back)")
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         return f"{body['error'].get('type', '')}: {_root_reason(body)}"[:500]
     return str(body)[:500]
