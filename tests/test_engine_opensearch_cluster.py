@@ -76,6 +76,36 @@ def test_a_rebuild_waits_for_its_replicas_longer_than_a_request_may_take(opensea
         request(f"{opensearch.url}/waits-*", "DELETE")
 
 
+def test_readyz_says_the_served_indexs_health(opensearch: Cluster, sample_data_template: Path, tmp_path: Path) -> None:
+    """/readyz said "ready" and nothing of the cluster with a node of three down and the index's replica not placed
+    (yellow). It says the served index's health now, with the cluster's nodes and the shards not placed; Whoosh's
+    says no more than before."""
+    import shutil
+
+    from podsearch.service import Library
+
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_template, data)
+    settings = {"engine": "opensearch", "opensearch_url": opensearch.url, "opensearch_index": "health",
+                "opensearch_replicas": "1"}
+    lib = Library.from_config(sample_config(data, settings))
+    lib.engine.health_wait = 0.5
+    try:
+        with Catalog.in_dir(data) as catalog:
+            lib.engine.sync(CatalogDocuments(catalog), full=True)
+        ready = lib.ready()
+        assert ready["status"] == "ready" and ready["episodes"] == 36
+        assert ready["engine"] == {"engine": "opensearch", "health": "yellow", "nodes": 1, "unassigned_shards": 1}
+    finally:
+        lib.close()
+        request(f"{opensearch.url}/health-*", "DELETE")
+    whoosh = Library.from_config(sample_config(data, {}))
+    try:
+        assert "engine" not in whoosh.ready()
+    finally:
+        whoosh.close()
+
+
 def test_an_index_made_read_only_by_a_full_disk_is_said_at_once_and_stays_served(opensearch: Cluster,
                                                                                  sample_data_template: Path) -> None:
     """A disk past the flood-stage watermark makes its indexes read-only (``read_only_allow_delete``); OpenSearch

@@ -626,11 +626,15 @@ class Library:
     def ready(self) -> dict[str, Any]:
         """What /readyz reports; raises IndexMissing when not ready."""
         docs = self.engine.doc_count()
+        engine = self.engine.health()
         self.model()
         last = self.catalog.last_run()
-        return {"status": "ready", "index_generation": self.engine.stamp()[0], "episodes": docs,
-                "pid": os.getpid(),
-                "last_reindex_age_seconds": round(time.time() - last["finished"], 1) if last else None}
+        out = {"status": "ready", "index_generation": self.engine.stamp()[0], "episodes": docs,
+               "pid": os.getpid(),
+               "last_reindex_age_seconds": round(time.time() - last["finished"], 1) if last else None}
+        if engine:
+            out["engine"] = engine
+        return out
 
 
 def segments_around(segments: list[Segment], t: float, window: float = AROUND) -> str:

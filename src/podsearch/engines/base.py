@@ -146,6 +146,9 @@ class Engine(Protocol):
 
     def size_bytes(self) -> int: ...
 
+    def health(self) -> dict[str, Any]:
+        """What /readyz says of the engine beyond the index's figures: a cluster's health ({} for an embedded index)."""
+
     def cleanup(self) -> None:
         """Remove what a killed reindex left half-written."""
 

@@ -121,7 +121,9 @@ SCHEMAS: dict[str, Any] = {
     "Alive": _obj(["status"], status={"type": "string", "const": "ok"}),
     "Ready": _obj(["status", "index_generation", "episodes", "last_reindex_age_seconds"],
                   status={"type": "string", "const": "ready"}, index_generation=STR, episodes=INT,
-                  last_reindex_age_seconds=NUMBER_OR_NULL, reindex={"type": "object"}),
+                  last_reindex_age_seconds=NUMBER_OR_NULL, reindex={"type": "object"},
+                  engine={"type": "object", "description": "OpenSearch's: the served index's health (green, yellow, "
+                                                           "red), the cluster's nodes, the index's unassigned shards."}),
 }
 
 

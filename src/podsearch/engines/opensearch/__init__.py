@@ -265,6 +265,16 @@ class OpenSearchEngine:
     def doc_count(self) -> int:
         return int(self.client.request("GET", f"/{self._target()}/_count", timeout=self._figures_wait())["count"])
 
+    def health(self) -> dict[str, Any]:
+        """The served index's health in the cluster, for /readyz: ``green``, ``yellow`` (a replica not placed: every
+        shard still answers, from one copy), ``red`` (a shard on no running node: searches fail, and so does /readyz's
+        count), with the cluster's nodes and the index's shards not placed. Until 6 December 2026 /readyz said
+        "ready" and nothing more with a node of three down and the index's replica unplaced."""
+        concrete = self._target()
+        found = self.client.request("GET", f"/_cluster/health/{concrete}", timeout=self._figures_wait())
+        return {"engine": self.name, "health": found.get("status"), "nodes": found.get("number_of_nodes"),
+                "unassigned_shards": found.get("unassigned_shards")}
+
     def size_bytes(self) -> int:
         """The primary shards' size on disk (replicas multiply it)."""
         concrete = self._target()

@@ -173,6 +173,9 @@ class WhooshEngine:
         marker = path / "SCHEMA_VERSION" if path else None
         return marker.read_text().strip() if marker and marker.exists() else "1"
 
+    def health(self) -> dict[str, Any]:
+        return {}  # (an index in the data folder: open, or /readyz is not ready)
+
     def doc_count(self) -> int:
         ix = self._index()
         try:
