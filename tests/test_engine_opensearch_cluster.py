@@ -227,3 +227,56 @@ def test_a_request_that_met_a_node_leaving_is_asked_again() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_documents_a_shard_on_no_node_could_not_take_are_said_so() -> None:
+    """A node killed while a rebuild wrote its index (built without replicas, so its shard had no other copy): the
+    bulk's items failed a minute later and the reindex said "OpenSearch refused 57 documents: <id>: {'type':
+    'unavailable_shards_exception', 'reason': '[podsearch-...][0] primary shard is not active Timeout: [1m]'}" three
+    times over. It says a node left, that the served index is unchanged, and to run it again (503-like: unavailable).
+    Other refusals are said as OpenSearch's type and reason, not a dict's repr. A server on 127.0.0.1 answers with
+    the walk's item bodies."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from podsearch.engines.opensearch import OpenSearchEngine
+    from podsearch.engines.opensearch.client import ClientOptions
+    from podsearch.errors import EngineRequestError, EngineUnavailable
+
+    shard = {"type": "unavailable_shards_exception",
+             "reason": "[podsearch-20261206030410-773512][0] primary shard is not active Timeout: [1m]"}
+    mapping = {"type": "strict_dynamic_mapping_exception", "reason": "mapping set to strict, dynamic introduction of "
+               "[extra] within [_doc] is not allowed"}
+    errors = [shard]
+
+    class Node(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            items = [{"index": {"_id": "ep-1", "status": 503 if errors[0] is shard else 400, "error": errors[0]}}]
+            data = json.dumps({"took": 60000, "errors": True, "items": items}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Node)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    engine = OpenSearchEngine(ClientOptions(urls=(f"http://127.0.0.1:{server.server_address[1]}",)))
+    batch = [({"index": {"_index": "podsearch-20261206030410-773512", "_id": "ep-1"}}, {"id": "ep-1"})]
+    try:
+        with pytest.raises(EngineUnavailable, match="on no running node.*primary shard is not active.*node left"
+                                                    ".*served one is unchanged"):
+            engine._send(batch)
+        errors[0] = mapping
+        with pytest.raises(EngineRequestError, match=r"refused 1 documents: ep-1: strict_dynamic_mapping_exception: "
+                                                     r"mapping set to strict"):
+            engine._send(batch)
+    finally:
+        engine.client.close()
+        server.shutdown()
+        server.server_close()

@@ -476,9 +476,9 @@ class OpenSearchEngine:
                 if status == 429:
                     retry.append((action, body))
                 elif status >= 300 and not (status == 404 and "delete" in action):
-                    refused.append(f"{result.get('_id')}: {result.get('error')}")
+                    refused.append((result.get("_id"), result.get("error")))
             if refused:
-                raise EngineRequestError(f"OpenSearch refused {len(refused)} documents: {'; '.join(refused[:3])}")
+                raise _refused(refused)
             if not retry:
                 return
             if attempt < BULK_RETRIES:
@@ -899,6 +899,27 @@ class OpenSearchVocabulary:
             if self.engine.search_served(body)["hits"]["total"]["value"]:
                 return True
         return False
+
+def _refused(items: list[tuple[Any, Any]]) -> EngineRequestError | EngineUnavailable:
+    """The documents a ``_bulk`` refused, said as OpenSearch's reasons (type: reason, not a dict's repr), and a shard
+    on no running node as such: a node killed while a rebuild wrote its index (built without replicas) failed it a
+    minute later with "OpenSearch refused 57 documents: <id>: {'type': 'unavailable_shards_exception', 'reason':
+    '[podsearch-...][0] primary shard is not active Timeout: [1m]'}" three times over."""
+    def said(error: Any) -> str:
+        if isinstance(error, dict):
+            return f"{error.get('type', '')}: {error.get('reason', '')}"
+        return str(error)
+
+    errors = [said(error) for _, error in items]
+    if any(e.startswith("unavailable_shards_exception") for e in errors):
+        return EngineUnavailable(
+            f"OpenSearch could not write {len(items)} documents: a shard of the index was on no running node ("
+            f"{next(e for e in errors if e.startswith('unavailable_shards_exception'))}): a node left while the index "
+            "was written. A rebuild's index is deleted and the served one is unchanged; the next reindex sends what "
+            "was not written. Run it again once the cluster's health is green or yellow.")
+    return EngineRequestError(f"OpenSearch refused {len(items)} documents: "
+                              + "; ".join(f"{i}: {e}" for (i, _), e in zip(items[:3], errors[:3])))
+
 
 def _chain(*parts: Iterable[Any]) -> Iterator[Any]:
     for part in parts:
