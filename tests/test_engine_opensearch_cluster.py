@@ -14,6 +14,7 @@ from opensearch_node import Cluster, request
 from podsearch.catalog import Catalog
 from podsearch.documents import CatalogDocuments
 from podsearch.engines import open_engine
+from podsearch.requests import SearchRequest
 
 pytestmark = pytest.mark.opensearch
 
@@ -95,7 +96,8 @@ def test_readyz_says_the_served_indexs_health(opensearch: Cluster, sample_data_t
             lib.engine.sync(CatalogDocuments(catalog), full=True)
         ready = lib.ready()
         assert ready["status"] == "ready" and ready["episodes"] == 36
-        assert ready["engine"] == {"engine": "opensearch", "health": "yellow", "nodes": 1, "unassigned_shards": 1}
+        assert ready["engine"] == {"engine": "opensearch", "health": "yellow", "nodes": 1, "unassigned_shards": 1,
+                                   "cluster_manager": True}
     finally:
         lib.close()
         request(f"{opensearch.url}/health-*", "DELETE")
@@ -280,3 +282,38 @@ def test_documents_a_shard_on_no_node_could_not_take_are_said_so() -> None:
         engine.client.close()
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.slow
+def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path, tmp_path: Path) -> None:
+    """The cluster manager down (the only eligible one here; an election under way on a cluster of three): the data
+    nodes still search, but every search was a 503 "no answer within 3 s", its stamp's reads (the alias, the
+    mapping) waiting for a manager. They are read from the node asked now, and /readyz says there is no manager."""
+    import shutil
+
+    from conftest import require_opensearch_launcher
+
+    from podsearch.service import Library
+
+    require_opensearch_launcher()
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_template, data)
+    with Cluster.start(tmp_path / "cluster", nodes=2) as cluster:
+        settings = {"engine": "opensearch", "opensearch_url": cluster.nodes[1].url, "opensearch_index": "headless",
+                    "opensearch_replicas": "1"}
+        lib = Library.from_config(sample_config(data, settings))
+        try:
+            with Catalog.in_dir(data) as catalog:
+                lib.engine.sync(CatalogDocuments(catalog), full=True)
+            status, health = request(f"{cluster.url}/_cluster/health/headless?wait_for_status=green&timeout=60s",
+                                     timeout=70)
+            assert health["status"] == "green"
+            expected = lib.search(SearchRequest(q="bees")).total
+            assert expected
+            cluster.nodes[0].stop()
+            time.sleep(1.5)  # (the stamp read before is taken as known for a second)
+            assert lib.search(SearchRequest(q="bees")).total == expected
+            ready = lib.ready()
+            assert ready["episodes"] == 36 and ready["engine"]["cluster_manager"] is False
+        finally:
+            lib.close()

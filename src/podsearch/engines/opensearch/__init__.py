@@ -192,12 +192,17 @@ class OpenSearchEngine:
                 return self._stamp[1], self._stamp[2]
             self._reading = True
         wait = min(STAMP_TIMEOUT, self.client.options.timeout)
+        # read from the node asked (local): a cluster without its manager (the manager node down, or an election under
+        # way) still searches, and until 6 December 2026 every search was a 503 then, the stamp's reads waiting for a
+        # manager (the three-node walk: the manager killed, its two data nodes holding every copy)
+        local = {"local": True}
         try:
-            found = self.client.request("GET", f"/_alias/{self.alias}", allow=(404,), timeout=wait)
+            found = self.client.request("GET", f"/_alias/{self.alias}", allow=(404,), timeout=wait, params=local)
             stamp, concrete = ("", 0.0), ""
             if isinstance(found, dict) and found and "error" not in found and "status" not in found:
                 concrete = sorted(found)[-1]
-                mapping = self.client.request("GET", f"/{concrete}/_mapping", allow=(404,), timeout=wait) or {}
+                mapping = self.client.request("GET", f"/{concrete}/_mapping", allow=(404,), timeout=wait,
+                                              params=local) or {}
                 meta = mapping.get(concrete, {}).get("mappings", {}).get("_meta", {})
                 stamp = (f"{concrete}/{meta.get('stamp', '')}", float(meta.get("time", 0.0)))
         except EngineUnavailable as exc:
@@ -271,9 +276,12 @@ class OpenSearchEngine:
         count), with the cluster's nodes and the index's shards not placed. Until 6 December 2026 /readyz said
         "ready" and nothing more with a node of three down and the index's replica unplaced."""
         concrete = self._target()
-        found = self.client.request("GET", f"/_cluster/health/{concrete}", timeout=self._figures_wait())
+        # (as the node asked knows it: without a cluster manager the cluster's own answer waits for one)
+        found = self.client.request("GET", f"/_cluster/health/{concrete}", params={"local": True},
+                                    timeout=self._figures_wait())
         return {"engine": self.name, "health": found.get("status"), "nodes": found.get("number_of_nodes"),
-                "unassigned_shards": found.get("unassigned_shards")}
+                "unassigned_shards": found.get("unassigned_shards"),
+                "cluster_manager": bool(found.get("discovered_cluster_manager", True))}
 
     def size_bytes(self) -> int:
         """The primary shards' size on disk (replicas multiply it)."""
