@@ -315,5 +315,6 @@ def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path
             assert lib.search(SearchRequest(q="bees")).total == expected
             ready = lib.ready()
             assert ready["episodes"] == 36 and ready["engine"]["cluster_manager"] is False
+            assert ready["engine"]["health"] == "unknown"  # (the node's own view says red: no manager)
         finally:
             lib.close()

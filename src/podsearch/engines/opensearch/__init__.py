@@ -279,9 +279,11 @@ class OpenSearchEngine:
         # (as the node asked knows it: without a cluster manager the cluster's own answer waits for one)
         found = self.client.request("GET", f"/_cluster/health/{concrete}", params={"local": True},
                                     timeout=self._figures_wait())
-        return {"engine": self.name, "health": found.get("status"), "nodes": found.get("number_of_nodes"),
-                "unassigned_shards": found.get("unassigned_shards"),
-                "cluster_manager": bool(found.get("discovered_cluster_manager", True))}
+        manager = bool(found.get("discovered_cluster_manager", True))
+        # (without a manager a node calls its cluster red, whatever its shards: the walk's searches all answered)
+        return {"engine": self.name, "health": found.get("status") if manager else "unknown",
+                "nodes": found.get("number_of_nodes"), "unassigned_shards": found.get("unassigned_shards"),
+                "cluster_manager": manager}
 
     def size_bytes(self) -> int:
         """The primary shards' size on disk (replicas multiply it)."""
