@@ -318,3 +318,27 @@ def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path
             assert ready["engine"]["health"] == "unknown"  # (the node's own view says red: no manager)
         finally:
             lib.close()
+
+
+@pytest.mark.slow
+def test_a_rebuild_that_lost_a_shard_is_not_swapped_in(sample_data_template: Path, tmp_path: Path) -> None:
+    """A node holding a shard of the rebuilt index (built without replicas) killed after its documents went in and
+    before the swap: the index was red, the rebuild logged "is red: not every replica is placed" and swapped it in, and
+    the site's searches then failed. It is refused (the served index stays), and deleted."""
+    from conftest import require_opensearch_launcher
+
+    from podsearch.errors import EngineUnavailable
+
+    require_opensearch_launcher()
+    with Cluster.start(tmp_path / "cluster", nodes=2) as cluster:
+        settings = {"opensearch_shards": "2", "opensearch_replicas": "1", "opensearch_timeout": "90"}
+        engine = _engine(sample_data_template, cluster, "lost", **settings)
+        engine.health_wait = 3
+        with Catalog.in_dir(sample_data_template) as catalog:
+            engine.sync(CatalogDocuments(catalog), full=True)
+            served = _served(cluster, "lost")
+            with pytest.raises(EngineUnavailable, match="is red: a node holding one of its shards left.*not swapped in"):
+                engine.sync(CatalogDocuments(catalog), full=True, progress=lambda _n: cluster.nodes[1].kill())
+        assert _served(cluster, "lost") == served
+        status, indexes = request(f"{cluster.url}/_cat/indices/lost-*?format=json")
+        assert [i["index"] for i in indexes] == served

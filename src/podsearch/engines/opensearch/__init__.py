@@ -350,6 +350,14 @@ class OpenSearchEngine:
             health = self.client.request("GET", f"/_cluster/health/{name}",
                                          params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms"},
                                          allow=(408,), timeout=self.health_wait + self.client.options.timeout)
+            if health.get("status") == "red":
+                # a shard of it on no running node (a node left after its documents went in: it had no replica yet).
+                # Until 6 December 2026 it was swapped in all the same, with the warning below, and the index served
+                # before deleted: the site's searches failed until that node came back
+                raise EngineUnavailable(
+                    f"The rebuilt OpenSearch index {name} is red: a node holding one of its shards left before it was "
+                    "served. It is not swapped in (the served index is unchanged) and is deleted; run the reindex "
+                    "again once the cluster's health is green or yellow.")
             if health.get("status") != "green":
                 log.warning("OpenSearch index %s is %s: not every replica is placed (too few nodes?)",
                             name, health.get("status"))
