@@ -13,6 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
@@ -736,18 +737,7 @@ def test_searches_queued_wait_in_the_queue_and_leave_a_worker_to_the_others():
     queue = fair_dispatcher()(frozenset({"/api/search", "/search"}), "", 3)
     release = threading.Event()
     served: list[str] = []
-    lock = threading.Lock()
-
-    def task(client: str, path: str, hold: bool) -> Any:
-        t = _queued(client, path)
-
-        def service() -> None:
-            with lock:
-                served.append(t.label)
-            if hold:
-                release.wait(10)
-        t.service, t.cancel = service, lambda: None
-        return t
+    task = _recording(served, release)
 
     queue.set_thread_count(4)
     try:
@@ -801,12 +791,10 @@ def test_one_client_has_at_most_half_the_search_workers_and_another_clients_sear
             queue.shutdown(cancel_pending=True, timeout=5)
 
 
-def _a_busy_client_and_another(per_client: int, runs: int) -> None:
-    from podsearch.server import fair_dispatcher
 
-    queue = fair_dispatcher()(frozenset({"/api/search"}), "", *[per_client][:per_client])  # (0: the default)
-    release = threading.Event()
-    served: list[str] = []
+def _recording(served: list[str], release: threading.Event) -> Callable[[str, str, bool], Any]:
+    """A maker of queued tasks (:func:`_queued`) that note their label in ``served`` when a worker serves them and,
+    with ``hold``, keep the worker until ``release`` is set."""
     lock = threading.Lock()
 
     def task(client: str, path: str, hold: bool) -> Any:
@@ -819,6 +807,15 @@ def _a_busy_client_and_another(per_client: int, runs: int) -> None:
                 release.wait(10)
         t.service, t.cancel = service, lambda: None
         return t
+    return task
+
+def _a_busy_client_and_another(per_client: int, runs: int) -> None:
+    from podsearch.server import fair_dispatcher
+
+    queue = fair_dispatcher()(frozenset({"/api/search"}), "", *[per_client][:per_client])  # (0: the default)
+    release = threading.Event()
+    served: list[str] = []
+    task = _recording(served, release)
 
     queue.set_thread_count(4)
     try:
