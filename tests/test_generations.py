@@ -210,3 +210,148 @@ def test_a_scheduled_reindex_still_running_when_serve_stops_is_stopped_and_clean
     assert not (data / "reindex.lock").read_text()  # let go: the next run is not told of a dead holder
     with Catalog.existing(data) as catalog:
         assert [run["aborted"] for run in catalog.unfinished_since()] == ["interrupted (SIGTERM)"]
+
+
+class _SlowTranscripts:
+    """A feed of ``count`` episodes on 127.0.0.1 whose transcripts answer after ``delay`` seconds (a real HTTP server
+    in threads); ``asked`` counts the transcript requests."""
+
+    def __init__(self, count: int, delay: float) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.delay, self.asked = delay, 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                import time
+
+                if self.path == "/feed.xml":
+                    body, kind = outer.feed(), "application/rss+xml"
+                elif self.path.startswith("/t/"):
+                    outer.asked += 1
+                    time.sleep(outer.delay)
+                    body = f"WEBVTT\n\n00:00:00.000 --> 00:00:05.000\npangolin number {self.path[3:-4]}\n".encode()
+                    kind = "text/vtt"
+                else:
+                    self.send_error(404)
+                    return
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:  # the reindex left
+                    pass
+
+        self.count = count
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def feed(self) -> bytes:
+        items = "".join(
+            f"<item><title>Episode {i}</title><guid>ep-{i}</guid><pubDate>Mon, 01 Jun 2026 10:{i:02d}:00 GMT</pubDate>"
+            f'<enclosure url="{self.url}/a/{i}.mp3" type="audio/mpeg" length="1"/>'
+            f'<podcast:transcript url="{self.url}/t/{i}.vtt" type="text/vtt"/></item>' for i in range(self.count))
+        return (f'<?xml version="1.0"?><rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0">'
+                f"<channel><title>Slow Show</title><link>{self.url}/</link><description>d</description>{items}"
+                "</channel></rss>").encode()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_reindex_stopped_while_it_fetches_transcripts_ends_at_once_and_the_next_run_fetches_them(
+        tmp_path: Path) -> None:
+    """A reindex stopped by SIGTERM while it fetched transcripts waited, before it cleaned up, for every fetch its
+    pool had started: with 8 fetch workers and transcripts that take 3 s, two at a time per host, 10 s (18 s with
+    4 workers and 10 s transcripts), longer than ``docker stop`` waits before SIGKILL. Now no other fetch starts
+    and those in flight are left after ``STOP_GRACE``: it ends within a second or so, leaves nothing half-written
+    and nothing of the feed stored, and the next run fetches every transcript. (A real ``podsearch reindex`` and a
+    real slow HTTP server.)"""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from podsearch.catalog import Catalog
+
+    data = tmp_path / "data"
+    slow = _SlowTranscripts(40, 3.0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PODSEARCH_FEEDS": f"{slow.url}/feed.xml",
+           "PODSEARCH_ALLOW_PRIVATE_HOSTS": "1", "PODSEARCH_FETCH_WORKERS": "8"}
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "podsearch", "--data", str(data), "reindex"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not slow.asked:
+            time.sleep(0.01)
+        assert proc.poll() is None and slow.asked, "the reindex was not seen fetching transcripts"
+        time.sleep(0.5)  # every worker has a fetch in flight or waits for its turn on the host
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
+        assert proc.returncode == -signal.SIGTERM, (proc.returncode, err)
+        assert took < 5, f"{took:.1f} s from SIGTERM to exit"
+        assert "Stopped by SIGTERM" in err, err
+        assert not list(data.glob("index/*.tmp")) and not list(data.glob("model/*.tmp"))
+        assert not (data / "reindex.lock").read_text()
+        with Catalog.existing(data) as catalog:
+            assert [run["aborted"] for run in catalog.unfinished_since()] == ["interrupted (SIGTERM)"]
+            assert catalog.hashes() == {}  # nothing of the feed stored half: its episodes wait for their fetches
+        slow.delay = 0.0
+        again = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), "reindex"], env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0 and "took it over" not in again.stderr, again.stderr
+        found = subprocess.run([sys.executable, "-m", "podsearch", "--data", str(data), "search", "pangolin",
+                                "--json"], env=env, capture_output=True, text=True, timeout=60)
+        assert json.loads(found.stdout)["total"] == 40, found.stderr  # every transcript read by the next run
+    finally:
+        slow.close()
+
+
+def test_a_scheduled_reindex_stopped_while_it_fetches_transcripts_stops_within_a_second_or_so(tmp_path: Path) -> None:
+    """The server's stop of a scheduled reindex fetching transcripts was seen only when the next fetch ended, and
+    the run then waited for every fetch its pool had started (10 s and more with slow transcript hosts, the whole
+    of ``server.STOP_WAIT``). Now the run looks for the stop while it waits and leaves the fetches in flight after
+    ``STOP_GRACE``."""
+    import time
+
+    from podsearch.catalog import Catalog
+    from podsearch.config import load_config
+    from podsearch.server import ReindexScheduler
+
+    data = tmp_path / "data"
+    slow = _SlowTranscripts(40, 3.0)
+    try:
+        config = load_config({"data": str(data)}, environ={
+            "PODSEARCH_FEEDS": f"{slow.url}/feed.xml", "PODSEARCH_ALLOW_PRIVATE_HOSTS": "1",
+            "PODSEARCH_FETCH_WORKERS": "8"})
+        scheduler = ReindexScheduler(config, 0.01)
+        scheduler.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not slow.asked:
+            time.sleep(0.01)
+        assert slow.asked, "the scheduled run was not seen fetching transcripts"
+        time.sleep(0.5)
+        stopped = time.monotonic()
+        scheduler.stop(0)
+        took = time.monotonic() - stopped
+        assert not scheduler.is_alive() and took < 5, f"{took:.1f} s"
+        assert scheduler.last_outcome == "interrupted (SIGTERM)"
+        assert not (data / "reindex.lock").read_text()
+        with Catalog.existing(data) as catalog:
+            assert catalog.hashes() == {}
+    finally:
+        slow.close()

@@ -10,8 +10,9 @@ schema 3) is read once in full to learn them; one served without validators is n
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,13 @@ log = logging.getLogger(__name__)
 # others are left, with a warning: a feed of 20 items with 50 links each made 1,000 requests per run, to any
 # hosts it named (until 5 December 2026).
 MAX_TRANSCRIPT_LINKS = 8
+
+# A run stopped while it fetches (SIGTERM, Ctrl-C, the server's stop: ``reindex.locked_run``) starts no other fetch and
+# waits this long for those in flight, then leaves them to end in their threads (daemons: the process does not wait
+# for them) and cleans up. Until 6 December 2026 it waited for every fetch the pool had started, each up to
+# fetch_timeout, queued two at a time per host: 18 s after SIGTERM with 4 workers and transcripts that took 10 s.
+STOP_GRACE = 1.0
+POLL = 0.2  # seconds between the checks of a stop while the run waits for a fetch (progress.advance(0))
 
 
 
@@ -101,17 +109,25 @@ class EpisodeExtras:
         return state
 
     def run(self, jobs: list[Job], advance: Any = None) -> Iterator[tuple[Job, Extras]]:
-        """Fetch in worker threads; yields each job with how it went, in order."""
+        """Fetch in worker threads; yields each job with how it went, in order. While it waits for a fetch it calls
+        ``advance(0)`` now and then: a run the server stops raises there (``server.StoppableRun``). Whatever ends the
+        loop early (a stop signal, an error) ends the fetching: no other job starts, those in flight are waited for
+        up to :data:`STOP_GRACE` seconds, then left; what they read is dropped, and nothing of the feed is stored
+        (the run stores a feed's episodes once all its fetches are done: the next run fetches them)."""
         if not jobs:
             return
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            for job, extras in zip(jobs, pool.map(self._do, jobs)):
+        workers = _Workers(self._do, jobs, min(self.workers, len(jobs)))
+        try:
+            for n, job in enumerate(jobs):
+                extras = workers.result(n, advance)
                 if advance:
                     advance()
                 if not job.ep.language and job.ep.segments:
                     # Feeds that declare no language were only guessed from titles and notes; the transcript says more.
                     job.ep.language = languages.detect_language(job.ep.transcript_text)
                 yield job, extras
+        finally:
+            workers.stop(STOP_GRACE)
 
     def _do(self, job: Job) -> Extras:
         extras = Extras()
@@ -207,3 +223,54 @@ class EpisodeExtras:
         # Read again in full: the episode's content hash says whether it changed.
         extras.transcript = "fetched"
         ep.segments = segments
+
+
+class _Workers:
+    """``work`` done on each of ``items`` in ``count`` daemon threads, in order; :meth:`result` waits for one.
+
+    A ``ThreadPoolExecutor`` (used until 6 December 2026) cannot leave a task it started: its ``shutdown`` and the
+    interpreter's exit wait for every one, and a run stopped while it fetched waited for each fetch in flight (up to
+    fetch_timeout each) before it could clean up."""
+
+    def __init__(self, work: Callable[[Job], Extras], items: Sequence[Job], count: int) -> None:
+        self._work, self._items = work, items
+        self._results: list[tuple[bool, Any]] = [(False, None)] * len(items)
+        self._done = [threading.Event() for _ in items]
+        self._next = 0
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._threads = [threading.Thread(target=self._loop, name=f"podsearch-fetch-{n}", daemon=True)
+                         for n in range(max(1, count))]
+        for thread in self._threads:
+            thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                if self._stopped or self._next >= len(self._items):
+                    return
+                n = self._next
+                self._next += 1
+            try:
+                self._results[n] = (True, self._work(self._items[n]))
+            except BaseException as exc:  # (raised in the run's thread by result)
+                self._results[n] = (False, exc)
+            self._done[n].set()
+
+    def result(self, n: int, poll: Callable[[int], Any] | None = None) -> Extras:
+        """The ``n``-th item's outcome (its exception raised here); ``poll(0)`` every :data:`POLL` s meanwhile."""
+        while not self._done[n].wait(POLL):
+            if poll:
+                poll(0)
+        ok, value = self._results[n]
+        if not ok:
+            raise value
+        return value
+
+    def stop(self, grace: float) -> None:
+        """No item starts any more; wait up to ``grace`` seconds for those in flight (all of them once all are done)."""
+        with self._lock:
+            self._stopped = True
+        deadline = time.monotonic() + grace
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
