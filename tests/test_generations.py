@@ -221,6 +221,7 @@ class _SlowTranscripts:
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.delay, self.asked = delay, 0
+        self.feed_delay, self.feed_asked = 0.0, 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -231,6 +232,8 @@ class _SlowTranscripts:
                 import time
 
                 if self.path == "/feed.xml":
+                    outer.feed_asked += 1
+                    time.sleep(outer.feed_delay)
                     body, kind = outer.feed(), "application/rss+xml"
                 elif self.path.startswith("/t/"):
                     outer.asked += 1
@@ -353,5 +356,37 @@ def test_a_scheduled_reindex_stopped_while_it_fetches_transcripts_stops_within_a
         assert not (data / "reindex.lock").read_text()
         with Catalog.existing(data) as catalog:
             assert catalog.hashes() == {}
+    finally:
+        slow.close()
+
+
+def test_a_scheduled_reindex_stopped_while_it_fetches_a_slow_feed_stops_within_a_second_or_so(tmp_path: Path) -> None:
+    """A feed is fetched in the run's own thread: the server's stop of a scheduled run was seen only once the feed
+    had answered (up to fetch_timeout, 30 s by default, longer than ``server.STOP_WAIT``). Now the run waits for
+    the feed's fetch in another thread and looks for the stop meanwhile (``ingest.extras.waiting``)."""
+    import time
+
+    from podsearch.config import load_config
+    from podsearch.server import ReindexScheduler
+
+    data = tmp_path / "data"
+    slow = _SlowTranscripts(3, 0.0)
+    slow.feed_delay = 8.0
+    try:
+        config = load_config({"data": str(data)}, environ={
+            "PODSEARCH_FEEDS": f"{slow.url}/feed.xml", "PODSEARCH_ALLOW_PRIVATE_HOSTS": "1"})
+        scheduler = ReindexScheduler(config, 0.01)
+        scheduler.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not slow.feed_asked:
+            time.sleep(0.01)
+        assert slow.feed_asked, "the scheduled run was not seen fetching its feed"
+        time.sleep(0.5)
+        stopped = time.monotonic()
+        scheduler.stop(0)
+        took = time.monotonic() - stopped
+        assert not scheduler.is_alive() and took < 5, f"{took:.1f} s"
+        assert scheduler.last_outcome == "interrupted (SIGTERM)"
+        assert not (data / "reindex.lock").read_text()
     finally:
         slow.close()

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import languages
 from ..catalog import Catalog
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 # others are left, with a warning: a feed of 20 items with 50 links each made 1,000 requests per run, to any
 # hosts it named (until 5 December 2026).
 MAX_TRANSCRIPT_LINKS = 8
+T = TypeVar("T")
 
 # A run stopped while it fetches (SIGTERM, Ctrl-C, the server's stop: ``reindex.locked_run``) starts no other fetch and
 # waits this long for those in flight, then leaves them to end in their threads (daemons: the process does not wait
@@ -225,6 +226,17 @@ class EpisodeExtras:
         ep.segments = segments
 
 
+def waiting(work: Callable[[], T], poll: Callable[[int], Any] | None) -> T:
+    """``work()`` in a daemon thread while this one calls ``poll(0)`` every :data:`POLL` s: a feed's fetch, which a
+    scheduled run the server stops (``server.StoppableRun``) leaves at once rather than when it ends (up to
+    fetch_timeout, 30 s by default, longer than ``server.STOP_WAIT``). Its exception is raised here."""
+    workers = _Workers(lambda _item: work(), [None], 1)
+    try:
+        return workers.result(0, poll)
+    finally:
+        workers.stop(0.0)
+
+
 class _Workers:
     """``work`` done on each of ``items`` in ``count`` daemon threads, in order; :meth:`result` waits for one.
 
@@ -232,7 +244,7 @@ class _Workers:
     interpreter's exit wait for every one, and a run stopped while it fetched waited for each fetch in flight (up to
     fetch_timeout each) before it could clean up."""
 
-    def __init__(self, work: Callable[[Job], Extras], items: Sequence[Job], count: int) -> None:
+    def __init__(self, work: Callable[[Any], Any], items: Sequence[Any], count: int) -> None:
         self._work, self._items = work, items
         self._results: list[tuple[bool, Any]] = [(False, None)] * len(items)
         self._done = [threading.Event() for _ in items]
@@ -257,7 +269,7 @@ class _Workers:
                 self._results[n] = (False, exc)
             self._done[n].set()
 
-    def result(self, n: int, poll: Callable[[int], Any] | None = None) -> Extras:
+    def result(self, n: int, poll: Callable[[int], Any] | None = None) -> Any:
         """The ``n``-th item's outcome (its exception raised here); ``poll(0)`` every :data:`POLL` s meanwhile."""
         while not self._done[n].wait(POLL):
             if poll:

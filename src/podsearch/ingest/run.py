@@ -21,7 +21,7 @@ from ..episodes import Episode
 from ..errors import BlockedAddress, DeadlinePassed, FeedError, HostUnreachable, PodsearchError, StatusError
 from ..progress import Progress
 from ..report import Report
-from .extras import EpisodeExtras, Extras, Job
+from .extras import EpisodeExtras, Extras, Job, waiting
 from .feeds import ParsedFeed, parse_feed, show_slug
 from .fetch import Fetcher, FetchLimits, FetchResult
 from .hosts import HostHealth
@@ -229,7 +229,9 @@ class FeedIngest:
         """The feed ``source`` fetched at ``address``. The operator chose the source: its host (its origin: scheme,
         host and port) is not checked; anywhere else the feed leads (a redirect, an address it moved to) is the feed's
         choice and is refused when private or loopback, as a transcript link is, unless allow_private_hosts."""
-        return self.feed_fetcher.fetch_any(address, trusted_url=source if _is_url(source) else None, **validators)
+        trusted = source if _is_url(source) else None
+        return waiting(lambda: self.feed_fetcher.fetch_any(address, trusted_url=trusted, **validators),
+                       self.progress.advance)
 
     def _parse(self, source: str, result: FetchResult, asked: str) -> ParsedFeed:
         """The feed read (``asked`` for at its address, ``result`` what answered); FeedError (the feed reported and
@@ -282,7 +284,8 @@ class FeedIngest:
                 log.info("%s; read at %s", message, where)
                 break
             try:
-                moved = self.feed_fetcher.fetch(target, trusted_url=source)  # (http or https only: no file)
+                moved = waiting(lambda: self.feed_fetcher.fetch(target, trusted_url=source),  # (no file: http(s))
+                                self.progress.advance)
                 self._not_another_feed(source, target, moved.moved_to, moved.url)
                 moved_parsed = self._parse(source, moved, target)
             except PodsearchError as exc:
