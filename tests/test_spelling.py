@@ -155,13 +155,13 @@ TYPOS = ["kuberentes", "kubernetse", "informacao", "parteien", "emocoes", "grote
          "größte Enttäuschng"]
 
 
+@pytest.mark.opensearch
+@pytest.mark.parametrize("accented", ["opensearch"], indirect=True)  # (Whoosh's vocabulary is its index in memory)
 def test_did_you_mean_asks_the_node_a_few_times_whatever_the_words(accented: Library, monkeypatch) -> None:
     """Each of "did you mean"'s questions (a word's near spellings, whether each is a word of the language, how often
     they are held, the languages of a word's episodes) is asked of every word at once: one request on OpenSearch (a
     suggester a word; ``_msearch``). Until 6 December 2026 one word, and one spelling, at a time: 12 typos made about 85
     requests one after the other on the site corpus. The suggestions are those of asking one at a time."""
-    if accented.engine.name != "opensearch":
-        pytest.skip("Whoosh's vocabulary asks its own index in memory")
     from podsearch.engines.opensearch import OpenSearchVocabulary
     from podsearch.engines.spelling import suggestion
 
