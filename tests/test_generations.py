@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from podsearch.generations import Generations
 
@@ -324,12 +326,30 @@ def test_a_reindex_stopped_while_it_fetches_transcripts_ends_at_once_and_the_nex
         slow.close()
 
 
+
+def _stop_when(scheduler: Any, seen: Callable[[], bool], data: Path) -> None:
+    """Start ``scheduler`` (a ``server.ReindexScheduler``), stop it (as the server's stop does) half a second after
+    ``seen()``, and check that its run ended within 5 s, cleaned up (the lock free) and was recorded as stopped."""
+    import time
+
+    scheduler.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not seen():
+        time.sleep(0.01)
+    assert seen(), "the scheduled run was not seen fetching"
+    time.sleep(0.5)
+    stopped = time.monotonic()
+    scheduler.stop(0)
+    took = time.monotonic() - stopped
+    assert not scheduler.is_alive() and took < 5, f"{took:.1f} s"
+    assert scheduler.last_outcome == "interrupted (SIGTERM)"
+    assert not (data / "reindex.lock").read_text()
+
 def test_a_scheduled_reindex_stopped_while_it_fetches_transcripts_stops_within_a_second_or_so(tmp_path: Path) -> None:
     """The server's stop of a scheduled reindex fetching transcripts was seen only when the next fetch ended, and
     the run then waited for every fetch its pool had started (10 s and more with slow transcript hosts, the whole
     of ``server.STOP_WAIT``). Now the run looks for the stop while it waits and leaves the fetches in flight after
     ``STOP_GRACE``."""
-    import time
 
     from podsearch.catalog import Catalog
     from podsearch.config import load_config
@@ -341,19 +361,7 @@ def test_a_scheduled_reindex_stopped_while_it_fetches_transcripts_stops_within_a
         config = load_config({"data": str(data)}, environ={
             "PODSEARCH_FEEDS": f"{slow.url}/feed.xml", "PODSEARCH_ALLOW_PRIVATE_HOSTS": "1",
             "PODSEARCH_FETCH_WORKERS": "8"})
-        scheduler = ReindexScheduler(config, 0.01)
-        scheduler.start()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not slow.asked:
-            time.sleep(0.01)
-        assert slow.asked, "the scheduled run was not seen fetching transcripts"
-        time.sleep(0.5)
-        stopped = time.monotonic()
-        scheduler.stop(0)
-        took = time.monotonic() - stopped
-        assert not scheduler.is_alive() and took < 5, f"{took:.1f} s"
-        assert scheduler.last_outcome == "interrupted (SIGTERM)"
-        assert not (data / "reindex.lock").read_text()
+        _stop_when(ReindexScheduler(config, 0.01), lambda: slow.asked, data)
         with Catalog.existing(data) as catalog:
             assert catalog.hashes() == {}
     finally:
@@ -364,7 +372,6 @@ def test_a_scheduled_reindex_stopped_while_it_fetches_a_slow_feed_stops_within_a
     """A feed is fetched in the run's own thread: the server's stop of a scheduled run was seen only once the feed
     had answered (up to fetch_timeout, 30 s by default, longer than ``server.STOP_WAIT``). Now the run waits for
     the feed's fetch in another thread and looks for the stop meanwhile (``ingest.extras.waiting``)."""
-    import time
 
     from podsearch.config import load_config
     from podsearch.server import ReindexScheduler
@@ -375,18 +382,6 @@ def test_a_scheduled_reindex_stopped_while_it_fetches_a_slow_feed_stops_within_a
     try:
         config = load_config({"data": str(data)}, environ={
             "PODSEARCH_FEEDS": f"{slow.url}/feed.xml", "PODSEARCH_ALLOW_PRIVATE_HOSTS": "1"})
-        scheduler = ReindexScheduler(config, 0.01)
-        scheduler.start()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not slow.feed_asked:
-            time.sleep(0.01)
-        assert slow.feed_asked, "the scheduled run was not seen fetching its feed"
-        time.sleep(0.5)
-        stopped = time.monotonic()
-        scheduler.stop(0)
-        took = time.monotonic() - stopped
-        assert not scheduler.is_alive() and took < 5, f"{took:.1f} s"
-        assert scheduler.last_outcome == "interrupted (SIGTERM)"
-        assert not (data / "reindex.lock").read_text()
+        _stop_when(ReindexScheduler(config, 0.01), lambda: slow.feed_asked, data)
     finally:
         slow.close()
