@@ -22,7 +22,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -250,3 +250,36 @@ class Cluster:
 def _stop_all() -> None:
     for node in list(_running):
         node.kill()
+
+
+@contextmanager
+def json_node(answer: Callable[[str, str], tuple[int, Any]]) -> Iterator[str]:
+    """A stand-in for a node on 127.0.0.1, its URL yielded: every GET and POST (its body read and left) is answered
+    ``answer(method, path)``, a status and a JSON body. For the answers a real node gives only at a moment hard to
+    bring about (a node leaving, a search context lost between phases, a shard with no copy during a bulk)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Node(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, body = answer(self.command, self.path)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _answer  # noqa: N815 (http.server's names)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Node)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_opensearch_launcher, sample_config
-from opensearch_node import Cluster, request
+from opensearch_node import Cluster, json_node, request
 
 from podsearch.catalog import Catalog
 from podsearch.documents import CatalogDocuments
@@ -183,9 +183,6 @@ def test_a_search_whose_context_was_lost_with_a_node_is_asked_again() -> None:
     search_phase_execution_exception "No search context found" (seen in the two-node test above): the client asks
     again, as for a lost shard; a 404 for a missing index is still an error at once. A server on 127.0.0.1 answers
     with the node's own bodies."""
-    import json
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from podsearch.engines.opensearch.client import ClientOptions, OpenSearchClient
     from podsearch.errors import EngineRequestError
 
@@ -197,35 +194,19 @@ def test_a_search_whose_context_was_lost_with_a_node_is_asked_again() -> None:
     ok = {"took": 1, "_shards": {"total": 2, "successful": 2, "failed": 0}, "hits": {"total": {"value": 0}, "hits": []}}
     asked: list[str] = []
 
-    class Node(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            asked.append(self.path.split("?")[0])
-            status, body = ((404, missing) if self.path.startswith("/gone/")
-                            else (404, lost) if asked.count("/live/_search") == 1 else (200, ok))
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(_method: str, path: str) -> tuple[int, dict]:
+        asked.append(path.split("?")[0])
+        return ((404, missing) if path.startswith("/gone/")
+                else (404, lost) if asked.count("/live/_search") == 1 else (200, ok))
 
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Node)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        client = OpenSearchClient(ClientOptions(urls=(f"http://127.0.0.1:{server.server_address[1]}",), backoff=0.01))
+    with json_node(answer) as url:
+        client = OpenSearchClient(ClientOptions(urls=(url,), backoff=0.01))
         assert client.search("live", {"query": {"match_all": {}}}) == ok
         assert asked == ["/live/_search", "/live/_search"]
         with pytest.raises(EngineRequestError, match="index_not_found_exception|no such index"):
             client.search("gone", {"query": {"match_all": {}}})
         assert asked.count("/gone/_search") == 1
         client.close()
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import sample_config
-from opensearch_node import Cluster, request
+from opensearch_node import Cluster, json_node, request
 
 from podsearch.catalog import Catalog
 from podsearch.documents import CatalogDocuments
@@ -190,10 +190,6 @@ def test_a_request_that_met_a_node_leaving_is_asked_again() -> None:
     with HTTP 500 "Node not connected": /readyz answered 500 "OpenSearch refused GET /<index>/_count" (eight times in
     the walk's 4 s), and a search whose tries met it a 500 too. It is asked again, as an answer of overload is, and
     said unavailable (503) if it lasts. A server on 127.0.0.1 answers with the shape of the node's body."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from podsearch.engines.opensearch.client import ClientOptions, OpenSearchClient
     from podsearch.errors import EngineUnavailable
 
@@ -203,32 +199,17 @@ def test_a_request_that_met_a_node_leaving_is_asked_again() -> None:
                       "failed_shards": [{"shard": 0, "index": "live", "node": "n2", "reason": cause}]}, "status": 500}
     asked: list[str] = []
 
-    class Node(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            asked.append(self.path)
-            status, body = (500, left) if self.path.startswith("/gone") or len(asked) == 1 else (200, {"count": 36})
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(_method: str, path: str) -> tuple[int, dict]:
+        asked.append(path)
+        return (500, left) if path.startswith("/gone") or len(asked) == 1 else (200, {"count": 36})
 
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Node)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        client = OpenSearchClient(ClientOptions(urls=(f"http://127.0.0.1:{server.server_address[1]}",), backoff=0.01))
+    with json_node(answer) as url:
+        client = OpenSearchClient(ClientOptions(urls=(url,), backoff=0.01))
         assert client.request("GET", "/live/_count") == {"count": 36}
         assert asked == ["/live/_count", "/live/_count"]
         with pytest.raises(EngineUnavailable, match="Node not connected"):
             client.request("GET", "/gone/_count")
         client.close()
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_documents_a_shard_on_no_node_could_not_take_are_said_so() -> None:
@@ -238,10 +219,6 @@ def test_documents_a_shard_on_no_node_could_not_take_are_said_so() -> None:
     times over. It says a node left, that the served index is unchanged, and to run it again (503-like: unavailable).
     Other refusals are said as OpenSearch's type and reason, not a dict's repr. A server on 127.0.0.1 answers with
     the walk's item bodies."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from podsearch.engines.opensearch import OpenSearchEngine
     from podsearch.engines.opensearch.client import ClientOptions
     from podsearch.errors import EngineRequestError, EngineUnavailable
@@ -252,36 +229,23 @@ def test_documents_a_shard_on_no_node_could_not_take_are_said_so() -> None:
                "[extra] within [_doc] is not allowed"}
     errors = [shard]
 
-    class Node(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            items = [{"index": {"_id": "ep-1", "status": 503 if errors[0] is shard else 400, "error": errors[0]}}]
-            data = json.dumps({"took": 60000, "errors": True, "items": items}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(_method: str, _path: str) -> tuple[int, dict]:
+        items = [{"index": {"_id": "ep-1", "status": 503 if errors[0] is shard else 400, "error": errors[0]}}]
+        return 200, {"took": 60000, "errors": True, "items": items}
 
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Node)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    engine = OpenSearchEngine(ClientOptions(urls=(f"http://127.0.0.1:{server.server_address[1]}",)))
     batch = [({"index": {"_index": "podsearch-20261206030410-773512", "_id": "ep-1"}}, {"id": "ep-1"})]
-    try:
-        with pytest.raises(EngineUnavailable, match="on no running node.*primary shard is not active.*node left"
-                                                    ".*served one is unchanged"):
-            engine._send(batch)
-        errors[0] = mapping
-        with pytest.raises(EngineRequestError, match=r"refused 1 documents: ep-1: strict_dynamic_mapping_exception: "
-                                                     r"mapping set to strict"):
-            engine._send(batch)
-    finally:
-        engine.client.close()
-        server.shutdown()
-        server.server_close()
+    with json_node(answer) as url:
+        engine = OpenSearchEngine(ClientOptions(urls=(url,)))
+        try:
+            with pytest.raises(EngineUnavailable, match="on no running node.*primary shard is not active.*node left"
+                                                        ".*served one is unchanged"):
+                engine._send(batch)
+            errors[0] = mapping
+            with pytest.raises(EngineRequestError, match=r"refused 1 documents: ep-1: strict_dynamic_mapping_exception: "
+                                                         r"mapping set to strict"):
+                engine._send(batch)
+        finally:
+            engine.client.close()
 
 
 @pytest.mark.slow
