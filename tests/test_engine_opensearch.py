@@ -331,15 +331,15 @@ def test_did_you_mean_stops_at_the_deadline_on_opensearch(opensearch: Cluster, s
         return int("fermentation" in words)
 
     assert vocabulary.held(["fermentation"])["fermentation"] > 0
-    assert "fermentation" in vocabulary.candidates("fermentaton")
+    assert "fermentation" in vocabulary.candidates(["fermentaton"])["fermentaton"]
     assert suggestion("fermentaton", vocabulary, found, None) == "fermentation" and not vocabulary.expired()
 
     # past the deadline: nothing asked (a cluster that is not there would raise EngineUnavailable), no word known
     gone = OpenSearchEngine(ClientOptions(urls=(f"http://127.0.0.1:{free_port()}",), retries=0))
     late = OpenSearchVocabulary(gone, ["en"], deadline=time.monotonic() - 0.001)
     assert late.expired()
-    assert late.held(["fermentation"]) == {} and late.candidates("fermentaton") == []
-    assert late.languages_of("fermentation") == [] and not late.in_language("fermentation")
+    assert late.held(["fermentation"]) == {} and late.candidates(["fermentaton"]) == {}
+    assert late.languages_of(["fermentation"]) == {"fermentation": []} and not late.in_language([("fermentation", None)])
     assert suggestion("fermentaton", late, found, None) == ""
 
 

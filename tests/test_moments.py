@@ -275,7 +275,7 @@ def test_the_spelling_lexicon_answers_the_nearest_words(site_index: Path) -> Non
             terms = spoken_analyzer().texts(w)
             expected = bool(terms) and s.search(And([Or([Term(f, terms[0]) for f in ("title", "notes", "transcript")]),
                                                      Term("analysis", "en")]), limit=1).scored_length() > 0
-            assert vocabulary.in_language(w) == expected, w
+            assert bool(vocabulary.in_language([(w, None)])) == expected, w
 
 
 def test_a_long_words_letter_counts_saturate_rather_than_wrap() -> None:

@@ -47,26 +47,31 @@ _KEEP = re.compile(r"<[^<>]*>|\b\w+:|\b(?:AND|OR|NOT|TO|ANDNOT|ANDMAYBE)\b|[\w*?
 _WORD = re.compile(languages.WORD)
 
 
+Asked = tuple[str, "tuple[str, ...] | None"]  # a word, and the profiles to look in (None: the query's)
+
+
 class Vocabulary(Protocol):
-    """What a suggestion asks of an engine's index (words in lower case)."""
+    """What a suggestion asks of an engine's index (words in lower case). Each question is asked of many words at
+    once, so that an engine behind a network answers it in one request (until 6 December 2026 OpenSearch was asked
+    one word, and one replacement, at a time: about 85 requests for 12 typos)."""
 
     def held(self, words: list[str]) -> dict[str, int]:
         """How many episodes hold each of ``words`` (0 for a word none holds)."""
 
-    def candidates(self, word: str) -> list[str]:
-        """Known words within ``MAX_DISTANCE`` edits of ``word`` with its first letter, at most ``CANDIDATES``:
-        the nearest, then the more frequent."""
-
-    def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
-        """Whether ``word`` is a content word of one of the query's languages (or of ``profiles``): not a stop word,
-        and in the text of an episode analysed for that language."""
-
     def form(self, word: str) -> str:
         """``word`` (lower case) as the index's word list writes it: accents folded (``größte`` -> ``groste``)."""
 
-    def languages_of(self, word: str) -> list[str]:
-        """The query's languages (profiles) of the episodes that hold ``word`` (optional: the typo rule then
-        wants a replacement of their language)."""
+    def candidates(self, words: list[str]) -> dict[str, list[str]]:
+        """For each of ``words``, the known words within ``MAX_DISTANCE`` edits of it with its first letter, at most
+        ``CANDIDATES``: the nearest, then the more frequent."""
+
+    def in_language(self, asked: list[Asked]) -> set[Asked]:
+        """Those of ``asked`` whose word is a content word of one of the query's languages (or of the profiles
+        given): not a stop word, and in the text of an episode analysed for that language."""
+
+    def languages_of(self, words: list[str]) -> dict[str, list[str] | None]:
+        """For each of ``words``, the query's languages (profiles) of the episodes that hold it, or None when the
+        vocabulary cannot tell (the typo rule then wants a replacement of their language)."""
 
 
 def edits_allowed(word: str) -> int:
@@ -129,7 +134,7 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
     """
     try:
         words = correctable(text)
-        form = getattr(vocabulary, "form", None) or (lambda w: w)
+        form = vocabulary.form
         held = vocabulary.held(sorted({form(w.lower()) for _, _, w in words}))
         unknown = []  # (start, end, word as typed, its replacements nearest first, each with its closeness)
         accented = []  # (start, end, word as typed, as the word list writes it): a known word typed with accents
@@ -145,26 +150,24 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
             if held.get(low, 0) > RARE_HELD:
                 continue
             asked.append((start, end, word, low))
-        # each question below is asked of every such word at once (an engine that can answers it in one request:
-        # until 6 December 2026 OpenSearch was asked one word, and one replacement, at a time, about 85 requests
-        # for 12 typos)
+        # each question below is asked of every such word at once (see Vocabulary)
         lows = list(dict.fromkeys(low for *_, low in asked))
-        near = _candidates(vocabulary, lows)
+        near = vocabulary.candidates(lows)
         scored = {low: sorted(((closeness(low, c), c) for c in near.get(low, [])), key=lambda pair: pair[0])
                   for low in lows}  # (sorted is stable: then the more frequent)
         close = {low: [(n, c) for n, c in scored[low] if n[0] <= edits_allowed(low)] for low in lows}
-        of_the_language = _in_language(vocabulary, [(c, None) for low in lows for _, c in close[low]])
+        of_the_language = vocabulary.in_language(list(dict.fromkeys((c, None) for low in lows for _, c in close[low])))
         options = {low: [(n, c) for n, c in close[low] if (c, None) in of_the_language] for low in lows}
         rare = [low for low in lows if options[low] and held.get(low, 0)]
         if rare:  # a word a few episodes hold: a typo in them, when a word as near is held RARE_FACTOR times as
             # often, a word of their language (until 5 December 2026 any language's: the Portuguese "informacao" was
             # offered the Spanish "informacion", held by many more episodes; the engine may not tell: None)
             often = vocabulary.held(list(dict.fromkeys(c for low in rare for _, c in options[low])))
-            theirs = _languages_of(vocabulary, rare)
+            theirs = vocabulary.languages_of(rare)
             for low in rare:
                 options[low] = [(n, c) for n, c in options[low] if often.get(c, 0) >= RARE_FACTOR * held[low]]
             wanted = [(c, tuple(theirs[low])) for low in rare if theirs.get(low) is not None for _, c in options[low]]
-            theirs_too = _in_language(vocabulary, wanted)
+            theirs_too = vocabulary.in_language(list(dict.fromkeys(wanted)))
             for low in rare:
                 if theirs.get(low) is not None:
                     options[low] = [(n, c) for n, c in options[low] if (c, tuple(theirs[low])) in theirs_too]
@@ -210,34 +213,6 @@ def suggestion(text: str, vocabulary: Vocabulary, count: Callable[[str], int], b
     except Exception:  # a suggestion is a nicety; never fail the search for it
         log.exception("spelling suggestion failed for %r", text)
         return ""
-
-
-def _candidates(vocabulary: Vocabulary, words: list[str]) -> dict[str, list[str]]:
-    """:meth:`Vocabulary.candidates` of each word: in one go when the vocabulary can (``candidates_of``)."""
-    many = getattr(vocabulary, "candidates_of", None)
-    return many(words) if many is not None else {w: vocabulary.candidates(w) for w in words}
-
-
-Asked = tuple[str, "tuple[str, ...] | None"]
-
-
-def _in_language(vocabulary: Vocabulary, asked: list[Asked]) -> set[Asked]:
-    """Those (word, profiles or None) of ``asked`` that :meth:`Vocabulary.in_language` says are a word of the
-    language: in one go when the vocabulary can (``in_languages``)."""
-    asked = list(dict.fromkeys(asked))
-    many = getattr(vocabulary, "in_languages", None)
-    if many is not None:
-        return set(many(asked))
-    return {(w, p) for w, p in asked if (vocabulary.in_language(w) if p is None else vocabulary.in_language(w, list(p)))}
-
-
-def _languages_of(vocabulary: Vocabulary, words: list[str]) -> dict[str, list[str] | None]:
-    """:meth:`Vocabulary.languages_of` of each word (None: the vocabulary cannot tell), in one go when it can."""
-    many = getattr(vocabulary, "languages_of_many", None)
-    if many is not None:
-        return dict(many(words))
-    one = getattr(vocabulary, "languages_of", None)
-    return {w: one(w) if one is not None else None for w in words}
 
 
 def closeness(typed: str, candidate: str) -> tuple[int, int]:

@@ -831,16 +831,10 @@ class OpenSearchVocabulary:
             return {}
         return _Counts(self.engine, self.profiles).frequencies(words)
 
-    def candidates(self, word: str) -> list[str]:
-        if self.expired():
-            return []
-        answer = self.engine.search_served({"size": 0, "suggest": {"w": self._suggester(word)}})
-        return self._ordered([o for e in answer.get("suggest", {}).get("w", []) for o in e["options"]])
-
-    def candidates_of(self, words: list[str]) -> dict[str, list[str]]:
-        """:meth:`candidates` of each of ``words``, asked in one request (a term suggester a word). Until 6 December
-        2026 one request a word, and the other questions below one a word (and language): 12 typos made about 85
-        requests one after the other (``test_did_you_mean_asks_the_node_a_few_times_whatever_the_words``)."""
+    def candidates(self, words: list[str]) -> dict[str, list[str]]:
+        """Asked in one request (a term suggester a word). Until 6 December 2026 one request a word, and the other
+        questions below one a word (and language): 12 typos made about 85 requests one after the other
+        (``test_did_you_mean_asks_the_node_a_few_times_whatever_the_words``)."""
         if not words or self.expired():
             return {}
         answer = self.engine.search_served({"size": 0, "suggest": {f"w{i}": self._suggester(word)
@@ -849,9 +843,8 @@ class OpenSearchVocabulary:
         return {word: self._ordered([o for e in found.get(f"w{i}", []) for o in e["options"]])
                 for i, word in enumerate(words)}
 
-    def in_languages(self, asked: list[tuple[str, tuple[str, ...] | None]]) -> set[tuple[str, tuple[str, ...] | None]]:
-        """Those of ``asked`` (a word, and the profiles to look in or None for the query's) for which :meth:`in_language`
-        is true, asked in one ``_msearch`` request."""
+    def in_language(self, asked: list[spelling.Asked]) -> set[spelling.Asked]:
+        """Asked in one ``_msearch`` request: a search for each profile of each word (see ``_in_language_bodies``)."""
         questions = []  # (which of asked, its body)
         for n, (word, keys) in enumerate(asked):
             questions += [(n, body) for body in self._in_language_bodies(word, keys)]
@@ -860,8 +853,10 @@ class OpenSearchVocabulary:
         answers = self.engine.search_served_many([body for _, body in questions])
         return {asked[n] for (n, _), answer in zip(questions, answers) if answer["hits"]["total"]["value"]}
 
-    def languages_of_many(self, words: list[str]) -> dict[str, list[str]]:
-        """:meth:`languages_of` of each of ``words``, asked in one ``_msearch`` request."""
+    def languages_of(self, words: list[str]) -> dict[str, list[str] | None]:
+        """Asked in one ``_msearch`` request: a terms aggregation on ``analysis`` over the episodes whose ``words``
+        hold each word. Until 5 December 2026 only Whoosh said it, and on OpenSearch a word few episodes hold was a
+        typo of any language's word (the German "parteien" was offered the Dutch "partijen")."""
         if not words or self.expired():
             return {word: [] for word in words}
         answers = self.engine.search_served_many([self._languages_body(word) for word in words])
@@ -902,21 +897,6 @@ class OpenSearchVocabulary:
     def form(self, word: str) -> str:
         return fold(word)  # (the words field's asciifolding, as analysis.fold mirrors it)
 
-    def languages_of(self, word: str) -> list[str]:
-        """The query's profiles (languages) of the episodes whose ``words`` hold ``word``: a terms aggregation on
-        ``analysis`` over them. Until 5 December 2026 only Whoosh said it, and on OpenSearch a word few episodes
-        hold was a typo of any language's word (the German "parteien" was offered the Dutch "partijen")."""
-        if self.expired():
-            return []
-        return self._languages_found(self.engine.search_served(self._languages_body(word)))
-
-    def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
-        for body in self._in_language_bodies(word, profiles):
-            if self.expired():
-                return False
-            if self.engine.search_served(body)["hits"]["total"]["value"]:
-                return True
-        return False
 
 def _refused(items: list[tuple[Any, Any]]) -> EngineRequestError | EngineUnavailable:
     """The documents a ``_bulk`` refused, said as OpenSearch's reasons (type: reason, not a dict's repr), and a shard

@@ -27,9 +27,10 @@ class WhooshVocabulary:
     def held(self, words: list[str]) -> dict[str, int]:
         return {w: int(self.searcher.doc_frequency("words", self.form(w))) for w in words}
 
-    def candidates(self, word: str) -> list[str]:
+    def candidates(self, words: list[str]) -> dict[str, list[str]]:
         # only words with the same first letter are compared (a typo in the first letter is rare)
-        return lexicon(self.searcher.reader()).near(self.form(word), spelling.MAX_DISTANCE, spelling.CANDIDATES)
+        known = lexicon(self.searcher.reader())
+        return {w: known.near(self.form(w), spelling.MAX_DISTANCE, spelling.CANDIDATES) for w in words}
 
     def form(self, word: str) -> str:
         if word.isascii():
@@ -37,7 +38,10 @@ class WhooshVocabulary:
         tokens = [t.text for t in _WORDS(word)]  # (the words field's analyzer: accents folded)
         return tokens[0] if len(tokens) == 1 else word
 
-    def languages_of(self, word: str) -> list[str]:
+    def languages_of(self, words: list[str]) -> dict[str, list[str] | None]:
+        return {w: self._languages_of(w) for w in words}
+
+    def _languages_of(self, word: str) -> list[str]:
         """The query's profiles (languages) of the episodes whose word list holds ``word``."""
         key, found = self.form(word).encode("utf-8"), set()
         for leaf, _ in self.searcher.reader().leaf_readers():
@@ -51,7 +55,10 @@ class WhooshVocabulary:
                     found.add(profile)
         return [p for p in self.profiles if p in found]
 
-    def in_language(self, word: str, profiles: list[str] | None = None) -> bool:
+    def in_language(self, asked: list[spelling.Asked]) -> set[spelling.Asked]:
+        return {(w, p) for w, p in asked if self._in_language(w, p)}
+
+    def _in_language(self, word: str, profiles: tuple[str, ...] | None) -> bool:
         reader = self.searcher.reader()
         for key in self.profiles if profiles is None else profiles:
             terms = profile_analyzer(key).texts(word)
