@@ -460,21 +460,7 @@ def test_a_word_said_only_in_a_sponsor_read_is_no_reason(tmp_path: Path):
                          [f"watchtowers lightning network {SPONSOR} watchtowers"], ["en"], [""])
     folded = loaded.fold_in(late, "digest")
     assert "watchtowers" in _wide(folded, "e24", "e0") and not ads & set(_wide(folded, "e24", "e0"))
-    # the catalog's episodes are read a segment a line
-    lines = ["Ok, on to the news.", "It's now time for sponsored news!", *ITEMS[0].split("\n"),
-             "[Watchtowers](https://example.org/w)", "Lightning watchtowers again."]
-    export = tmp_path / "export.jsonl"
-    export.write_text(json.dumps({"id": "n1", "show": "News", "title": "News #1", "segments": [
-        {"start": float(i), "text": text} for i, text in enumerate(lines)]}) + "\n", encoding="utf-8")
-    with Catalog.in_dir(tmp_path / "data") as catalog:
-        import_lines(catalog, export)
-        transcript = episode_texts(catalog).transcripts[0]
-    words = [w.decode() for w in runs._words(transcript)]
-    [(a, b)] = runs.sponsored_sections(transcript)
-    assert words[a:a + 2] == ["it", "s"] and words[b:] == ["watchtowers", "https", "example", "org", "w", "lightning",
-                                                           "watchtowers", "again"], words[a:]
     assert "watchtowers" in _wide(folded, "e0", "e24") and not ads & set(_wide(folded, "e0", "e24"))
-
 
 
 def test_runs_counted_a_part_at_a_time_are_the_runs_counted_at_once(monkeypatch: pytest.MonkeyPatch):
