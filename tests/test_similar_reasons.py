@@ -495,6 +495,7 @@ def test_a_word_written_with_accents_in_a_sponsor_read_is_no_reason():
     wide = _wide(model, "e0", "e1")
     assert "watchtowers" in wide and not {"zorblax", "ledger", "payroll", "quantum"} & set(wide), wide
 
+
 # Two weeks' sponsored items, each a new text (no run), between the news items' headings (lines: a transcript's
 # segments), the second closed by a thanks
 ITEMS = ("[Zorblax ships quantum payroll](https://zorblax.example/blog/payroll)\n"
@@ -558,6 +559,70 @@ def test_a_word_said_only_in_a_sponsored_section_is_no_reason(tmp_path: Path):
     [(a, b)] = runs.sponsored_sections(transcript)
     assert words[a:a + 2] == ["it", "s"] and words[b:] == ["watchtowers", "https", "example", "org", "w", "lightning",
                                                            "watchtowers", "again"], words[a:]
+
+
+# Two weeks' sponsored items with no heading after them and no thanks (lines: a transcript's segments), each ended by
+# the sponsor's call to go somewhere, then the week's next news item
+READS = ("Zorblax just shipped quantum payroll for a thousand teams, and the ledger never stalls.\n"
+         "Learn more and try it free by going to zorblax.com/podcast\n"
+         "Once again that's zorblax.com/podcast",
+         "The Zorblax team measured ledger stalls in quantum payroll clusters and wrote it all up.\n"
+         "Check the link in the show notes and get a demo today. Why not, right?")
+
+
+def _read(announce: str, topical: bool = False) -> EpisodeFields:
+    """:func:`_fields` with a sponsored item in e0 and e1 announced by ``announce`` ("" none) and ended by its call to
+    action alone, then a news item (``topical``: about zorblax too)."""
+    fields = _fields()
+    after = ("Zorblax sharding broke our payroll again, see github.com/zorblax/issues. " * 2 if topical
+             else "Lightning watchtowers again, see github.com/lnd/watchtowers.")
+    for i in (0, 1):
+        fields.transcripts[i] += f"\nOk, on to the news.\n{announce}\n{READS[i]}\n{after}\nThat is the news for now."
+    return fields
+
+
+def test_a_sponsored_item_without_a_heading_or_thanks_ends_at_its_call_to_action():
+    """Issue 16: Changelog News #44-#84 announce their sponsored item ("It's now time for Sponsored News!") with no
+    heading after it and no thanks, so the section was the announcement alone and "nats", "synadia", "tailscale",
+    "hasura", "neo4j", "warp" stayed reasons (58 in the site corpus's top fives, 6 December 2026). The item ends at
+    the sponsor's call to go somewhere: an address said ("go to synadia.com/changelog", and the short lines saying it
+    again), a link written as an address, the link in the show notes, a code to use. An announcement may be the first
+    sentence of a longer line ("Sponsored News time, y'all. Two weeks back I told you about ...")."""
+    ads = {"zorblax", "payroll", "ledger", "quantum"}
+    plain = _wide(SimilarModel.fit_fields(_read(""), ModelParams()), "e0", "e1")
+    assert {"zorblax", "payroll"} <= set(plain), plain  # (not announced: a topic of both)
+    for announce in ("It's now time for Sponsored News!", "Sponsored News time, y'all. It's a good one this week."):
+        wide = _wide(SimilarModel.fit_fields(_read(announce), ModelParams()), "e0", "e1")
+        assert "watchtowers" in wide and not ads & set(wide), (announce, wide)
+    # the news item after the call is the episode's
+    talked = _wide(SimilarModel.fit_fields(_read("Sponsored news!", topical=True), ModelParams()), "e0", "e1")
+    assert {"zorblax", "payroll"} <= set(talked), talked
+
+    def section(*lines: str) -> list[str]:
+        text = "\n".join(lines)
+        words = [w.decode() for w in runs._words(text)]
+        return [" ".join(words[a:b]) for a, b in runs.sponsored_sections(text)]
+
+    news = "Stallman was right, says Ploum."
+    assert section(news, "It's now time for sponsored news!", *READS[0].split("\n"), news) == [
+        "it s now time for sponsored news zorblax just shipped quantum payroll for a thousand teams and the ledger "
+        "never stalls learn more and try it free by going to zorblax com podcast once again that s zorblax com "
+        "podcast"]
+    # a link written as an address, a code to use; a site named in passing or a link's address is no call
+    for call in ("Visit [zorblax.dev](https://zorblax.dev/?utm_source=news) and get started today.",
+                 "Don't forget to use code NEWS when you sign up.", "Begin your journey at Zorblax.com/developer"):
+        assert section("Sponsored News!", "UnsuckJS.com is a cool microsite, [Zorblax](https://zorblax.dev) too.",
+                       call, news)[0].endswith(runs._words(call)[-1].decode()), call
+    # a long line saying an address after the call is the next item; no call: the announcement alone
+    assert section("Sponsored News!", "Learn more at zorblax.com/podcast", "An npm user launched " + "a troll " * 6
+                   + "at http://everything.npm.lol", news) == ["sponsored news learn more at zorblax com podcast"]
+    assert section("Sponsored News!", "Zorblax is great.", "So is caniuse.com, a site.", news) == ["sponsored news"]
+    # the first sentence of a longer line announces, and alone it is the section; a later sentence does not
+    assert section("Sponsored News time, y'all. Two weeks back I told you about Zorblax and its payroll.", news) == [
+        "sponsored news time y all"]
+    assert section("Zorblax is great. " * 3 + "But this is not sponsored content.", "Zorblax.com/x") == []
+
+
 # Four topics, two Hindi episodes each in two shows (farming, cricket, cooking, yoga; a transcriber's note, "[तालियाँ]",
 # applause, in four), and English episodes beside them.
 HINDI = [("hi-farm-1", "खेती", "गेहूं की खेती और मानसून",

@@ -9,7 +9,7 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 15  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
+MODEL_VERSION = 16  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
 #                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py); 8: another
 #                   show's episode named by its title after the number or a few words before it, and links to
 #                   episode pages (signals.py); 9: the shows' titles kept, for the reasons (reasons.py); 10: another
@@ -19,7 +19,8 @@ MODEL_VERSION = 15  # 4: per-language stop words; 5: per-field sublinear tf, tit
 #                   kept, and each episode's words said only in them, for the reasons (runs.py); 14: a term keeps
 #                   the combining marks written after its letters (signals.terms: Hindi and every Indic script, Thai, ...);
 #                   15: the words said only in a section announced as sponsored, and the runs' words read without
-#                   their accents, as the terms (runs.py)
+#                   their accents, as the terms (runs.py); 16: a sponsored section without a heading or thanks
+#                   ends at the sponsor's call to go somewhere (runs.py)
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,22 @@ ANNOUNCEMENT_WORDS = 12  # a line announcing a section says at most this many wo
 # "It's now time for Sponsored News!", "Sponsored:", "(sponsored)": "sponsored" before a word other than "by" or on its
 # own; not "state-sponsored hackers", "the DigitalOcean side is sponsored, right?", "these transcripts are sponsored by"
 _ANNOUNCED = re.compile(r"(?<![\w-])sponsored\s+(?!by\b)[^\W\d_]|[(\[]sponsored[)\]]|^\W*sponsored\W*$", re.I)
-_MAY_ANNOUNCE = re.compile("sponsored", re.I)
+_MAY_SPONSOR = re.compile("sponsored", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")  # where a line's first sentence ends
 # A heading: a line that is a link alone ("[Title](https://...)"), perhaps after a short label ("Coolest code: [..](..)"),
 # or a Markdown heading ("## Sponsors")
 _HEADING = re.compile(r"\s*(?:#{1,6}\s+\S|(?:[^\W\d_][\w ]{0,30}:\s*)?\[[^\[\]\n]+\]\([^()\s]+\)\s*$)")
 _THANKS = re.compile(r"(?<![\w-])sponsoring\b", re.I)  # "Thanks to Depot for sponsoring Changelog News"
 _LINK_TARGET = re.compile(r"\]\([^()\s]*\)")
+# The sponsor's call to go somewhere, which ends its read: a web address said (a scheme, or a domain with a path:
+# "http://hasura.io/hasuracon", "neo4j.com/nodes", "go to synadia.com/changelog") or written as a link's text
+# ("[head over to speakeasyapi.dev](...)"), but not a site named in passing ("UnsuckJS.com is a cool microsite");
+# the link in the show notes ("Check the link in the show notes"); a code to use ("use code CHANGELOG")
+_TLD = r"(?-i:com|org|net|io|dev|ai|app|co|sh|so|fm|tv|gg|me|xyz|cloud|tech)"  # (lower case: not "ASP.NET")
+_ADDRESS = re.compile(rf"\b(?:https?://|www\.)\S|\bdot\s+{_TLD}\b|(?<![\w.@-])[a-z\d][\w-]*(?:\.[\w-]+)*\.{_TLD}/\w"
+                      rf"|\[[^\[\]]*(?<![\w.@-])[a-z\d][\w-]*(?:\.[\w-]+)*\.{_TLD}\b[^\[\]]*\]", re.I)
+_POINTER = re.compile(r"\blinks?\b[^.!?\n]{0,20}?\bin\s+(?:the|your|our)\s+(?:show\s*notes|chapter\s+data|newsletter"
+                      r"|description)|\buse\s+(?:the\s+)?(?:promo\s+|discount\s+|coupon\s+)?code\b", re.I)
 
 
 def _words(text: str) -> list[bytes]:
@@ -60,22 +70,28 @@ def word_hashes(text: str) -> np.ndarray:
 
 def sponsored_sections(text: str) -> list[tuple[int, int]]:
     """The sections ``text`` announces as sponsored, as ranges of its words (:func:`word_hashes`' places), read by its
-    lines (a transcript's segments, the notes' lines): a line of at most :data:`ANNOUNCEMENT_WORDS` words that says
-    so ("It's now time for sponsored news!", "Sponsored", "(sponsored)") and the lines after it up to the heading that
-    follows the section's text (a line that is a link alone, the next item's title) or through the line that thanks
-    the sponsor ("thanks to X for sponsoring"), within :data:`SECTION_LINES` lines; with neither, the announcement
-    alone. Such an item is a new text each week (no run: "Depot just published their 2025 recap ..."), and what it
-    says is the sponsor's topic, not the episode's."""
-    if _MAY_ANNOUNCE.search(text) is None:
+    lines (a transcript's segments, the notes' lines). A line of at most :data:`ANNOUNCEMENT_WORDS` words, or a longer
+    line's first sentence, that says so ("It's now time for sponsored news!", "Sponsored", "(sponsored)") opens it,
+    and it runs, within :data:`SECTION_LINES` lines, to the heading that follows its text (a line that is a link
+    alone, the next item's title) or through the line that thanks the sponsor ("thanks to X for sponsoring"); with
+    neither, through the sponsor's call to go somewhere (:func:`_called`: "go to synadia.com/changelog", "the link in
+    the show notes"); with none of them, it is the announcement alone. Such an item is a new text each week (no run:
+    "Depot just published their 2025 recap ..."), and what it says is the sponsor's topic, not the episode's."""
+    if _MAY_SPONSOR.search(text) is None:
         return []
     lines = text.split("\n")
-    found: list[tuple[int, int]] = []
+    found: list[tuple[int, int, int]] = []  # (first line, end line, words of the announcement alone)
     for a, line in enumerate(lines):
-        if (not _MAY_ANNOUNCE.search(line) or not _ANNOUNCED.search(line)
-                or len(_LINK_TARGET.sub("]", line).split()) > ANNOUNCEMENT_WORDS):
+        if not _MAY_SPONSOR.search(line) or (found and a < found[-1][1]):  # (within the section before)
             continue
-        end, body = a + 1, False
-        for j in range(a + 1, min(len(lines), a + 1 + SECTION_LINES)):
+        # (a longer line: its first sentence, "Sponsored News time, y'all. Two weeks back I told you about ...")
+        said = [line] if _said_words(line) <= ANNOUNCEMENT_WORDS else _SENTENCE.split(line.strip(), maxsplit=1)
+        if _said_words(said[0]) > ANNOUNCEMENT_WORDS or not _ANNOUNCED.search(said[0]):
+            continue
+        stop = min(len(lines), a + 1 + SECTION_LINES)
+        end = a + 1 if len(said) > 1 and (_THANKS.search(said[1]) or _calls(said[1])) else 0
+        body = len(said) > 1
+        for j in range(a + 1, stop if not end else a + 1):
             if not lines[j].strip():
                 continue
             if _HEADING.match(lines[j]):
@@ -87,13 +103,34 @@ def sponsored_sections(text: str) -> list[tuple[int, int]]:
             if _THANKS.search(lines[j]):
                 end = j + 1
                 break
-        if found and a < found[-1][1]:  # (within the section before)
-            continue
-        found.append((a, end))
+        found.append((a, end or _called(lines, a + 1, stop) or a + 1, len(_words(said[0])) if len(said) > 1 else 0))
     if not found:
         return []
     starts = np.cumsum([0] + [len(_words(line)) for line in lines])
-    return [(int(starts[a]), int(starts[b])) for a, b in found if starts[b] > starts[a]]
+    return [(int(starts[a]), int(starts[a] + alone if b == a + 1 and alone else starts[b]))
+            for a, b, alone in found if starts[b] > starts[a]]
+
+
+def _said_words(line: str) -> int:
+    """The words of ``line``, its links' addresses aside."""
+    return len(_LINK_TARGET.sub("]", line).split())
+
+
+def _calls(line: str) -> bool:
+    """Whether ``line`` calls the listener somewhere (:data:`_ADDRESS`, :data:`_POINTER`)."""
+    return bool(_POINTER.search(line) or _ADDRESS.search(_LINK_TARGET.sub("]", line)))
+
+
+def _called(lines: Sequence[str], start: int, stop: int) -> int:
+    """The end of a sponsor's read without a heading or thanks after it: past the first line of ``lines[start:stop]``
+    that calls the listener somewhere and the short lines right after it that do too ("Once again that's
+    http://hasura.io/hasuracon", "That's N E O 4 J dot com slash developer"); 0 when none does."""
+    for j in range(start, stop):
+        if _calls(lines[j]):
+            while j + 1 < stop and len(lines[j + 1].split()) <= ANNOUNCEMENT_WORDS and _calls(lines[j + 1]):
+                j += 1
+            return j + 1
+    return 0
 
 
 def _run_hashes(words: np.ndarray) -> np.ndarray:
