@@ -623,6 +623,38 @@ def test_a_sponsored_item_without_a_heading_or_thanks_ends_at_its_call_to_action
     assert section("Zorblax is great. " * 3 + "But this is not sponsored content.", "Zorblax.com/x") == []
 
 
+def test_a_label_of_the_catalogs_other_languages_opens_a_sponsored_list():
+    """The sections were announced in English alone. In the corpus's 17 other feeds no line says "gesponsord",
+    "patrocinado", "gesponsert", "sponsrad", "Werbung" or "Anzeige"; a Swedish show's notes list its sponsors' codes
+    under "SAMARBETEN:" ("collaborations"), each week a little changed (no run), and "angardsbergen", "ymr" and
+    "kaffe20" were reasons (6 December 2026). A label that marks an advertisement in the catalog's languages, on a line
+    of its own, opens a section; before a colon, the list after it to the next label or the text's end."""
+    codes = ("SAMARBETEN:\nYMR Trackclub använd kaffe20 för 20% rabatt på hela sortimentet.\n"
+             "Ängårdsbergen Trail Run Kaffe50 ger 50kr rabatt på anmälan",
+             "SAMARBETEN:\nYMR Trackclub kaffe20 ger 20% rabatt i en vecka till.\n"
+             "Ängårdsbergen Trail Run: Kaffe50 ger 50kr rabatt")
+    fields = _fields()
+    for i in (0, 1):
+        fields.notes[i] += f"\nVi springer maraton i Bålsta.\n{codes[i]}"
+    wide = _wide(SimilarModel.fit_fields(fields, ModelParams()), "e0", "e1")
+    assert "watchtowers" in wide and not {"ymr", "trackclub", "kaffe20", "kaffe50", "angardsbergen"} & set(wide), wide
+    plain = _fields()
+    for i in (0, 1):
+        plain.notes[i] += f"\nVi springer maraton i Bålsta.\n{codes[i].replace('SAMARBETEN:', 'Veckans lopp:')}"
+    assert {"angardsbergen", "kaffe50"} & set(_wide(SimilarModel.fit_fields(plain, ModelParams()), "e0", "e1"))
+
+    def section(*lines: str) -> list[str]:
+        text = "\n".join(lines)
+        words = [w.decode() for w in runs._words(text)]
+        return [" ".join(words[a:b]) for a, b in runs.sponsored_sections(text)]
+
+    assert section("Om avsnittet", "SAMARBETEN:", "YMR kaffe20", "Länkar:", "kafferum.se") == ["samarbeten ymr kaffe20"]
+    assert section("Folge 3", "Werbung:", "Solakon 5% Rabatt", "Anker Solix") == ["werbung solakon 5 rabatt anker solix"]
+    assert section("Folge 3", "[Anzeige]", "Solakon 5% Rabatt") == ["anzeige"]
+    # the words in a sentence are no label: "samarbete" is also cooperation
+    assert section("Organisationen for Islamisk Samarbejde spiller en rolle.", "Werbung ist überall.") == []
+
+
 # Four topics, two Hindi episodes each in two shows (farming, cricket, cooking, yoga; a transcriber's note, "[तालियाँ]",
 # applause, in four), and English episodes beside them.
 HINDI = [("hi-farm-1", "खेती", "गेहूं की खेती और मानसून",

@@ -36,8 +36,21 @@ SECTION_LINES = 12  # the lines after its announcement a sponsored section may r
 ANNOUNCEMENT_WORDS = 12  # a line announcing a section says at most this many words (its links' addresses aside)
 # "It's now time for Sponsored News!", "Sponsored:", "(sponsored)": "sponsored" before a word other than "by" or on its
 # own; not "state-sponsored hackers", "the DigitalOcean side is sponsored, right?", "these transcripts are sponsored by"
-_ANNOUNCED = re.compile(r"(?<![\w-])sponsored\s+(?!by\b)[^\W\d_]|[(\[]sponsored[)\]]|^\W*sponsored\W*$", re.I)
+# In the catalog's other languages, a label on a line of its own ("SAMARBETEN:", "collaborations", the list of a
+# Swedish show's sponsors' codes in its notes; "Werbung", "[Anzeige]", "Gesponsord:"): the words that mark an
+# advertisement in Swedish, German, Dutch, Danish, Norwegian, Spanish, Portuguese and Romanian (of them only
+# "samarbeten" is in the corpus's feeds, 6 December 2026; no feed says the others)
+_LABELS = ("samarbeten?|sponsrad|sponsrat|reklam|gesponsert|werbung|anzeige|gesponsord|advertentie|sponsoreret|sponset"
+           "|reklame|patrocinad[oa]|publicidade?|sponsorizat|publicitate")
+_ANNOUNCED = re.compile(rf"(?<![\w-])sponsored\s+(?!by\b)[^\W\d_]|[(\[]sponsored[)\]]|^\W*(?:sponsored|{_LABELS})\W*$",
+                        re.I)
+_MAY_ANNOUNCE = re.compile(f"sponsored|{_LABELS}", re.I)  # (a short line that may announce one)
+# (a text that may: "sponsored" anywhere, or a label at a line's start, each found at the speed of a plain search;
+# the alternation of the labels searched at every character took 10 s for the site corpus's texts, not 0.7 s)
 _MAY_SPONSOR = re.compile("sponsored", re.I)
+_MAY_LABEL = re.compile(rf"\n[^\w\n]{{0,3}}(?:{_LABELS})\b", re.I)
+_LISTING = re.compile(r"^[^\w:]*[^\W\d_]+\s*:\W*$")  # a label before a list ("SAMARBETEN:", "Sponsored:")
+_LABEL_LINE = re.compile(r"^[^:\n]{1,40}:\s*$")  # the next list's label ("Mein YouTube Kanal:", "Links:")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")  # where a line's first sentence ends
 # A heading: a line that is a link alone ("[Title](https://...)"), perhaps after a short label ("Coolest code: [..](..)"),
 # or a Markdown heading ("## Sponsors")
@@ -71,18 +84,22 @@ def word_hashes(text: str) -> np.ndarray:
 def sponsored_sections(text: str) -> list[tuple[int, int]]:
     """The sections ``text`` announces as sponsored, as ranges of its words (:func:`word_hashes`' places), read by its
     lines (a transcript's segments, the notes' lines). A line of at most :data:`ANNOUNCEMENT_WORDS` words, or a longer
-    line's first sentence, that says so ("It's now time for sponsored news!", "Sponsored", "(sponsored)") opens it,
-    and it runs, within :data:`SECTION_LINES` lines, to the heading that follows its text (a line that is a link
-    alone, the next item's title) or through the line that thanks the sponsor ("thanks to X for sponsoring"); with
-    neither, through the sponsor's call to go somewhere (:func:`_called`: "go to synadia.com/changelog", "the link in
-    the show notes"); with none of them, it is the announcement alone. Such an item is a new text each week (no run:
-    "Depot just published their 2025 recap ..."), and what it says is the sponsor's topic, not the episode's."""
-    if _MAY_SPONSOR.search(text) is None:
+    line's first sentence, that says so ("It's now time for sponsored news!", "Sponsored", "(sponsored)"; a label of
+    the catalog's other languages alone on its line, "SAMARBETEN:", "Werbung") opens it, and it runs, within
+    :data:`SECTION_LINES` lines, to the heading that follows its text (a line that is a link alone, the next item's
+    title) or through the line that thanks the sponsor ("thanks to X for sponsoring"); with neither, through the
+    sponsor's call to go somewhere (:func:`_called`: "go to synadia.com/changelog", "the link in the show notes"). A
+    label before a colon opens a list, which runs to the next label ("Links:") or the text's end. With none of them,
+    it is the announcement alone. Such an item is a new text each week (no run: "Depot just published their 2025
+    recap ..."), and what it says is the sponsor's topic, not the episode's."""
+    if _MAY_SPONSOR.search(text) is None and _MAY_LABEL.search(f"\n{text[:80]}") is None \
+            and _MAY_LABEL.search(text) is None:
         return []
     lines = text.split("\n")
     found: list[tuple[int, int, int]] = []  # (first line, end line, words of the announcement alone)
     for a, line in enumerate(lines):
-        if not _MAY_SPONSOR.search(line) or (found and a < found[-1][1]):  # (within the section before)
+        if (not _MAY_SPONSOR.search(line) and (len(line) > 40 or not _MAY_ANNOUNCE.search(line))  # (a label: short)
+                or found and a < found[-1][1]):  # (within the section before)
             continue
         # (a longer line: its first sentence, "Sponsored News time, y'all. Two weeks back I told you about ...")
         said = [line] if _said_words(line) <= ANNOUNCEMENT_WORDS else _SENTENCE.split(line.strip(), maxsplit=1)
@@ -90,10 +107,13 @@ def sponsored_sections(text: str) -> list[tuple[int, int]]:
             continue
         stop = min(len(lines), a + 1 + SECTION_LINES)
         end = a + 1 if len(said) > 1 and (_THANKS.search(said[1]) or _calls(said[1])) else 0
-        body = len(said) > 1
+        body, listing = len(said) > 1, _LISTING.match(line) is not None
         for j in range(a + 1, stop if not end else a + 1):
             if not lines[j].strip():
                 continue
+            if listing and _LABEL_LINE.match(lines[j]):  # (a list's end: the next list's label)
+                end = j
+                break
             if _HEADING.match(lines[j]):
                 if body:
                     end = j
@@ -103,6 +123,8 @@ def sponsored_sections(text: str) -> list[tuple[int, int]]:
             if _THANKS.search(lines[j]):
                 end = j + 1
                 break
+        if listing and not end and stop == len(lines):  # (a list to the end of the text)
+            end = stop
         found.append((a, end or _called(lines, a + 1, stop) or a + 1, len(_words(said[0])) if len(said) > 1 else 0))
     if not found:
         return []
