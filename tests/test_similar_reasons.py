@@ -496,6 +496,20 @@ def test_a_word_written_with_accents_in_a_sponsor_read_is_no_reason():
     assert "watchtowers" in wide and not {"zorblax", "ledger", "payroll", "quantum"} & set(wide), wide
 
 
+def test_a_word_in_typographic_quotes_in_a_sponsor_read_is_no_reason():
+    """A run's words were cut at ASCII punctuation alone, and the model's terms end at any: a word in typographic
+    quotes (”Kaffe50”, ‘ledger’), or a Japanese sentence before its full stop or in its quotes, was matched to
+    no term and stayed a reason (until 6 December 2026: 175 of the 17 multilingual feeds' top-5 reasons, the monthly
+    call for listeners' mail of a Japanese show, "暑い時の工夫何してますか" 20, "方もお話聞かせて下さい" 20, ...)."""
+    fields = _fields()
+    read = SPONSOR.replace("Zorblax", "”Zorblax”").replace("ledger", "‘ledger’") + " 今月のテーマは「暑い時の工夫」です。"
+    for i in (0, 1, 8, 15):
+        fields.transcripts[i] += f" {read} " + fields.transcripts[i]
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert {"zorblax", "ledger", "今月のテーマは", "暑い時の工夫"} <= set(model.vectorizer.vocabulary_)
+    wide = _wide(model, "e0", "e1")
+    assert "watchtowers" in wide and not {"zorblax", "ledger", "今月のテーマは", "暑い時の工夫"} & set(wide), wide
+
 # Two weeks' sponsored items, each a new text (no run), between the news items' headings (lines: a transcript's
 # segments), the second closed by a thanks
 ITEMS = ("[Zorblax ships quantum payroll](https://zorblax.example/blog/payroll)\n"

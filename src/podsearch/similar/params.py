@@ -20,8 +20,8 @@ MODEL_VERSION = 16  # 4: per-language stop words; 5: per-field sublinear tf, tit
 #                   the combining marks written after its letters (signals.terms: Hindi and every Indic script, Thai, ...);
 #                   15: the words said only in a section announced as sponsored, and the runs' words read without
 #                   their accents, as the terms (runs.py); 16: a sponsored section without a heading or thanks
-#                   ends at the sponsor's call to go somewhere, and a label of the catalog's other languages announces
-#                   one (runs.py)
+#                   ends at the sponsor's call to go somewhere, a label of the catalog's other languages announces
+#                   one, and the runs' words are cut at any punctuation, as the terms (runs.py)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ episodes with one transcript, :func:`~.fields.text_print`, count once). The fit 
 words said only inside repeated ones. The repeated runs are kept with the model (:class:`Runs`), so that an episode
 folded in later is read against them. A section the episode announces as sponsored (:func:`sponsored_sections`: a
 new text each week, so no run) is read as a run: a word said only inside runs or such sections is no reason. Words
-are matched to the model's terms folded as they are (lower case, no accents).
+are matched to the model's terms folded as they are (lower case, no accents) and cut where they are (at punctuation,
+typographic or not).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ _MIX = np.uint64(0x100000001B3)  # (FNV's 64-bit prime) a run's hash: its words'
 _BITS = (1 << 22) - 1  # Runs.bits
 _PART_WORDS = 3  # a run's first words that tell the part it is counted in (_part_runs)
 _SPACES = bytes.maketrans(string.punctuation.encode(), b" " * len(string.punctuation))
+# Punctuation beyond ASCII's, read as a space as the model's terms end there (a word in typographic quotes, "”Kaffe50”",
+# or before a Japanese full stop was matched to no term until 6 December 2026, and stayed a reason): Latin-1's, the
+# general punctuation (quotes, dashes, the ellipsis, bullets, primes), the Devanagari danda, the CJK and the
+# full-width forms' (not the CJK tone marks, U+302A-U+302F, which are a word's)
+_PUNCTUATION = re.compile("[\u00a1\u00a7\u00ab\u00b6\u00b7\u00bb\u00bf\u2010-\u2027\u2030-\u205e\u3001-\u3003"
+                          "\u3008-\u3011\u3014-\u301f\u30fb\u0964\u0965\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 SECTION_LINES = 12  # the lines after its announcement a sponsored section may run to (sponsored_sections)
 ANNOUNCEMENT_WORDS = 12  # a line announcing a section says at most this many words (its links' addresses aside)
 # "It's now time for Sponsored News!", "Sponsored:", "(sponsored)": "sponsored" before a word other than "by" or on its
@@ -69,13 +76,16 @@ _POINTER = re.compile(r"\blinks?\b[^.!?\n]{0,20}?\bin\s+(?:the|your|our)\s+(?:sh
 
 
 def _words(text: str) -> list[bytes]:
-    """The words of ``text``, folded as the model's terms are (:func:`~.features.fold_lower`: "René" is "rene")."""
-    return (text.lower() if text.isascii() else fold_lower(text)).encode("utf-8", "replace").translate(_SPACES).split()
+    """The words of ``text``, folded as the model's terms are (:func:`~.features.fold_lower`: "René" is "rene"), its
+    punctuation a space, ASCII or not (:data:`_PUNCTUATION`: "”Kaffe50”" is "kaffe50")."""
+    if not text.isascii():
+        text = _PUNCTUATION.sub(" ", fold_lower(text))
+    return text.lower().encode("utf-8", "replace").translate(_SPACES).split()
 
 
 def word_hashes(text: str) -> np.ndarray:
     """Each word's CRC-32, the words read lower-cased and without their accents, as the model's terms (a word written
-    with accents was not matched to its term until 6 December 2026, and stayed a reason), with ASCII punctuation as a
+    with accents was not matched to its term until 6 December 2026, and stayed a reason), with punctuation as a
     space (the same in every process and every run, unlike Python's ``hash``: runs are saved with the model)."""
     words = _words(text)
     return np.fromiter(map(zlib.crc32, words), dtype=np.uint32, count=len(words))
