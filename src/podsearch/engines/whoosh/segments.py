@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 
 from ..base import SegmentCounts
+from ..segments import ALWAYS_READ, GRACE, counted_any
 from .fast import doc_ids, doc_positions
 from .schema import read_segment_table
 
 FIELD = "transcript"
-ALWAYS_READ = 64  # terms read whatever the deadline (a query's own words; a pattern's most common) ...
-GRACE = 0.1  # ... for at most this many seconds after the deadline, or after the count began if that is later
 
 
 def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: float | None = None,
@@ -78,51 +77,8 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
                 found[d + offset].append((term, where))
     out: dict[str, SegmentCounts] = {}
     for d, (episode_id, (starts, words)) in tables.items():
-        if cjk and any(term in cjk for term, _ in found[d]):
-            held, distinct, tokens = _counted_cjk(starts, found[d], cjk)
-        else:
-            held, distinct, tokens = _counted(starts, found[d])
+        held, distinct, tokens = counted_any(starts, found[d], cjk)
         out[episode_id] = SegmentCounts(indexes=held, distinct=distinct, tokens=tokens,
                                         words=words[held].astype(np.int64), complete=complete)
     return out
 
-
-def _counted(starts: np.ndarray, found: list[tuple[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(segments holding a term, distinct terms in each, term tokens in each)`` of one episode whose segments
-    begin at the token places ``starts``, from each term's token places (ascending, as the index holds them): a
-    few array operations over all the terms' places together, where each term had its own, as long as the
-    segment table (a page of 100 hits of twelve prefixes' words, 15,500 terms of a hit, spent 0.2-0.35 s on them
-    after the deadline under load, until 6 December 2026)."""
-    n = len(starts)
-    if not found or not n:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    segment = np.searchsorted(starts, np.concatenate([where for _, where in found]), side="right") - 1
-    term = np.repeat(np.arange(len(found)), [len(where) for _, where in found])
-    first = np.ones(len(segment), dtype=bool)  # a term's first place in a segment
-    first[1:] = (segment[1:] != segment[:-1]) | (term[1:] != term[:-1])
-    tokens = np.bincount(segment, minlength=n)[:n]
-    distinct = np.bincount(segment[first], minlength=n)[:n]
-    held = np.flatnonzero(tokens)
-    return held, distinct[held].astype(np.int64), tokens[held].astype(np.int64)
-
-
-def _counted_cjk(starts: np.ndarray, found: list[tuple[str, np.ndarray]],
-                 cjk: dict[str, tuple[frozenset[str], ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_counted` where a Japanese or Chinese word's bigrams count only in a segment that holds them all."""
-    n = len(starts)
-    distinct = np.zeros(n, dtype=np.int64)
-    tokens = np.zeros(n, dtype=np.int64)
-    counted = {term: np.bincount(np.searchsorted(starts, where, side="right") - 1, minlength=n)[:n]
-               for term, where in found}
-    for term, per_segment in counted.items():
-        if term in cjk:
-            whole = np.zeros(n, dtype=bool)
-            for word in cjk[term]:
-                whole |= np.logical_and.reduce([counted[b] > 0 if b in counted else np.zeros(n, dtype=bool)
-                                                for b in word])
-            per_segment = per_segment * whole
-        tokens += per_segment
-        distinct += per_segment > 0
-    held = np.flatnonzero(tokens)
-    return held, distinct[held], tokens[held]
