@@ -45,6 +45,7 @@ from .analysis import analysis_settings, fold, profiles, python_analyzer
 from .client import ClientOptions, OpenSearchClient, block_problem, blocked, refusal
 from .expand import regex_literal
 from .query import facet_aggregations, facet_counts, filter_clauses, fuzzy_parts, query_terms, sort_clause, text_field, text_query
+from .segments import SEGMENT_TERMS, read_table, segment_table, table_counts
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,10 @@ log = logging.getLogger(__name__)
 # "despues", "agora" found nothing; until then the stop-words package's, twice as long in Spanish, French, Swedish...),
 # and an underscore joins a word as on Whoosh ("utm_source" has no parts: "source" found the links' "utm_source="),
 # and the wordlist folded ("somatizac*" lists "somatizacao": the words kept their accents and it listed none)
-SCHEMA_VERSION = "10"
+# 11: each episode's table of segment terms (segments.py: segment_terms), from which a page's moments are chosen; it
+# holds the Python twin's reading of the transcript, so a change to what PythonAnalyzer.texts gives a text bumps this
+# too (the next reindex rebuilds the tables; until then the moments are chosen from the old reading)
+SCHEMA_VERSION = "11"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,
@@ -112,6 +116,9 @@ def index_body(shards: int, replicas: str) -> dict[str, Any]:
                 # the words of patterns (kube*, [a TO c]) and how many episodes hold each: the same words, read
                 # from doc values by a terms aggregation (expand.py)
                 "wordlist": {"type": "keyword", "index": False, "doc_values": True, "ignore_above": LONGEST_WORD},
+                # where the transcript's terms are, segment by segment, as the Python twin reads them (segments.py):
+                # stored, read for a page's hits (segment_counts), never searched
+                SEGMENT_TERMS: {"type": "binary", "store": True},
                 **_text_fields(),
             },
         },
@@ -137,11 +144,27 @@ def document_body(doc: Any) -> dict[str, Any]:
     }
     if doc.language:
         body["language"] = doc.language
+    table = segment_table(_twin(key), doc.segments)
+    if table is not None:
+        body[SEGMENT_TERMS] = table
     if doc.published is not None:
         body["published"] = doc.published.strftime("%Y-%m-%dT%H:%M:%S")
     if doc.duration is not None:
         body["duration"] = int(doc.duration)
     return body
+
+
+_twins: dict[str, Any] = {}
+
+
+def _twin(key: str) -> Any:
+    """The Python twin of the profile ``key``'s analysis that the documents' segment tables are made with: one a
+    profile, its caches of words kept from one episode to the next (a twin made anew for each episode took 7-25%
+    longer)."""
+    found = _twins.get(key)
+    if found is None:
+        found = _twins[key] = python_analyzer(key)
+    return found
 
 
 class OpenSearchEngine:
@@ -751,9 +774,24 @@ class OpenSearchEngine:
     def segment_counts(self, ids: list[str], terms: set[str], deadline: float | None = None,
                        cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
                        always: int | None = None) -> dict[str, SegmentCounts]:
-        """Nothing: the moments of this engine's hits are found by reading their segments (the transcript is
-        indexed as one text)."""
-        return {}
+        """From the hits' tables of segment terms (``segments.py``), read in one ``_mget``: a hit without one (an
+        index of schema 10 or older) is left out, and so is every hit when the node does not answer it (their
+        moments are then found by reading their segments, as before schema 11)."""
+        if not ids or not terms:
+            return {}
+        try:
+            answer = self.client.request("POST", f"/{self._target()}/_mget", {"ids": list(dict.fromkeys(ids))},
+                                         params={"stored_fields": SEGMENT_TERMS, "_source": False},
+                                         timeout=self._figures_wait())
+        except (EngineUnavailable, EngineRequestError, IndexMissing) as exc:
+            log.info("the hits' segment tables were not read (%s): their segments are", exc)
+            return {}
+        tables = {}
+        for doc in answer.get("docs", []) if isinstance(answer, dict) else []:
+            table = read_table((doc.get("fields") or {}).get(SEGMENT_TERMS)) if doc.get("found") else None
+            if table is not None:
+                tables[doc["_id"]] = table
+        return table_counts(tables, terms, deadline, cjk, always)
 
     def passages(self, ids: list[str], terms: list[str], width: int) -> list[float]:
         """Not read here (it would take each hit's term vectors): 0, so the feedback's passage step changes nothing

@@ -192,7 +192,9 @@ _SPELLED = str.maketrans({"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "đ": "
 class PythonAnalyzer:
     """A profile's OpenSearch analysis in Python: ``texts`` and ``spans`` of the engine interface (``parts``: as
     when indexing, joined words also give their parts, and in a language other than English an accented word also
-    the stem of it written without accents; queries keep a word whole, one stem)."""
+    the stem of it written without accents; queries keep a word whole, one stem). Its reading of a transcript is
+    kept in the index (each document's table of segment terms, ``segments.py``): a change to what :meth:`texts`
+    gives a text bumps the engine's ``SCHEMA_VERSION``."""
 
     def __init__(self, key: str, parts: bool = True) -> None:
         self.key, self.parts = key, parts
