@@ -26,7 +26,9 @@ BUCKETS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("highlighting (snippets, titles, moments)", (("highlight", "podsearch/answers.py"),)),
     ("moments (finding the segments)", (("find_moments", "podsearch/answers.py"),
                                         ("best_segments", "podsearch/answers.py"),
-                                        ("segment_counts", "podsearch/engines/whoosh/segments.py"))),
+                                        ("segment_counts", "podsearch/engines/whoosh/segments.py"),
+                                        ("OpenSearchEngine.segment_counts",  # its tables' _mget and reading
+                                         "podsearch/engines/opensearch/__init__.py"))),
     ("passages (best transcript windows)", (("best_windows", "podsearch/engines/whoosh/fast.py"),)),
     ("relevance feedback (the model's vote)", (("rerank", "podsearch/feedback.py"),)),
     ("catalog reads for the hits", (("Catalog.episodes_by_id", "podsearch/catalog.py"),

@@ -125,6 +125,9 @@ def test_profile_buckets_take_the_innermost_named_frame(monkeypatch: pytest.Monk
         "(podsearch/engines/whoosh/__init__.py:349);segment_counts (podsearch/engines/whoosh/segments.py:22);" \
         "doc_positions (podsearch/engines/whoosh/fast.py:131)"
     assert bucket_of(counts) == "moments (finding the segments)"
+    tables = search + ";search_answer (podsearch/answers.py:140);OpenSearchEngine.segment_counts " \
+        "(podsearch/engines/opensearch/__init__.py:780);read_table (podsearch/engines/opensearch/segments.py:90)"
+    assert bucket_of(tables) == "moments (finding the segments)"
     assert bucket_of(search) == OTHER
     assert bucket_of(web) == OUTSIDE
     counted = shares(f"{scoring} 3\n{web} 1\n")
