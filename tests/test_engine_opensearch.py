@@ -189,6 +189,11 @@ def test_segment_tables_are_those_of_the_served_index_through_syncs_and_a_failed
         finally:
             lib.close()
 
+        # an index of the schema before the tables is rebuilt by the next sync, tables and all
+        assert request(f"{opensearch.url}/{concrete}/_mapping", "PUT", {"_meta": {"podsearch_schema": "10"}})[0] == 200
+        assert engine.sync(CatalogDocuments(catalog, hashes))["full"] == 1
+        assert counted(ids, terms) == after
+
 
 def test_an_answer_past_its_deadline_says_so_on_opensearch(opensearch: Cluster, sample_data: Path) -> None:
     """A search whose answer came back past its deadline (a node slow to answer, a search that began late) was not
