@@ -306,3 +306,40 @@ def test_a_rebuild_that_lost_a_shard_is_not_swapped_in(sample_data_template: Pat
         assert _served(cluster, "lost") == served
         status, indexes = request(f"{cluster.url}/_cat/indices/lost-*?format=json")
         assert [i["index"] for i in indexes] == served
+
+
+def test_the_reindex_log_says_a_schema_change_is_a_full_rebuild(opensearch: Cluster, sample_data_template: Path,
+                                                                tmp_path: Path, caplog) -> None:
+    """An index of another schema is rebuilt whole by the next plain reindex, which logged "writing the index
+    (incremental)" all the same (the three-node walk: a 76 s rebuild of the site corpus said so). It says why now,
+    on both engines."""
+    import logging
+    import shutil
+
+    from podsearch.engines.opensearch import SCHEMA_VERSION
+    from podsearch.engines.whoosh.schema import SCHEMA_VERSION as WHOOSH_SCHEMA
+    from podsearch.generations import Generations
+    from podsearch.progress import Progress
+    from podsearch.reindex import rebuild_derived
+    from podsearch.report import Report
+
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_template, data)
+    engine = _engine(data, opensearch, "schema")
+    caplog.set_level(logging.INFO, logger="podsearch.reindex")
+    try:
+        assert engine.plan() == "full rebuild (no index yet)"
+        with Catalog.in_dir(data) as catalog:
+            engine.sync(CatalogDocuments(catalog), full=True)
+            assert engine.plan() == "incremental" and engine.plan(full=True) == "full rebuild"
+            served = _served(opensearch, "schema")[0]
+            assert request(f"{opensearch.url}/{served}/_mapping", "PUT", {"_meta": {"podsearch_schema": "9"}})[0] == 200
+            engine._forget()
+            rebuild_derived(data, catalog, Report(), Progress(), engine=engine)
+        assert f"writing the index: full rebuild (schema 9 -> {SCHEMA_VERSION})" in caplog.text
+        assert _served(opensearch, "schema") != [served] and engine.plan() == "incremental"
+    finally:
+        request(f"{opensearch.url}/schema-*", "DELETE")
+    whoosh = open_engine(data, sample_config(data, {}))
+    (Generations(data / "index").current() / "SCHEMA_VERSION").write_text("13")
+    assert whoosh.plan() == f"full rebuild (schema 13 -> {WHOOSH_SCHEMA})"

@@ -68,7 +68,7 @@ def test_kill_9_during_the_parallel_index_build_leaves_no_process_and_no_lock(go
     while len(watcher.seen) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(watcher.seen) >= 2, f"no index workers were seen\n{lines.text()}"
-    assert "writing the index (full rebuild)" in lines.text()
+    assert "writing the index: full rebuild" in lines.text()
     proc.kill()
     proc.wait(timeout=30)
     seen = watcher.stop()

@@ -53,7 +53,7 @@ def rebuild_derived(data_dir: Path, catalog: Catalog, report: Report, progress: 
     generations.cleanup()
     hashes = catalog.hashes()  # read once: the catalog does not change while the reindex lock is held
     total = len(hashes)
-    log.info("reindex: writing the index (%s)", "full rebuild" if full or not index.exists() else "incremental")
+    log.info("reindex: writing the index: %s", index.plan(full))
     progress.phase("index", total)
     report.index = index.sync(CatalogDocuments(catalog, hashes), full=full, progress=progress.advance, hashes=hashes)
     report.seconds["index"] = round(time.perf_counter() - started, 3)

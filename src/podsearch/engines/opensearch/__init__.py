@@ -29,6 +29,7 @@ from ...errors import ConfigError, EngineRequestError, EngineUnavailable, IndexM
 from ...lru import LRU
 from .. import compounds, expansions, spelling
 from ..base import (
+    INCREMENTAL,
     DocumentSource,
     EngineHit,
     EngineQuery,
@@ -38,6 +39,7 @@ from ..base import (
     facet_values,
     listing_key,
     people,
+    sync_plan,
 )
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
 from . import expand
@@ -285,6 +287,9 @@ class OpenSearchEngine:
         mapping = self.client.request("GET", f"/{concrete}/_mapping", timeout=self._figures_wait())
         return str(mapping[concrete]["mappings"].get("_meta", {}).get("podsearch_schema", ""))
 
+    def plan(self, full: bool = False) -> str:
+        return sync_plan(full, self.exists(), self.schema_version, SCHEMA_VERSION)
+
     def _figures_wait(self) -> float:
         """Seconds a read of the served index's figures may wait (its count for /readyz, its size and schema), as its
         stamp's: until 6 December 2026 a stopped node held each /readyz for ``opensearch_timeout`` (30 s)."""
@@ -338,7 +343,7 @@ class OpenSearchEngine:
         """Bring the index in line with ``source``: send what changed (by content hash), delete what is gone; with
         ``full`` (or no index, or an index of another schema) build a new index and swap it in."""
         wanted = source.hashes() if hashes is None else hashes
-        if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
+        if self.plan(full) != INCREMENTAL:
             if self.exists():
                 self._check_writable()
             return self._rebuild(source, wanted, progress)

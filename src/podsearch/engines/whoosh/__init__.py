@@ -36,7 +36,17 @@ from ...generations import Generations
 from ...lru import LRU
 from ...procs import bind_children_to_me
 from .. import compounds
-from ..base import DocumentSource, EngineHit, EngineQuery, EngineResult, Filters, SegmentCounts, TextAnalyzer
+from ..base import (
+    INCREMENTAL,
+    DocumentSource,
+    EngineHit,
+    EngineQuery,
+    EngineResult,
+    Filters,
+    SegmentCounts,
+    TextAnalyzer,
+    sync_plan,
+)
 from ..querytext import EVERY_WORD, SUGGEST_BELOW, any_word_first, check_text
 from . import fast, spelling
 from .analysis import SpokenAnalyzer, profile_analyzer
@@ -173,6 +183,9 @@ class WhooshEngine:
         marker = path / "SCHEMA_VERSION" if path else None
         return marker.read_text().strip() if marker and marker.exists() else "1"
 
+    def plan(self, full: bool = False) -> str:
+        return sync_plan(full, self.exists(), self.schema_version, SCHEMA_VERSION)
+
     def health(self) -> dict[str, Any]:
         return {}  # (an index in the data folder: open, or /readyz is not ready)
 
@@ -202,7 +215,7 @@ class WhooshEngine:
         that is then swapped in atomically. ``hashes``: the source's, when the caller has read them.
         """
         wanted = source.hashes() if hashes is None else hashes
-        if full or not self.exists() or self.schema_version() != SCHEMA_VERSION:
+        if self.plan(full) != INCREMENTAL:
             return self._rebuild(source, wanted, progress)
         try:
             ix = self._index()
