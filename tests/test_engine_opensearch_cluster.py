@@ -63,7 +63,8 @@ def test_a_rebuild_waits_for_its_replicas_longer_than_a_request_may_take(opensea
     they are placed or the wait is over. The request asking waited ``opensearch_timeout`` (30 s) alone: on three nodes
     the site corpus's replica took 35-60 s, and every full rebuild (a first reindex, a schema change) ended
     "unavailable (no answer within 30 s)" with its index deleted. Here a replica that cannot be placed (one node) and a
-    request time shorter than the wait: the index goes in, yellow, with a warning."""
+    request time shorter than the wait: the index goes in, yellow (no index was served before it), with a warning
+    that says why its replica is not placed."""
     engine = _engine(sample_data_template, opensearch, "waits", opensearch_timeout="5", opensearch_replicas="1")
     engine.health_wait = 8
     try:
@@ -72,9 +73,42 @@ def test_a_rebuild_waits_for_its_replicas_longer_than_a_request_may_take(opensea
             assert engine.sync(CatalogDocuments(catalog), full=True)["full"] == 1
         assert 8 <= time.monotonic() - started < 60
         assert engine.doc_count() == 36 and len(_served(opensearch, "waits")) == 1
-        assert "not every replica is placed" in caplog.text
+        assert "is yellow after 8 s: 1 of its replicas not placed (" in caplog.text
+        assert "already allocated to this node" in caplog.text and "served before being none" in caplog.text
     finally:
         request(f"{opensearch.url}/waits-*", "DELETE")
+
+
+def test_a_rebuild_left_yellow_goes_in_only_beside_an_index_no_greener(opensearch: Cluster, sample_data_template: Path,
+                                                                       caplog) -> None:
+    """A rebuilt index whose replica is not placed when its wait is over (yellow) was swapped in whatever the index
+    served before was, and that one deleted: a green index (every shard on two nodes) was traded for one a node's loss
+    turns red. Beside a green index it is refused now, saying why its replica is not placed; beside a yellow one (or
+    none) it goes in, with a warning. One node: the served index without replicas is green, a rebuild asking for one
+    is yellow."""
+    from podsearch.errors import EngineUnavailable
+
+    green = _engine(sample_data_template, opensearch, "greener", opensearch_replicas="0")
+    yellow = _engine(sample_data_template, opensearch, "greener", opensearch_replicas="1")
+    yellow.health_wait = 1
+    try:
+        with Catalog.in_dir(sample_data_template) as catalog:
+            green.sync(CatalogDocuments(catalog), full=True)
+            served = _served(opensearch, "greener")
+            with pytest.raises(EngineUnavailable, match=r"is yellow after 1 s: 1 of its replicas not placed \(.*already "
+                                                        r"allocated to this node.*is green and stays served"):
+                yellow.sync(CatalogDocuments(catalog), full=True)
+            assert _served(opensearch, "greener") == served and green.doc_count() == 36
+            status, indexes = request(f"{opensearch.url}/_cat/indices/greener-*?format=json")
+            assert [i["index"] for i in indexes] == served  # (the refused one deleted)
+            # the served index yellow too (a node down, say): the rebuild is no worse, and goes in
+            assert request(f"{opensearch.url}/{served[0]}/_settings", "PUT",
+                           {"index": {"number_of_replicas": 1}})[0] == 200
+            yellow.sync(CatalogDocuments(catalog), full=True)
+        assert _served(opensearch, "greener") not in ([], served) and yellow.doc_count() == 36
+        assert f"served before being yellow ({served[0]})" in caplog.text
+    finally:
+        request(f"{opensearch.url}/greener-*", "DELETE")
 
 
 def test_readyz_says_the_served_indexs_health(opensearch: Cluster, sample_data_template: Path, tmp_path: Path) -> None:
@@ -96,6 +130,7 @@ def test_readyz_says_the_served_indexs_health(opensearch: Cluster, sample_data_t
             lib.engine.sync(CatalogDocuments(catalog), full=True)
         ready = lib.ready()
         assert ready["status"] == "ready" and ready["episodes"] == 36
+        assert "already allocated to this node" in ready["engine"].pop("unplaced")  # (why the replica is not placed)
         assert ready["engine"] == {"engine": "opensearch", "health": "yellow", "nodes": 1, "unassigned_shards": 1,
                                    "cluster_manager": True}
     finally:
@@ -272,6 +307,11 @@ def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path
             status, health = request(f"{cluster.url}/_cluster/health/headless?wait_for_status=green&timeout=60s",
                                      timeout=70)
             assert health["status"] == "green"
+            # the replica is a copy of the primary's files, not its documents indexed again from the translog: the
+            # site corpus's took more than 84 s so on three nodes (past the rebuild's wait: it went in yellow), 3 s now
+            status, recoveries = request(f"{cluster.url}/_cat/recovery/headless?format=json")
+            peer = [r for r in recoveries if r["type"] == "peer"]
+            assert peer and all(r["translog_ops_recovered"] == "0" and r["files_recovered"] != "0" for r in peer)
             expected = lib.search(SearchRequest(q="bees")).total
             assert expected
             cluster.nodes[0].stop()

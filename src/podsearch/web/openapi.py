@@ -123,7 +123,8 @@ SCHEMAS: dict[str, Any] = {
                   status={"type": "string", "const": "ready"}, index_generation=STR, episodes=INT,
                   last_reindex_age_seconds=NUMBER_OR_NULL, reindex={"type": "object"},
                   engine={"type": "object", "description": "OpenSearch's: the served index's health (green, yellow, "
-                                                           "red), the cluster's nodes, the index's unassigned shards."}),
+                                                           "red), the cluster's nodes, the index's unassigned shards "
+                                                           "(and when yellow, why: unplaced)."}),
 }
 
 

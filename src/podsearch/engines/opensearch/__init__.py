@@ -82,6 +82,7 @@ LONGEST_WORD = 100  # letters of the longest word listed for patterns (a keyword
 STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (every API answer asks for it)
 STAMP_TIMEOUT = 3.0  # seconds the stamp's two requests may each wait (a hung node held every cacheable answer 2 minutes)
 HEALTH_WAIT = 60.0  # seconds a rebuilt index waits for its replicas before it is swapped in
+COPY_WAIT = 600.0  # seconds it waits at most while a replica is still being copied (initializing) after that
 _WORD = re.compile(r"\w+")
 
 
@@ -309,9 +310,13 @@ class OpenSearchEngine:
                                     timeout=self._figures_wait())
         manager = bool(found.get("discovered_cluster_manager", True))
         # (without a manager a node calls its cluster red, whatever its shards: the walk's searches all answered)
-        return {"engine": self.name, "health": found.get("status") if manager else "unknown",
+        said = {"engine": self.name, "health": found.get("status") if manager else "unknown",
                 "nodes": found.get("number_of_nodes"), "unassigned_shards": found.get("unassigned_shards"),
                 "cluster_manager": manager}
+        if manager and found.get("status") == "yellow":
+            # why the replicas are not placed (a rebuild swapped in yellow, a node down), as OpenSearch says it
+            said["unplaced"] = self._unplaced(concrete)
+        return said
 
     def size_bytes(self) -> int:
         """The primary shards' size on disk (replicas multiply it)."""
@@ -369,15 +374,14 @@ class OpenSearchEngine:
             self._bulk(self._actions(name, source.documents(list(wanted))), progress)
             replicas = ({"auto_expand_replicas": self.replicas} if "-" in self.replicas
                         else {"number_of_replicas": int(self.replicas)})
+            # its documents written to its segments before it has replicas, so that a replica is a copy of the files:
+            # until 6 December 2026 they were all in the translog (no refresh, no flush while it filled), and each
+            # replica indexed the 1,869 site episodes again one by one: more than 84 s on three nodes, past the
+            # wait below, so every rebuild went in yellow. Copying the files took 3 s
+            self.client.request("POST", f"/{name}/_flush")
             self.client.request("PUT", f"/{name}/_settings", {"index": {"refresh_interval": "1s", **replicas}})
             self.client.request("POST", f"/{name}/_refresh")
-            # the cluster answers when the replicas are placed or the wait is over: the request waits that long and
-            # a request's time more. Until 6 December 2026 it waited opensearch_timeout (30 s) for a 60 s wait, so a
-            # rebuild whose replicas took longer (the site corpus on three nodes: 35-60 s) ended "unavailable (no
-            # answer within 30 s)" and its index was deleted: no full rebuild, first reindex or schema change went in
-            health = self.client.request("GET", f"/_cluster/health/{name}",
-                                         params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms"},
-                                         allow=(408,), timeout=self.health_wait + self.client.options.timeout)
+            health = self._replicas_placed(name)
             if health.get("status") == "red":
                 # a shard of it on no running node (a node left after its documents went in: it had no replica yet).
                 # Until 6 December 2026 it was swapped in all the same, with the warning below, and the index served
@@ -387,14 +391,75 @@ class OpenSearchEngine:
                     "served. It is not swapped in (the served index is unchanged) and is deleted; run the reindex "
                     "again once the cluster's health is green or yellow.")
             if health.get("status") != "green":
-                log.warning("OpenSearch index %s is %s: not every replica is placed (too few nodes?)",
-                            name, health.get("status"))
+                self._yellow(name, health)
             self._mark(name)
             self._swap(name)
         except BaseException:
             self.client.request("DELETE", f"/{name}", allow=(404,))
             raise
         return {"added": len(wanted), "updated": 0, "removed": 0, "full": 1}
+
+    def _replicas_placed(self, name: str) -> dict[str, Any]:
+        """The rebuilt index's health once its replicas are placed (green), or when ``health_wait`` is over and no
+        replica is being copied any more (``COPY_WAIT`` at most): a big index's copy may take longer than the wait."""
+        waited = 0.0
+        while True:
+            # the cluster answers when the replicas are placed or the wait is over: the request waits that long and
+            # a request's time more. Until 6 December 2026 it waited opensearch_timeout (30 s) for a 60 s wait, so a
+            # rebuild whose replicas took longer (the site corpus on three nodes: 35-60 s) ended "unavailable (no
+            # answer within 30 s)" and its index was deleted: no full rebuild, first reindex or schema change went in
+            health = self.client.request("GET", f"/_cluster/health/{name}",
+                                         params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms"},
+                                         allow=(408,), timeout=self.health_wait + self.client.options.timeout)
+            waited += self.health_wait
+            if health.get("status") != "yellow" or not health.get("initializing_shards") or waited >= COPY_WAIT:
+                return health
+            log.info("OpenSearch index %s: %s replica(s) still being copied after %.0f s; waiting for them", name,
+                     health.get("initializing_shards"), waited)
+
+    def _yellow(self, name: str, health: dict[str, Any]) -> None:
+        """A rebuilt index whose replicas are not all placed when its wait is over (yellow: every shard answers, some
+        from one copy, which its node's loss takes away) goes in only if the index served before is no greener (none,
+        yellow or red too: a node down, too few nodes for ``opensearch_replicas``), with a warning; the health and
+        why the replica is not placed are in /readyz (:meth:`health`). Beside a green index it is refused, the green
+        one served on: until 6 December 2026 it was swapped in yellow whatever the index before it was, and the
+        green one deleted."""
+        served = self._current()[1]
+        before = ""
+        if served:
+            found = self.client.request("GET", f"/_cluster/health/{served}", timeout=self._figures_wait())
+            before = str(found.get("status", ""))
+        why = self._unplaced(name) or "OpenSearch did not say why"
+        unplaced = health.get("unassigned_shards", 0) + health.get("initializing_shards", 0)
+        if before == "green":
+            raise EngineUnavailable(
+                f"The rebuilt OpenSearch index {name} is yellow after {self.health_wait:.0f} s: {unplaced} of its "
+                f"replicas not placed ({why}). The index served before, {served}, is green and stays served (a yellow "
+                f"one would lose a shard with its node); {name} is deleted. Let the cluster place them (what it says above: "
+                "another node, disk space under the watermarks, its allocation settings) or lower opensearch_replicas, "
+                "and run the reindex again.")
+        log.warning("OpenSearch index %s is yellow after %.0f s: %s of its replicas not placed (%s); swapped in, the "
+                    "index served before being %s", name, self.health_wait, unplaced, why,
+                    f"{before} ({served})" if served else "none")
+
+    def _unplaced(self, name: str) -> str:
+        """Why a replica of ``name`` is not placed, as OpenSearch's allocation explanation says it ("" when it says
+        nothing): each node's first refusal ("a copy of this shard is already allocated to this node", a disk
+        watermark)."""
+        for shard in range(self.shards):
+            try:
+                found = self.client.request("POST", "/_cluster/allocation/explain", {"index": name, "shard": shard,
+                                            "primary": False}, timeout=self._figures_wait())
+            except (EngineRequestError, EngineUnavailable):
+                continue  # (this shard's replicas are placed: nothing to explain)
+            nodes: dict[str, list[str]] = {}  # a refusal -> the nodes that gave it
+            for node in found.get("node_allocation_decisions") or []:
+                refusals = [d.get("explanation", "") for d in node.get("deciders") or [] if d.get("decision") == "NO"]
+                if refusals:  # (without the shard's routing details: "... to this node [[index][0], node[...]]")
+                    nodes.setdefault(re.sub(r"\s*\[\[.*$", "", refusals[0]), []).append(node.get("node_name", "?"))
+            said = [f"{', '.join(sorted(names))}: {refusal}" for refusal, names in nodes.items()]
+            return "; ".join([str(found.get("allocate_explanation") or found.get("can_allocate") or ""), *said])[:600]
+        return ""
 
     def _check_writable(self) -> None:
         """A clear refusal, before a rebuild, when the served index is blocked (a disk past the flood-stage watermark
