@@ -283,6 +283,30 @@ def test_documents_a_shard_on_no_node_could_not_take_are_said_so() -> None:
             engine.client.close()
 
 
+def test_a_bulk_into_a_shard_on_no_node_fails_within_its_bound(opensearch: Cluster, sample_data_template: Path) -> None:
+    """A node holding the rebuilt index's shard (no replica yet) gone while the index is written: each bulk waited
+    OpenSearch's minute for the shard, and with ``opensearch_timeout`` under a minute (30 s by default) the reindex said
+    "no answer within 30 s" and nothing of the shard. It waits ``shard_wait`` now, then says a node left and that the
+    served index is unchanged. A real bulk into an index whose shard no node may hold."""
+    from podsearch.engines.opensearch import index_body
+    from podsearch.errors import EngineUnavailable
+
+    engine = _engine(sample_data_template, opensearch, "nowhere", opensearch_timeout="20")
+    engine.shard_wait = 2
+    body = index_body(1, "0")
+    body["settings"]["index"]["routing.allocation.require._name"] = "nowhere"
+    name = "nowhere-20261206063000-abcdef"
+    try:
+        assert request(f"{opensearch.url}/{name}?wait_for_active_shards=0", "PUT", body)[0] == 200
+        started = time.monotonic()
+        with pytest.raises(EngineUnavailable, match="on no running node.*primary shard is not active.*served one is "
+                                                    "unchanged"):
+            engine._send([({"index": {"_index": name, "_id": "ep-1"}}, {"id": "ep-1"})])
+        assert time.monotonic() - started < 8
+    finally:
+        request(f"{opensearch.url}/nowhere-*", "DELETE")
+
+
 @pytest.mark.slow
 def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path, tmp_path: Path) -> None:
     """The cluster manager down (the only eligible one here; an election under way on a cluster of three): the data

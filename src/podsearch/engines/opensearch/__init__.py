@@ -75,6 +75,7 @@ BULK_DOCS = 500
 BULK_SENDERS = 2  # bulk requests OpenSearch indexes at once (a shard indexes one request on one thread)
 BULK_IN_FLIGHT = 2  # requests built ahead of those being indexed: the back-pressure bound
 BULK_RETRIES = 6  # sends of items refused for overload (429), with a doubling pause from 0.5 s
+SHARD_WAIT = 10.0  # seconds a bulk's item waits for its shard to be active (OpenSearch's own default: a minute)
 SCAN_PAGE = 5000
 APART_CACHE = 4096  # words and pairs whose other spelling (compounds.apart) is kept for the served index
 EXPANSION_CACHE = 1024  # patterns whose words (or refusal) are kept for the served index (expand.py)
@@ -187,6 +188,7 @@ class OpenSearchEngine:
         self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
         self._reading = False  # a thread is reading the stamp (the others answer with the last one meanwhile)
         self.health_wait = HEALTH_WAIT
+        self.shard_wait = SHARD_WAIT
         self._profiles: tuple[str, list[str]] | None = None
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
         self._expansion_cache: LRU[tuple[Any, ...], expand.Expansion | QueryError] = LRU(EXPANSION_CACHE)
@@ -574,7 +576,11 @@ class OpenSearchEngine:
                 lines.append(action)
                 if body is not None:
                     lines.append(body)
-            answer = self.client.request("POST", "/_bulk", ndjson=lines)
+            # an item whose shard is on no running node (a node holding the rebuilt index left while it was
+            # written) fails after shard_wait, not OpenSearch's minute: until 6 December 2026 the reindex said so a
+            # minute later, or with opensearch_timeout under a minute, "no answer within 30 s" and nothing of the shard
+            wait = max(1.0, min(self.shard_wait, self.client.options.timeout / 2))
+            answer = self.client.request("POST", "/_bulk", ndjson=lines, params={"timeout": f"{int(wait * 1000)}ms"})
             if not answer.get("errors"):
                 return
             retry, refused = [], []
