@@ -316,6 +316,7 @@ def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path
 
     from conftest import require_opensearch_launcher
 
+    from podsearch.errors import EngineUnavailable
     from podsearch.service import Library
 
     require_opensearch_launcher()
@@ -344,6 +345,20 @@ def test_a_cluster_without_its_manager_still_searches(sample_data_template: Path
             ready = lib.ready()
             assert ready["episodes"] == 36 and ready["engine"]["cluster_manager"] is False
             assert ready["engine"]["health"] == "unknown"  # (the node's own view says red: no manager)
+            # a reindex cannot write without a manager: it says so at once, with the nodes that answer and those that
+            # do not. It waited for one four times 30 s, then said "unavailable (...: HTTP 503:
+            # cluster_manager_not_discovered_exception: None)"
+            both = _engine(data, cluster, "headless", opensearch_url=f"{cluster.url},{cluster.nodes[1].url}")
+            started = time.monotonic()
+            said = (rf"no elected cluster manager: node-2 at {cluster.nodes[1].url} answers; {cluster.url} \(connection "
+                    r"refused.*\) does not answer\. The cluster-manager-eligible nodes they last knew: node-1\. .*"
+                    r"searches go on from the served index.*Start the cluster-manager-eligible nodes")
+            with pytest.raises(EngineUnavailable, match=said):
+                both.cleanup()
+            with Catalog.in_dir(data) as catalog, pytest.raises(EngineUnavailable, match=said):
+                both.sync(CatalogDocuments(catalog))
+            assert time.monotonic() - started < 10
+            assert lib.search(SearchRequest(q="bees")).total == expected
         finally:
             lib.close()
 

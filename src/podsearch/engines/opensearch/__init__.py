@@ -44,7 +44,7 @@ from ..base import (
 from ..querytext import EVERY_WORD, RELAX_BELOW, SEARCH_FIELDS, SUGGEST_BELOW, check_text, readings
 from . import expand
 from .analysis import analysis_settings, fold, profiles, python_analyzer
-from .client import ClientOptions, OpenSearchClient, block_problem, blocked, refusal
+from .client import NO_MANAGER_ADVICE, ClientOptions, OpenSearchClient, block_problem, blocked, refusal
 from .expand import regex_literal
 from .query import facet_aggregations, facet_counts, filter_clauses, fuzzy_parts, query_terms, sort_clause, text_field, text_query
 from .segments import SEGMENT_TERMS, read_table, segment_table, table_counts
@@ -334,6 +334,7 @@ class OpenSearchEngine:
         no other: until 6 December 2026 every index whose name began ``<alias>-`` was deleted, so a reindex of the
         site ``podsearch`` deleted the index another site on the cluster served as ``podsearch-eu``
         (``test_a_sites_cleanup_leaves_another_sites_indexes``)."""
+        self._check_manager()
         served = self._current()[1]
         found = self.client.request("GET", f"/{self.alias}-*/_alias", allow=(404,)) or {}
         if "error" in found or "status" in found:
@@ -350,6 +351,7 @@ class OpenSearchEngine:
         """Bring the index in line with ``source``: send what changed (by content hash), delete what is gone; with
         ``full`` (or no index, or an index of another schema) build a new index and swap it in."""
         wanted = source.hashes() if hashes is None else hashes
+        self._check_manager()
         if self.plan(full) != INCREMENTAL:
             if self.exists():
                 self._check_writable()
@@ -400,6 +402,47 @@ class OpenSearchEngine:
             self.client.request("DELETE", f"/{name}", allow=(404,))
             raise
         return {"added": len(wanted), "updated": 0, "removed": 0, "full": 1}
+
+    def _check_manager(self) -> None:
+        """Before a reindex writes: a cluster without an elected cluster manager is said at once, with the nodes
+        that answer and what to do. Until 6 December 2026 its first request waited for one four times over (the
+        cluster's 30 s each), then said "OpenSearch at ... is unavailable (...: HTTP 503:
+        cluster_manager_not_discovered_exception: None)" after 2 minutes (the three-node walk, the manager down)."""
+        found = self.client.request("GET", "/_cluster/health", params={"local": True}, timeout=self._figures_wait())
+        if not isinstance(found, dict) or found.get("discovered_cluster_manager", True):
+            return
+        raise EngineUnavailable(self._no_manager())
+
+    def _no_manager(self) -> str:
+        """Which nodes listed answer (and know no cluster manager), which do not, and the cluster-manager-eligible
+        nodes they last knew, with what to do."""
+        wait = self._figures_wait()
+        health = self.client.each("/_cluster/health?local=true", wait)
+        names = self.client.each("/_nodes/_local?filter_path=nodes.*.name", wait)
+        answer, silent = [], []
+        for base, found in health.items():
+            if not isinstance(found, dict):
+                silent.append(f"{base} ({found})")
+                continue
+            named = names.get(base)
+            name = next(iter(named.get("nodes", {}).values()), {}).get("name", "") if isinstance(named, dict) else ""
+            known = "" if not found.get("discovered_cluster_manager", True) else " (it knows one)"
+            answer.append(f"{name or 'a node'} at {base}{known}")
+        eligible: list[str] = []
+        if answer:
+            try:
+                listed = self.client.request("GET", "/_cat/nodes", params={"local": True, "format": "json",
+                                             "h": "name,node.role"}, timeout=wait)
+                eligible = sorted(str(n.get("name", "")) for n in listed if "m" in str(n.get("node.role", "")))
+            except (EngineRequestError, EngineUnavailable):
+                pass
+        said = f"OpenSearch has no elected cluster manager: {', '.join(answer)} answer{'s' if len(answer) == 1 else ''}" \
+            if answer else "OpenSearch has no elected cluster manager: no node listed answers"
+        if silent:
+            said += f"; {', '.join(silent)} do{'es' if len(silent) == 1 else ''} not answer"
+        if eligible:
+            said += f". The cluster-manager-eligible nodes they last knew: {', '.join(eligible)}"
+        return f"{said}. {NO_MANAGER_ADVICE}"
 
     def _replicas_placed(self, name: str) -> dict[str, Any]:
         """The rebuilt index's health once its replicas are placed (green), or when ``health_wait`` is over and no

@@ -154,6 +154,12 @@ class OpenSearchClient:
                 if blocked(decoded):  # (a 429 too, for a full disk: asking again does not free it)
                     raise EngineRequestError(f"OpenSearch refused {method} {path}: {block_problem(blocked(decoded))}",
                                              resp.status, decoded)
+                if _no_manager(decoded):
+                    # (it waited the cluster's cluster_manager_timeout, 30 s, for one: four tries of that were 2
+                    # minutes before "cluster_manager_not_discovered_exception: None", a reindex's first request
+                    # on the three-node walk with the manager node down, until 6 December 2026)
+                    raise EngineUnavailable(f"OpenSearch at {base} has no elected cluster manager ({method} {path}: "
+                                            f"HTTP {resp.status}: {_reason(decoded)}). {NO_MANAGER_ADVICE}")
                 if resp.status in RETRY_STATUSES or (resp.status >= 500 and _node_left(decoded)):
                     last = f"{base}: HTTP {resp.status}: {_reason(decoded)}"
                     break  # overloaded or unavailable: pause, then try again
@@ -170,6 +176,21 @@ class OpenSearchClient:
                 time.sleep(delay)
                 delay *= 2
         raise EngineUnavailable(f"OpenSearch at {', '.join(self.bases)} is unavailable ({last}).")
+
+    def each(self, path: str, timeout: float) -> dict[str, Any]:
+        """``GET path`` asked of every node listed once, without retries: each URL's decoded answer, or what went
+        wrong on the way (a str). For saying which nodes answer."""
+        found: dict[str, Any] = {}
+        for base in self.bases:
+            try:
+                resp = self._http.request("GET", base + path, headers={"Accept": "application/json"},
+                                          timeout=urllib3.Timeout(connect=min(5.0, timeout), read=timeout))
+            except TransportError as exc:
+                found[base] = _transport_problem(exc, timeout)
+                continue
+            decoded = _decode(resp.data)
+            found[base] = decoded if 200 <= resp.status < 300 else f"HTTP {resp.status}: {_reason(decoded)}"
+        return found
 
     def search(self, index: str, body: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
         """A search whose every shard answered: a search that lost a shard (a node left while it ran: the
@@ -235,6 +256,19 @@ def _node_left(body: Any) -> bool:
     return any(sign in text for sign in NODE_LEFT)
 
 
+NO_MANAGER_ADVICE = ("Writing an index needs one, so a reindex writes nothing meanwhile; searches go on from the served "
+                     "index, unchanged. Start the cluster-manager-eligible nodes (a majority of them elects one; GET "
+                     "/_cluster/health?local=true on a node says discovered_cluster_manager), then run the reindex "
+                     "again.")
+
+
+def _no_manager(body: Any) -> bool:
+    """An answer that says the cluster has no elected cluster manager (the node asked waited for one and none came)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and error.get("type") in ("cluster_manager_not_discovered_exception",
+                                                             "master_not_discovered_exception")
+
+
 def _shards_missing(body: Any) -> bool:
     """A search refused because no running node holds a copy of a shard of the index (a red index: the node that held
     it left, and no replica was placed elsewhere). OpenSearch says "search_phase_execution_exception: " with an empty
@@ -277,6 +311,8 @@ def block_problem(reason: str) -> str:
                 "on the cluster's nodes (or add nodes): OpenSearch lifts the block once the disk is below its high "
                 "watermark, and the next reindex sends what this one could not. Searches go on from the index as "
                 "it is.")
+    if "no cluster-manager" in reason or "no master" in reason:
+        return f"the cluster has no elected cluster manager ({reason.strip()}). {NO_MANAGER_ADVICE}"
     if "create-index" in reason:
         return (f"the cluster takes no new index ({reason.strip()}): OpenSearch sets this block when every node's "
                 "disk passed its flood-stage watermark. Free disk space on the cluster's nodes (or add nodes): "
