@@ -63,12 +63,13 @@ def test_a_round_up_reaches_an_episode_it_describes_that_the_whole_episode_vecto
 @pytest.mark.slow
 def test_without_reranking_the_lists_are_the_first_stage_ones(site_index: Path) -> None:
     """Reranking only reorders each list: the members are those of the text score (prf and cue weights 0). (The
-    guests an episode names, lifted after the rerank, may enter a list: both fits leave them out.)"""
+    guests an episode names and the episodes its cue windows name, lifted after the rerank, may enter a list: both
+    fits leave them out; the walk of the last stage only reorders.)"""
     from podsearch.catalog import Catalog
 
     with Catalog.in_dir(site_index) as catalog:
-        model = SimilarModel.fit(catalog, ModelParams(guest_weight=0))
-        plain = SimilarModel.fit(catalog, ModelParams(prf_weight=0, cue_weight=0, guest_weight=0))
+        model = SimilarModel.fit(catalog, ModelParams(guest_weight=0, window_weight=0))
+        plain = SimilarModel.fit(catalog, ModelParams(prf_weight=0, cue_weight=0, guest_weight=0, window_weight=0))
     assert plain.cues is None
     same = [set(a[a >= 0]) == set(b[b >= 0]) for a, b in zip(model.neigh_idx, plain.neigh_idx)]
     assert np.mean(same) == 1.0

@@ -17,6 +17,7 @@ One module per concern, each importing only those before it in this list:
 - ``neighbours``: the precomputed neighbour lists (:func:`top_neighbours`, :func:`fold_neighbours`);
 - ``rerank``: the lists reordered by pseudo-relevance feedback and cue windows (the words around "episode");
 - ``guests``: another episode's guest named in those words (a round-up's "the one with Carl Johnson");
+- ``walk``: the lists' last stage, a short walk over them and the episodes of its show a cue window names by topic;
 - ``reasons``: why two episodes are near;
 - ``persist``: the model on disk, its saved parameters (:func:`same_params`);
 - ``model``: :class:`SimilarModel` (fit, fold in, answer) and :class:`Neighbour`;

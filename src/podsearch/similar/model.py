@@ -33,6 +33,7 @@ from .rerank import cue_windows, rerank, reranking
 from .runs import RunCounter, Runs
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
+from .walk import list_graph, walk_at_members, window_links
 from .weighting import Weighting, fit_lsa
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class SimilarModel:
                  show_titles: dict[str, str] | None = None, guests: Guests | None = None,
                  prints: list[str] | None = None, repeats: np.ndarray | None = None,
                  given_names: list[str] | None = None, notes: list[str] | None = None, runs: Runs | None = None,
-                 in_runs: sp.csr_matrix | None = None) -> None:
+                 in_runs: sp.csr_matrix | None = None, window_links: sp.csr_matrix | None = None) -> None:
         self.params = params
         self.ids = ids
         self.shows = shows
@@ -98,6 +99,8 @@ class SimilarModel:
         # it says only inside them (no reasons of it); None from a model saved before them.
         self.runs = runs
         self.in_runs = in_runs
+        # N x N, (i, j): a cue window of i names j by topic (walk.py), with the window's cosine; or None.
+        self.window_links = window_links
         # Each row's language (its primary code, "" unknown), for the reasons (a language's most common words are no
         # reason): known to a fit; a loaded model is told them by the catalog (service.Library.model), not saved.
         self.languages: list[str] | None = None
@@ -224,10 +227,11 @@ class SimilarModel:
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
                     show_titles=_show_titles(fields, shows), guests=guests, prints=prints, repeats=repeats,
                     given_names=sorted(given_names((fields.person_names or {}).values())), notes=notes,
-                    runs=runs, in_runs=in_runs)
+                    runs=runs, in_runs=in_runs, window_links=_window_links(cues, matrix, shows, params))
         if fields.languages and len(fields.languages) == len(ids):
             model.languages = list(fields.languages)
         model._lift_guests(range(len(ids)))
+        model._last_stage(range(len(ids)))
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return model
@@ -333,7 +337,12 @@ class SimilarModel:
             model.in_runs = sp.vstack([self.in_runs, new], format="csr")
         if self.languages is not None and fields.languages and len(fields.languages) == m:
             model.languages = self.languages + list(fields.languages)
+        if self.window_links is not None:  # the new episodes' windows; an old window naming a new one waits for a refit
+            links = self.window_links.copy()
+            links.resize((n, n))
+            model.window_links = (links + _window_links(cues, matrix, shows, params, range(old, n))).tocsr()
         model._lift_guests(lift)
+        model._last_stage(lift)
         return model
 
     @staticmethod
@@ -387,11 +396,13 @@ class SimilarModel:
             sims = self._as_listed(i, sims)
         return sims
 
-    def _as_listed(self, i: int, sims: np.ndarray, cols: np.ndarray | None = None, guests: bool = True) -> np.ndarray:
+    def _as_listed(self, i: int, sims: np.ndarray, cols: np.ndarray | None = None, guests: bool = True,
+                   last: bool = True, windows: bool = True) -> np.ndarray:
         """Episode ``i``'s blended text scores of every episode (or of ``cols``) as its list ranks them: with the
         lists reranked, times ``1 - prf_weight``; the episodes it names by number or that name it lifted by the
-        mention weight, those whose guests it names (``guests``) by the guest weight; its list's members at their
-        list scores."""
+        mention weight, those whose guests it names (``guests``) by the guest weight; with the lists' last stage
+        (``last``, walk.py), times ``1 - walk_weight``, and those a cue window of it names (``windows``) lifted by the
+        window weight; its list's members at their list scores."""
         p = self.params
         if reranking(p):
             sims *= 1 - p.prf_weight
@@ -401,6 +412,11 @@ class SimilarModel:
         if guests and self.guests is not None and p.guest_weight > 0:
             at = _positions(self.guests.named(i), cols)
             sims[at] += p.guest_weight * (1 - sims[at])
+        if last and p.walk_weight > 0:
+            sims *= 1 - p.walk_weight
+        if last and windows and self.window_links is not None and p.window_weight > 0:
+            at = _positions(self.window_links[i].indices, cols)
+            sims[at] += p.window_weight * (1 - sims[at])
         if reranking(p):
             members = self.neigh_idx[i] >= 0
             listed, scores = self.neigh_idx[i][members], self.neigh_score[i][members]
@@ -419,7 +435,7 @@ class SimilarModel:
         (1 - s)``; a lifted episode that beats a list's last takes its place."""
         if self.guests is None or self.params.guest_weight <= 0:
             return
-        w, k = self.params.guest_weight, self.neigh_idx.shape[1]
+        w = self.params.guest_weight
         for i in rows:
             named = self.guests.named(i)
             if len(named) == 0:
@@ -428,16 +444,53 @@ class SimilarModel:
             if self.dense is not None:
                 lw = self.params.lsa_weight
                 sims = (1 - lw) * sims + lw * (self.dense[named] @ self.dense[i])
-            lifted = self._as_listed(i, sims.astype(np.float32), named, guests=False)
+            lifted = self._as_listed(i, sims.astype(np.float32), named, guests=False, last=False)
             lifted += w * (1 - lifted)
-            members = self.neigh_idx[i] >= 0
-            keep = members & ~np.isin(self.neigh_idx[i], named)
-            idx = np.r_[self.neigh_idx[i][keep], named].astype(np.int32)
-            score = np.r_[self.neigh_score[i][keep], lifted].astype(np.float32)
-            order = np.argsort(-score, kind="stable")[:k]
-            self.neigh_idx[i] = -1
-            self.neigh_score[i] = 0
-            self.neigh_idx[i, :len(order)], self.neigh_score[i, :len(order)] = idx[order], np.maximum(score[order], 0)
+            self._merge(i, named, lifted)
+
+    def _merge(self, i: int, named: np.ndarray, lifted: np.ndarray) -> None:
+        """Episode ``i``'s list with ``named`` at the scores ``lifted`` (members or not), the best ``neighbours`` kept."""
+        k = self.neigh_idx.shape[1]
+        members = self.neigh_idx[i] >= 0
+        keep = members & ~np.isin(self.neigh_idx[i], named)
+        idx = np.r_[self.neigh_idx[i][keep], named].astype(np.int32)
+        score = np.r_[self.neigh_score[i][keep], lifted].astype(np.float32)
+        order = np.argsort(-score, kind="stable")[:k]
+        self.neigh_idx[i] = -1
+        self.neigh_score[i] = 0
+        self.neigh_idx[i, :len(order)], self.neigh_score[i, :len(order)] = idx[order], np.maximum(score[order], 0)
+
+    def _last_stage(self, rows: Iterable[int]) -> None:
+        """The lists of ``rows`` after the walk over the lists and with the episodes their cue windows name (walk.py):
+        each member's score mixed with the walk's mass on it, then each named episode scored as :meth:`_as_listed`
+        ranks it otherwise and lifted to ``s + window_weight * (1 - s)``."""
+        p = self.params
+        at = np.asarray(list(rows), dtype=np.int64)
+        if len(at) == 0:
+            return
+        if p.walk_weight > 0:
+            graph = list_graph(self.neigh_idx, self.neigh_score, p.walk_neighbours)
+            mass = walk_at_members(graph, self.neigh_idx, at, p.walk_alpha, p.walk_steps)
+            members = self.neigh_idx[at] >= 0
+            mixed = np.where(members, (1 - p.walk_weight) * self.neigh_score[at] + p.walk_weight * mass, -np.inf)
+            order = np.argsort(-mixed, axis=1, kind="stable")
+            self.neigh_idx[at] = np.where(np.take_along_axis(members, order, axis=1),
+                                          np.take_along_axis(self.neigh_idx[at], order, axis=1), -1)
+            self.neigh_score[at] = np.maximum(np.take_along_axis(mixed, order, axis=1), 0)
+        if self.window_links is None or p.window_weight <= 0:
+            return
+        for i in at.tolist():
+            named = self.window_links[i].indices
+            if len(named) == 0:
+                continue
+            named = np.sort(named)
+            sims = self._text_sims(i, named)
+            if self.dense is not None:
+                lw = p.lsa_weight
+                sims = (1 - lw) * sims + lw * (self.dense[named] @ self.dense[i])
+            lifted = self._as_listed(i, sims.astype(np.float32), named, windows=False)
+            lifted += p.window_weight * (1 - lifted)
+            self._merge(i, named, lifted)
 
     @property
     def _named_by(self) -> sp.csr_matrix:
@@ -522,9 +575,10 @@ class SimilarModel:
     @property
     def _duplicate_floor(self) -> float:
         """No list score under this has a text score at the duplicate threshold: reranking mixes in feedback at
-        ``prf_weight`` (``s >= (1 - prf_weight) * text``) and only ever lifts the rest."""
+        ``prf_weight`` and the last stage a walk at ``walk_weight`` (``s >= (1 - prf_weight) (1 - walk_weight) text``),
+        and each only ever lifts the rest."""
         p = self.params
-        return p.duplicate_threshold * (1 - p.prf_weight if reranking(p) else 1)
+        return p.duplicate_threshold * (1 - p.prf_weight if reranking(p) else 1) * (1 - max(p.walk_weight, 0))
 
     @property
     def explainer(self) -> Explainer:
@@ -547,6 +601,15 @@ class SimilarModel:
 
 def _joined(matrix: sp.csr_matrix, titles: TitleModel | None, params: ModelParams) -> sp.csr_matrix:
     return joined(matrix, titles.matrix if titles is not None else None, params.title_cosine_weight)
+
+
+def _window_links(cues: tuple[sp.csr_matrix, np.ndarray] | None, matrix: sp.csr_matrix, shows: list[str],
+                  params: ModelParams, rows: Iterable[int] | None = None) -> sp.csr_matrix | None:
+    """The episodes of their shows the cue windows (of ``rows``) name by topic (walk.py), or None when off."""
+    if cues is None or params.window_weight <= 0 or params.window_top <= 0:
+        return None
+    return window_links(cues[0], cues[1], matrix, shows, params.window_top, params.window_floor,
+                        None if rows is None else list(rows))
 
 
 def _names(fields: EpisodeFields, vocabulary: dict[str, int]) -> dict[str, str]:

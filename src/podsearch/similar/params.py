@@ -9,7 +9,7 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 16  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
+MODEL_VERSION = 17  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
 #                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py); 8: another
 #                   show's episode named by its title after the number or a few words before it, and links to
 #                   episode pages (signals.py); 9: the shows' titles kept, for the reasons (reasons.py); 10: another
@@ -21,7 +21,9 @@ MODEL_VERSION = 16  # 4: per-language stop words; 5: per-field sublinear tf, tit
 #                   15: the words said only in a section announced as sponsored, and the runs' words read without
 #                   their accents, as the terms (runs.py); 16: a sponsored section without a heading or thanks
 #                   ends at the sponsor's call to go somewhere, a label of the catalog's other languages announces
-#                   one, and the runs' words are cut at any punctuation, as the terms (runs.py)
+#                   one, and the runs' words are cut at any punctuation, as the terms (runs.py);
+#                   17: a short walk over the lists, and the episodes of its show a cue window names by topic
+#                   (walk.py)
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,13 @@ class ModelParams:
     guest_weight: float = 0.1  # i names a guest of an earlier j within guest_window words of an "episode": j
     guest_window: int = 15  # lifted in i's list to s + w * (1 - s) (guests.py; 0: off); a guest is in at
     guest_share: float = 0.2  # most this share of the show's episodes
+    walk_weight: float = 0.1  # the lists' last stage (walk.py): a member's score mixes in this times the mass on
+    walk_neighbours: int = 10  # it of a walk with restart over every list's first this many members,
+    walk_alpha: float = 0.5  # going on at each step with this probability,
+    walk_steps: int = 3  # for this many steps (over its largest); 0 weight: off
+    window_weight: float = 0.2  # the best window_top episodes of its show that a cue window matches at a cosine of
+    window_top: int = 3  # at least window_floor enter the episode's list at s + w * (1 - s) (0: off;
+    window_floor: float = 0.15  # needs the cue windows, cue_weight > 0)
     neighbours: int = 50
     duplicate_threshold: float = 0.9
     block_rows: int = 512

@@ -34,6 +34,8 @@ def save(model: Any, generations: Generations) -> Path:
         np.save(path / "repeats.npy", model.repeats)
     if model.mentions is not None:
         sp.save_npz(path / "mentions.npz", model.mentions, compressed=False)
+    if model.window_links is not None:
+        sp.save_npz(path / "window_links.npz", model.window_links, compressed=False)
     if model.runs is not None and model.in_runs is not None:  # (runs.py)
         np.save(path / "runs.npy", model.runs.hashes)
         sp.save_npz(path / "in_runs.npz", model.in_runs, compressed=False)
@@ -169,6 +171,8 @@ def _read_parts(path: Path) -> dict[str, Any]:
                 repeats=np.load(path / "repeats.npy") if (path / "repeats.npy").exists() else None,
                 runs=Runs(np.load(path / "runs.npy")) if (path / "runs.npy").exists() else None,
                 in_runs=sp.load_npz(path / "in_runs.npz").tocsr() if (path / "in_runs.npz").exists() else None,
+                window_links=(sp.load_npz(path / "window_links.npz").tocsr()
+                              if (path / "window_links.npz").exists() else None),
                 guests=Guests.from_json(json.loads((path / "guests.json").read_text(encoding="utf-8")))
                 if (path / "guests.json").exists() else None)
 
