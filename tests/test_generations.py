@@ -216,7 +216,8 @@ def test_a_scheduled_reindex_still_running_when_serve_stops_is_stopped_and_clean
 
 class _SlowTranscripts:
     """A feed of ``count`` episodes on 127.0.0.1 whose transcripts answer after ``delay`` seconds (a real HTTP server
-    in threads); ``asked`` counts the transcript requests."""
+    in threads); ``asked`` counts the transcript requests, ``waiting`` the requests it holds now (the client's
+    connection open: one the client closes ends its wait at once)."""
 
     def __init__(self, count: int, delay: float) -> None:
         import threading
@@ -224,22 +225,45 @@ class _SlowTranscripts:
 
         self.delay, self.asked = delay, 0
         self.feed_delay, self.feed_asked = 0.0, 0
+        self.waiting = 0
+        lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def wait(self, seconds: float) -> bool:
+                """Wait ``seconds`` unless the client closes the connection first (then False)."""
+                import select
+                import socket
                 import time
 
+                with lock:
+                    outer.waiting += 1
+                try:
+                    end = time.monotonic() + seconds
+                    while time.monotonic() < end:
+                        if (select.select([self.connection], [], [], 0.02)[0]
+                                and not self.connection.recv(1, socket.MSG_PEEK)):
+                            return False
+                    return True
+                except OSError:
+                    return False
+                finally:
+                    with lock:
+                        outer.waiting -= 1
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 if self.path == "/feed.xml":
                     outer.feed_asked += 1
-                    time.sleep(outer.feed_delay)
+                    if not self.wait(outer.feed_delay):
+                        return
                     body, kind = outer.feed(), "application/rss+xml"
                 elif self.path.startswith("/t/"):
                     outer.asked += 1
-                    time.sleep(outer.delay)
+                    if not self.wait(outer.delay):
+                        return
                     body = f"WEBVTT\n\n00:00:00.000 --> 00:00:05.000\npangolin number {self.path[3:-4]}\n".encode()
                     kind = "text/vtt"
                 else:
@@ -366,6 +390,35 @@ def test_a_scheduled_reindex_stopped_while_it_fetches_transcripts_stops_within_a
             assert catalog.hashes() == {}
     finally:
         slow.close()
+
+
+def test_a_stopped_run_holds_no_connection_to_a_slow_host(tmp_path: Path) -> None:
+    """A run stopped while it fetched left its fetches in flight to end in their threads: each kept its connection to
+    the slow host until the host answered or ``fetch_timeout`` passed (30 s by default), in a server that had stopped
+    the run (and in any run whose transcript loop an error ended). Now their connections are shut as they are left
+    (``Fetcher.abandon``): the host sees them closed within a second of the stop. A real scheduler against a real
+    HTTP server that holds its answers 60 s, counting the connections it holds: transcripts, then a feed."""
+    import time
+
+    from podsearch.config import load_config
+    from podsearch.server import ReindexScheduler
+
+    for case in ("transcripts", "feed"):
+        data = tmp_path / case
+        slow = _SlowTranscripts(40, 60.0 if case == "transcripts" else 0.0)
+        slow.feed_delay = 60.0 if case == "feed" else 0.0
+        try:
+            config = load_config({"data": str(data)}, environ={
+                "PODSEARCH_FEEDS": f"{slow.url}/feed.xml", "PODSEARCH_ALLOW_PRIVATE_HOSTS": "1",
+                "PODSEARCH_FETCH_WORKERS": "8"})
+            _stop_when(ReindexScheduler(config, 0.01), lambda held=slow: held.waiting > 0, data)
+            stopped = time.monotonic()
+            while slow.waiting and time.monotonic() < stopped + 5:
+                time.sleep(0.01)
+            took = time.monotonic() - stopped
+            assert not slow.waiting, f"{case}: {slow.waiting} connections still open {took:.1f} s after the stop"
+        finally:
+            slow.close()
 
 
 def test_a_scheduled_reindex_stopped_while_it_fetches_a_slow_feed_stops_within_a_second_or_so(tmp_path: Path) -> None:

@@ -32,10 +32,11 @@ log = logging.getLogger(__name__)
 MAX_TRANSCRIPT_LINKS = 8
 T = TypeVar("T")
 
-# A run stopped while it fetches (SIGTERM, Ctrl-C, the server's stop: ``reindex.locked_run``) starts no other fetch and
-# waits this long for those in flight, then leaves them to end in their threads (daemons: the process does not wait
-# for them) and cleans up. Until 6 December 2026 it waited for every fetch the pool had started, each up to
-# fetch_timeout, queued two at a time per host: 18 s after SIGTERM with 4 workers and transcripts that took 10 s.
+# A run stopped while it fetches (SIGTERM, Ctrl-C, the server's stop: ``reindex.locked_run``) starts no other fetch,
+# shuts the connections of those in flight (Fetcher.abandon) and waits this long for their threads to end, then leaves
+# them (daemons: the process does not wait for them) and cleans up. Until 6 December 2026 it waited for every fetch
+# the pool had started, each up to fetch_timeout, queued two at a time per host: 18 s after SIGTERM with 4 workers and
+# transcripts that took 10 s; then, to 6 December, it left them after this grace with their connections open.
 STOP_GRACE = 1.0
 POLL = 0.2  # seconds between the checks of a stop while the run waits for a fetch (progress.advance(0))
 
@@ -113,8 +114,9 @@ class EpisodeExtras:
         """Fetch in worker threads; yields each job with how it went, in order. While it waits for a fetch it calls
         ``advance(0)`` now and then: a run the server stops raises there (``server.StoppableRun``). Whatever ends the
         loop early (a stop signal, an error) ends the fetching: no other job starts, those in flight are waited for
-        up to :data:`STOP_GRACE` seconds, then left; what they read is dropped, and nothing of the feed is stored
-        (the run stores a feed's episodes once all its fetches are done: the next run fetches them)."""
+        no longer (their connections are shut: :meth:`Fetcher.abandon`; their threads waited for up to
+        :data:`STOP_GRACE` seconds, then left); what they read is dropped, and nothing of the feed is stored (the run
+        stores a feed's episodes once all its fetches are done: the next run fetches them)."""
         if not jobs:
             return
         workers = _Workers(self._do, jobs, min(self.workers, len(jobs)))
@@ -128,7 +130,7 @@ class EpisodeExtras:
                     job.ep.language = languages.detect_language(job.ep.transcript_text)
                 yield job, extras
         finally:
-            workers.stop(STOP_GRACE)
+            workers.stop(STOP_GRACE, self.fetcher.abandon)
 
     def _do(self, job: Job) -> Extras:
         extras = Extras()
@@ -226,15 +228,17 @@ class EpisodeExtras:
         ep.segments = segments
 
 
-def waiting(work: Callable[[], T], poll: Callable[[int], Any] | None) -> T:
+def waiting(work: Callable[[], T], poll: Callable[[int], Any] | None,
+            abandon: Callable[[list[threading.Thread]], Any] | None = None) -> T:
     """``work()`` in a daemon thread while this one calls ``poll(0)`` every :data:`POLL` s: a feed's fetch, which a
     scheduled run the server stops (``server.StoppableRun``) leaves at once rather than when it ends (up to
-    fetch_timeout, 30 s by default, longer than ``server.STOP_WAIT``). Its exception is raised here."""
+    fetch_timeout, 30 s by default, longer than ``server.STOP_WAIT``), its connection shut by ``abandon`` (its
+    fetcher's :meth:`~Fetcher.abandon`). Its exception is raised here."""
     workers = _Workers(lambda _item: work(), [None], 1)
     try:
         return workers.result(0, poll)
     finally:
-        workers.stop(0.0)
+        workers.stop(0.0, abandon)
 
 
 class _Workers:
@@ -279,10 +283,16 @@ class _Workers:
             raise value
         return value
 
-    def stop(self, grace: float) -> None:
-        """No item starts any more; wait up to ``grace`` seconds for those in flight (all of them once all are done)."""
+    def stop(self, grace: float, abandon: Callable[[list[threading.Thread]], Any] | None = None) -> None:
+        """No item starts any more; the threads of those in flight are given to ``abandon`` (which shuts their
+        connections), then waited for up to ``grace`` seconds (all of them once all are done)."""
         with self._lock:
             self._stopped = True
+        busy = [thread for thread in self._threads if thread.is_alive()]
+        if busy and abandon is not None:
+            shut = abandon(busy)
+            if shut:
+                log.info("%d fetches left, their connections shut", shut)
         deadline = time.monotonic() + grace
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))

@@ -25,8 +25,9 @@ import ssl
 import stat
 import threading
 import time
+import weakref
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
@@ -255,11 +256,46 @@ class _GuardedHTTPSConnection(HTTPSConnection):
         return _guard_socket(super()._new_conn())
 
 
-class _GuardedHTTPConnectionPool(HTTPConnectionPool):
+class _LendingPool(HTTPConnectionPool):
+    """A pool that knows which thread uses each connection it lent (:meth:`Fetcher.abandon`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lent: weakref.WeakKeyDictionary[Any, threading.Thread] = weakref.WeakKeyDictionary()
+        self.lent_lock = threading.Lock()
+
+    def _get_conn(self, timeout: float | None = None) -> Any:
+        conn = super()._get_conn(timeout)
+        with self.lent_lock:
+            self.lent[conn] = threading.current_thread()
+        return conn
+
+    def _put_conn(self, conn: Any) -> None:
+        if conn is not None:
+            with self.lent_lock:
+                self.lent.pop(conn, None)
+        super()._put_conn(conn)
+
+    def shut(self, threads: set[threading.Thread]) -> int:
+        """Shut the sockets of the connections lent to ``threads``: a read or write waiting on one ends at once (a
+        shutdown, not a close, which another thread's read may not notice and which frees the number for reuse)."""
+        with self.lent_lock:
+            socks = [conn.sock for conn, thread in self.lent.items() if thread in threads and conn.sock is not None]
+        for sock in socks:
+            with suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)  # (TLS too: the socket under it)
+        return len(socks)
+
+
+class _LendingHTTPSPool(_LendingPool, HTTPSConnectionPool):
+    pass
+
+
+class _GuardedHTTPConnectionPool(_LendingPool):
     ConnectionCls = _GuardedHTTPConnection
 
 
-class _GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+class _GuardedHTTPSConnectionPool(_LendingHTTPSPool):
     ConnectionCls = _GuardedHTTPSConnection
 
 
@@ -379,6 +415,10 @@ def _socket_of(resp: Any) -> socket.socket | None:
     return sock if hasattr(sock, "settimeout") else None
 
 
+class _Left(FetchError):
+    """A fetch its run left (:meth:`Fetcher.abandon`): not the host's failure."""
+
+
 class _TooSlow(FetchError):
     """A fetch that ran out of its own ``total_timeout`` (not the run's deadline)."""
 
@@ -468,16 +508,39 @@ class Fetcher:
         self._pool = urllib3.PoolManager(**pool_kw)
         # Guarded pool: untrusted URLs; each new connection re-checks the peer address.
         self._guarded = urllib3.PoolManager(**pool_kw)
+        self._pool.pool_classes_by_scheme = {"http": _LendingPool, "https": _LendingHTTPSPool}
         self._guarded.pool_classes_by_scheme = {
             "http": _GuardedHTTPConnectionPool,
             "https": _GuardedHTTPSConnectionPool,
         }
         self._host_slots: dict[str, threading.BoundedSemaphore] = {}
         self._slots_lock = threading.Lock()
+        self._left: weakref.WeakSet[threading.Thread] = weakref.WeakSet()  # (abandon)
 
     def close(self) -> None:
         self._pool.clear()
         self._guarded.clear()
+
+    def abandon(self, threads: Iterable[threading.Thread]) -> int:
+        """The fetches of ``threads`` are left by their run (stopped, or ended early by an error): the connections they
+        use are shut at once, and they start no other request (each ends with an error, counted against no host).
+        The number of connections shut. Until 6 December 2026 a fetch left so kept its connection to a slow host
+        until it answered or ``fetch_timeout`` passed (30 s by default), in a server that had stopped its run."""
+        threads = set(threads)
+        if not threads:
+            return 0
+        self._left.update(threads)
+        shut = 0
+        for manager in (self._pool, self._guarded):
+            for key in manager.pools.keys():
+                pool = manager.pools.get(key)
+                if isinstance(pool, _LendingPool):
+                    shut += pool.shut(threads)
+        return shut
+
+    def _check_left(self, url: str) -> None:
+        if threading.current_thread() in self._left:
+            raise _Left(f"fetching {url}: left by its run")
 
     def __enter__(self) -> Self:
         return self
@@ -730,6 +793,7 @@ class Fetcher:
     def _attempt(self, url: str, host: str, headers: dict[str, str], deadline: float, pool: Any,
                  method: str = "GET", body: bytes | None = None) -> _Exchange:
         limits = self.limits
+        self._check_left(url)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise self._too_slow(url)
@@ -754,6 +818,7 @@ class Fetcher:
         except urllib3.exceptions.LocationValueError as e:
             raise FetchError(f"invalid URL {url}: {e}") from e
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            self._check_left(url)  # (its connection shut by abandon: not the host's failure)
             unreachable = connection_failure(e, url, host, limits)
             if time.monotonic() >= deadline - 0.01:
                 slow = self._too_slow(url)
@@ -777,6 +842,7 @@ class Fetcher:
             if 200 <= status < 300 and method == "GET":
                 try:
                     content = self._read_body(resp, url, deadline)
+                    self._check_left(url)  # (a body cut short by abandon)
                 except _TooSlow as slow:
                     # The host answered, then sent its body too slowly to end in time (a byte now and then): a
                     # failure of the host as one that never answers is, so that three in a row put it down. Until
@@ -815,6 +881,7 @@ class Fetcher:
             try:
                 chunk = resp.read1(_CHUNK, decode_content=False)
             except (urllib3.exceptions.HTTPError, OSError) as e:
+                self._check_left(url)
                 if time.monotonic() >= deadline - 0.01:
                     raise self._too_slow(url) from e
                 raise _Transient(f"reading {url} {_how_it_failed(e)}: {e}") from e

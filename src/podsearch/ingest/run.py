@@ -231,7 +231,7 @@ class FeedIngest:
         choice and is refused when private or loopback, as a transcript link is, unless allow_private_hosts."""
         trusted = source if _is_url(source) else None
         return waiting(lambda: self.feed_fetcher.fetch_any(address, trusted_url=trusted, **validators),
-                       self.progress.advance)
+                       self.progress.advance, self.feed_fetcher.abandon)
 
     def _parse(self, source: str, result: FetchResult, asked: str) -> ParsedFeed:
         """The feed read (``asked`` for at its address, ``result`` what answered); FeedError (the feed reported and
@@ -285,7 +285,7 @@ class FeedIngest:
                 break
             try:
                 moved = waiting(lambda: self.feed_fetcher.fetch(target, trusted_url=source),  # (no file: http(s))
-                                self.progress.advance)
+                                self.progress.advance, self.feed_fetcher.abandon)
                 self._not_another_feed(source, target, moved.moved_to, moved.url)
                 moved_parsed = self._parse(source, moved, target)
             except PodsearchError as exc:
