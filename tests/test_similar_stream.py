@@ -41,8 +41,8 @@ def test_a_fit_in_chunks_is_the_fit_at_once(sample_data: Path, chunk: int, monke
         held: list[int] = []
         chunks = fields_module.episode_chunks
 
-        def watched(cat: Catalog, size: int = chunk) -> Any:
-            for part in chunks(cat, chunk):
+        def watched(cat: Catalog, size: int = chunk, **options: Any) -> Any:
+            for part in chunks(cat, chunk, **options):
                 held.append(len(part.transcripts))
                 yield part
 

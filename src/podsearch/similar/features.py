@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 from collections import deque
+from collections.abc import Callable
 from itertools import chain
 from typing import Any
 from urllib.parse import unquote
@@ -15,6 +16,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from ..languages import stop_words, strip_accents
 from ..procs import bind_children_to_me
+from ..progress import no_step, stepped
 from .fields import EpisodeFields
 from .params import ModelParams
 from .signals import phrases, terms
@@ -49,14 +51,15 @@ class TermCounter:
         self.vocabulary: dict[str, int] = {}
         self.chunks: list[sp.csr_matrix] = []
 
-    def add(self, fields: list[tuple[list[str], float]]) -> None:
-        """Count the episodes of one chunk: ``fields`` as :func:`weighted_fields` gives them."""
+    def add(self, fields: list[tuple[list[str], float]], step: Callable[[], None] = no_step) -> None:
+        """Count the episodes of one chunk: ``fields`` as :func:`weighted_fields` gives them (``step()`` before each
+        text)."""
         n = len(fields[0][0])
         vocabulary, analyze = self.vocabulary, self.analyze
         columns: list[int] = []
         values: list[int] = []
         indptr = [0]
-        for text in chain.from_iterable(texts for texts, _ in fields):
+        for text in stepped(chain.from_iterable(texts for texts, _ in fields), step):
             counts: dict[int, int] = {}
             for term in analyze(text):
                 j = vocabulary.get(term)
@@ -80,7 +83,7 @@ class TermCounter:
         self.chunks.append(sp.csr_matrix((chunk.data, columns[chunk.indices], chunk.indptr),
                                          shape=(chunk.shape[0], len(vocabulary))))
 
-    def finish(self) -> tuple[CountVectorizer, sp.csr_matrix]:
+    def finish(self, step: Callable[[], None] = no_step) -> tuple[CountVectorizer, sp.csr_matrix]:
         """The vectorizer of the selected terms and every episode's weighted counts over them.
 
         The terms are chosen from the chunks' document frequencies and totals, then each chunk's kept entries are
@@ -89,11 +92,12 @@ class TermCounter:
         params, width = self.params, len(self.vocabulary)
         names = np.array(sorted(self.vocabulary), dtype=object)
         order = np.empty(width, dtype=np.int64)  # old column -> its place in alphabetical order
+        step()
         order[np.fromiter((self.vocabulary[t] for t in names), dtype=np.int64, count=width)] = np.arange(width)
         self.vocabulary = {}
         n = sum(chunk.shape[0] for chunk in self.chunks)
         df = np.zeros(width, dtype=np.int64)
-        for chunk in self.chunks:  # a chunk's columns are the terms seen up to it: the first of ``order``
+        for chunk in stepped(self.chunks, step):  # a chunk's columns are the terms seen up to it: the first of ``order``
             df[order[:chunk.shape[1]]] += np.bincount(chunk.indices, minlength=chunk.shape[1])
         min_df = params.min_df if n >= 20 else 1
         max_df = params.max_df * n if n >= 20 else n
@@ -102,17 +106,19 @@ class TermCounter:
             keep = np.flatnonzero(df > 0)
         if len(keep) > params.max_features:
             totals = np.zeros(width, dtype=np.float32)  # summed as scipy sums a column: float32, row after row
-            for chunk in self.chunks:
+            for chunk in stepped(self.chunks, step):
                 np.add.at(totals, order[chunk.indices], chunk.data)
             keep = np.sort(keep[np.argsort(-totals[keep], kind="stable")[: params.max_features]])
         terms = names[keep]
+        step()
         vectorizer = CountVectorizer(**self.options, vocabulary={str(t): i for i, t in enumerate(terms)}).fit([""])
+        step()
         column = np.full(width, -1, dtype=np.int64)  # alphabetical column -> kept column
         column[keep] = np.arange(len(keep))
         column = column[order]  # old column -> kept column
-        return vectorizer, self._kept(column, n, len(keep))
+        return vectorizer, self._kept(column, n, len(keep), step)
 
-    def _kept(self, column: np.ndarray, n: int, width: int) -> sp.csr_matrix:
+    def _kept(self, column: np.ndarray, n: int, width: int, step: Callable[[], None] = no_step) -> sp.csr_matrix:
         """The chunks one after the other with their columns renumbered by ``column`` (-1: dropped), each chunk
         freed once copied."""
         nnz = sum(int(np.count_nonzero(column[chunk.indices] >= 0)) for chunk in self.chunks)
@@ -121,6 +127,7 @@ class TermCounter:
         indptr = np.zeros(n + 1, dtype=index)
         row = at = 0
         while self.chunks:
+            step()
             chunk = self.chunks.pop(0)
             cols = column[chunk.indices]
             kept = cols >= 0
@@ -144,6 +151,9 @@ def count_chunk(params: ModelParams, fields: list[tuple[list[str], float]]) -> t
     return list(counter.vocabulary), counter.chunks[0]
 
 
+TAKE_POLL = 0.2  # seconds between two steps while a chunk is counted in another process (PooledCounter)
+
+
 class PooledCounter:
     """:class:`TermCounter` whose chunks are tokenised and counted in ``procs`` other processes while this one reads
     the next, and merged in their order: the same counts and vocabulary (tokenising is most of a large fit's
@@ -159,19 +169,27 @@ class PooledCounter:
         self.pool = multiprocessing.get_context("fork").Pool(procs)
         self.closed = False
 
-    def add(self, fields: list[tuple[list[str], float]]) -> None:
+    def add(self, fields: list[tuple[list[str], float]], step: Callable[[], None] = no_step) -> None:
         self.pending.append(self.pool.apply_async(count_chunk, (self.counter.params, fields)))
         while len(self.pending) >= self.limit:
-            self._take()
+            self._take(step)
 
-    def _take(self) -> None:
-        self.counter.add_counted(*self.pending.popleft().get())
+    def _take(self, step: Callable[[], None]) -> None:
+        """The first chunk's counts, merged; ``step()`` every :data:`TAKE_POLL` s while they are counted."""
+        while True:
+            try:
+                counted = self.pending[0].get(TAKE_POLL)
+                break
+            except multiprocessing.TimeoutError:
+                step()
+        self.pending.popleft()
+        self.counter.add_counted(*counted)
 
-    def finish(self) -> tuple[CountVectorizer, sp.csr_matrix]:
+    def finish(self, step: Callable[[], None] = no_step) -> tuple[CountVectorizer, sp.csr_matrix]:
         while self.pending:
-            self._take()
+            self._take(step)
         self.close()
-        return self.counter.finish()
+        return self.counter.finish(step)
 
     def close(self) -> None:
         if not self.closed:

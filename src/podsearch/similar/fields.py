@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from ..catalog import Catalog
 from ..episodes import names_someone, person_token
+from ..progress import no_step, stepped
 from .signals import link_tokens
 
 CHUNK = 500  # episodes whose texts a fit holds at once (about 25 MB of transcripts at the bench's sizes)
@@ -40,16 +41,17 @@ class EpisodeFields(NamedTuple):
     person_names: dict[str, str] | None = None  # person token -> the name as written ("katie_hockman" -> "Katie Hockman")
 
 
-def episode_chunks(catalog: Catalog, size: int = CHUNK) -> Iterator[EpisodeFields]:
-    """:func:`episode_texts` of every episode, ``size`` episodes at a time, in the catalog's order."""
+def episode_chunks(catalog: Catalog, size: int = CHUNK, step: Callable[[], None] = no_step) -> Iterator[EpisodeFields]:
+    """:func:`episode_texts` of every episode, ``size`` episodes at a time, in the catalog's order (``step()``
+    before each episode read)."""
     show_titles = {s.id: s.title for s in catalog.shows()}
     ids = catalog.episode_ids()
     for start in range(0, len(ids), size):
-        yield episode_texts(catalog, ids[start:start + size], show_titles)
+        yield episode_texts(catalog, ids[start:start + size], show_titles, step)
 
 
 def episode_texts(catalog: Catalog, only: list[str] | None = None,
-                  show_titles: dict[str, str] | None = None) -> EpisodeFields:
+                  show_titles: dict[str, str] | None = None, step: Callable[[], None] = no_step) -> EpisodeFields:
     """The fields the model reads, from the catalog (every episode, or the episodes ``only`` in its order)."""
     if show_titles is None:
         show_titles = {s.id: s.title for s in catalog.shows()}
@@ -57,7 +59,7 @@ def episode_texts(catalog: Catalog, only: list[str] | None = None,
     ids, shows, titles, notes, transcripts, languages, people, links, numbers, _, person_names = fields
     episodes = catalog.episodes(with_segments=False) if only is None else (
         ep for ep in (catalog.episode(i, with_segments=False) for i in only) if ep is not None)
-    for ep in episodes:
+    for ep in stepped(episodes, step):
         segments = catalog.segments(ep.id)
         links.append(link_tokens(ep.description_html))
         numbers.append(ep.number)

@@ -22,6 +22,7 @@ from sklearn.preprocessing import normalize
 from ..catalog import Catalog
 from ..errors import IndexMissing, NotFound, QueryError
 from ..generations import Generations
+from ..progress import Steps, no_step, stepped
 from . import persist
 from .features import PooledCounter, TermCounter, fold_lower, weigh_fields, weighted_fields
 from .fields import EpisodeFields, episode_chunks, hashes_digest, text_print
@@ -39,6 +40,7 @@ from .weighting import Weighting, fit_lsa
 log = logging.getLogger(__name__)
 FIT_PROCS = 2  # processes that count the terms of a large fit's chunks (PooledCounter), at most one per CPU
 FIT_PROCS_FROM = 5_000  # episodes from which a fit counts in those processes (below, starting them costs more)
+WINDOWS_AT_ONCE = 5_000  # cue windows counted at once by a fit (_window_rows: a step of it)
 
 
 @dataclass
@@ -118,7 +120,8 @@ class SimilarModel:
         procs = min(FIT_PROCS, os.cpu_count() or 1) if len(hashes) >= FIT_PROCS_FROM and alone else 1
         if procs > 1:
             log.info("similar model: the terms of %d episodes counted in %d processes", len(hashes), procs)
-        return cls.fit_chunks(episode_chunks(catalog), params, hashes_digest(hashes), progress, procs)
+        chunks = episode_chunks(catalog, step=Steps(progress))
+        return cls.fit_chunks(chunks, params, hashes_digest(hashes), progress, procs)
 
     @classmethod
     def fit_fields(cls, fields: tuple[Any, ...], params: ModelParams | None = None, digest: str = "",
@@ -132,7 +135,10 @@ class SimilarModel:
         """Fit on episodes given as :class:`EpisodeFields` a chunk at a time: the same model as one chunk of them
         all. Of each chunk's notes, transcripts, people and links only their term counts and the episode numbers
         they name are kept. With ``procs`` > 1 the chunks are counted in that many other processes
-        (:class:`PooledCounter`): the same model."""
+        (:class:`PooledCounter`): the same model.
+
+        ``progress`` is told each stage of the fit done ("vectorized", "weighted") and called with "step" at least
+        about every second in between (:class:`~podsearch.progress.Steps`): where a stopped run ends."""
         params = params or ModelParams()
         counter: TermCounter | PooledCounter = TermCounter(params)
         if procs > 1:
@@ -147,6 +153,7 @@ class SimilarModel:
     def _fit_counted(cls, counter: TermCounter | PooledCounter, chunks: Iterable[tuple[Any, ...]], params: ModelParams,
                      digest: str, progress: Callable[[str], None] | None) -> SimilarModel:
         started = time.perf_counter()
+        step = Steps(progress)
         fields = EpisodeFields([], [], [], [], [], [], [], [], [], {}, {})  # what is kept: no long texts
         found: list[Mentions] = []
         near: list[set[str]] = []  # the names each episode's cue windows say (guests.py)
@@ -160,14 +167,14 @@ class SimilarModel:
             chunk = EpisodeFields(*chunk) if not isinstance(chunk, EpisodeFields) else chunk
             if not chunk.ids:
                 continue
-            counter.add(weighted_fields(chunk, params))
+            counter.add(weighted_fields(chunk, params), step)
             fields.ids.extend(chunk.ids)
             fields.shows.extend(chunk.shows)
             fields.titles.extend(chunk.titles)
-            marks = [text_print(t) for t in chunk.transcripts]
+            marks = [text_print(t) for t in stepped(chunk.transcripts, step)]
             prints.extend(marks)
-            said.add(chunk.titles, chunk.transcripts, chunk.notes, marks)
-            for text in chunk.transcripts:
+            said.add(chunk.titles, chunk.transcripts, chunk.notes, marks, step)
+            for text in stepped(chunk.transcripts, step):
                 bracketed.update(bracketed_words(text))
             languages = languages and bool(chunk.languages)
             fields.languages.extend(chunk.languages or [])
@@ -177,28 +184,28 @@ class SimilarModel:
             for token, name in (chunk.person_names or {}).items():
                 fields.person_names.setdefault(token, name)  # type: ignore[union-attr]
             if params.mention_weight > 0 and chunk.numbers is not None:
-                found.extend(mentions_in(f"{a} {b}") for a, b in zip(chunk.notes, chunk.transcripts))
-            _add_windows(windows, owners, len(fields.ids) - len(chunk.ids), chunk, params)
-            near.extend(_near_names(chunk, params))
+                found.extend(mentions_in(f"{a} {b}") for a, b in stepped(zip(chunk.notes, chunk.transcripts), step))
+            _add_windows(windows, owners, len(fields.ids) - len(chunk.ids), chunk, params, step)
+            near.extend(_near_names(chunk, params, step))
             fields.people.extend(chunk.people if params.guest_weight > 0 else [])
         ids, shows = list(fields.ids), list(fields.shows)
         if not ids:
             raise IndexMissing("The catalog has no episodes; add feeds and run 'podsearch reindex'.")
         if not languages:
             fields.languages.clear()
-        runs, only = said.finish()  # (before the counts are merged: its memory is let go first)
-        vectorizer, counts = counter.finish()
-        in_runs = runs.terms_of(only, vectorizer.vocabulary_)
+        runs, only = said.finish(step)  # (before the counts are merged: its memory is let go first)
+        vectorizer, counts = counter.finish(step)
+        in_runs = runs.terms_of(only, vectorizer.vocabulary_, step)
         del only
         repeats = repeated_share(counts, params.transcript_weight or 1.0)
         notes = transcriber_notes(bracketed, vectorizer.vocabulary_, counts)
         if progress:
             progress("vectorized")
         weighting = Weighting(params, vectorizer.vocabulary_)
-        matrix = weighting.rows(counts, shows, list(fields.languages), in_place=True)
+        matrix = weighting.rows(counts, shows, list(fields.languages), in_place=True, step=step)
         del counts
         transformer, noise = weighting.transformer, weighting.noise
-        svd, dense = fit_lsa(matrix, params)
+        svd, dense = fit_lsa(matrix, params, step)
         titles = (TitleModel.fit(list(fields.titles), shows, list(fields.languages or []), params)
                   if params.title_cosine_weight > 0 else None)
         mentions = None
@@ -210,13 +217,14 @@ class SimilarModel:
         links = ((mentions + mentions.T) > 0).astype(np.float32).tocsr() if mentions is not None else None
         text_rows = _joined(matrix, titles, params)
         neigh_idx, neigh_score = top_neighbours(text_rows, params.neighbours, params.block_rows,
-                                                dense, params.lsa_weight, links, params.mention_weight)
+                                                dense, params.lsa_weight, links, params.mention_weight, step=step)
         cues = None
         if reranking(params):
             owner = np.array(owners, dtype=np.int64)
-            cues = (_window_rows(vectorizer, weighting, windows, owner, shows, list(fields.languages), params), owner)
+            cues = (_window_rows(vectorizer, weighting, windows, owner, shows, list(fields.languages), params,
+                                 step=step), owner)
             del windows
-            neigh_idx, neigh_score = rerank(neigh_idx, text_rows, dense, params, matrix, *cues, links)
+            neigh_idx, neigh_score = rerank(neigh_idx, text_rows, dense, params, matrix, *cues, links, step=step)
         guests = None
         if params.guest_weight > 0:
             guests = Guests(params.guest_share)
@@ -227,11 +235,11 @@ class SimilarModel:
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
                     show_titles=_show_titles(fields, shows), guests=guests, prints=prints, repeats=repeats,
                     given_names=sorted(given_names((fields.person_names or {}).values())), notes=notes,
-                    runs=runs, in_runs=in_runs, window_links=_window_links(cues, matrix, shows, params))
+                    runs=runs, in_runs=in_runs, window_links=_window_links(cues, matrix, shows, params, step=step))
         if fields.languages and len(fields.languages) == len(ids):
             model.languages = list(fields.languages)
-        model._lift_guests(range(len(ids)))
-        model._last_stage(range(len(ids)))
+        model._lift_guests(stepped(range(len(ids)), step))
+        model._last_stage(range(len(ids)), step)
         log.info("fitted similar model on %d episodes, %d terms in %.1fs", len(ids), len(vectorizer.vocabulary_),
                  time.perf_counter() - started)
         return model
@@ -460,17 +468,18 @@ class SimilarModel:
         self.neigh_score[i] = 0
         self.neigh_idx[i, :len(order)], self.neigh_score[i, :len(order)] = idx[order], np.maximum(score[order], 0)
 
-    def _last_stage(self, rows: Iterable[int]) -> None:
+    def _last_stage(self, rows: Iterable[int], step: Callable[[], None] = no_step) -> None:
         """The lists of ``rows`` after the walk over the lists and with the episodes their cue windows name (walk.py):
         each member's score mixed with the walk's mass on it, then each named episode scored as :meth:`_as_listed`
-        ranks it otherwise and lifted to ``s + window_weight * (1 - s)``."""
+        ranks it otherwise and lifted to ``s + window_weight * (1 - s)`` (``step()`` before each block of the walk
+        and each episode named: a fit's stop)."""
         p = self.params
         at = np.asarray(list(rows), dtype=np.int64)
         if len(at) == 0:
             return
         if p.walk_weight > 0:
             graph = list_graph(self.neigh_idx, self.neigh_score, p.walk_neighbours)
-            mass = walk_at_members(graph, self.neigh_idx, at, p.walk_alpha, p.walk_steps)
+            mass = walk_at_members(graph, self.neigh_idx, at, p.walk_alpha, p.walk_steps, step)
             members = self.neigh_idx[at] >= 0
             mixed = np.where(members, (1 - p.walk_weight) * self.neigh_score[at] + p.walk_weight * mass, -np.inf)
             order = np.argsort(-mixed, axis=1, kind="stable")
@@ -479,7 +488,7 @@ class SimilarModel:
             self.neigh_score[at] = np.maximum(np.take_along_axis(mixed, order, axis=1), 0)
         if self.window_links is None or p.window_weight <= 0:
             return
-        for i in at.tolist():
+        for i in stepped(at.tolist(), step):
             named = self.window_links[i].indices
             if len(named) == 0:
                 continue
@@ -604,12 +613,13 @@ def _joined(matrix: sp.csr_matrix, titles: TitleModel | None, params: ModelParam
 
 
 def _window_links(cues: tuple[sp.csr_matrix, np.ndarray] | None, matrix: sp.csr_matrix, shows: list[str],
-                  params: ModelParams, rows: Iterable[int] | None = None) -> sp.csr_matrix | None:
+                  params: ModelParams, rows: Iterable[int] | None = None,
+                  step: Callable[[], None] = no_step) -> sp.csr_matrix | None:
     """The episodes of their shows the cue windows (of ``rows``) name by topic (walk.py), or None when off."""
     if cues is None or params.window_weight <= 0 or params.window_top <= 0:
         return None
     return window_links(cues[0], cues[1], matrix, shows, params.window_top, params.window_floor,
-                        None if rows is None else list(rows))
+                        None if rows is None else list(rows), step)
 
 
 def _names(fields: EpisodeFields, vocabulary: dict[str, int]) -> dict[str, str]:
@@ -624,12 +634,12 @@ def _show_titles(fields: EpisodeFields, shows: list[str]) -> dict[str, str]:
     return {show: titles[show] for show in set(shows) if titles.get(show)}
 
 
-def _near_names(fields: EpisodeFields, params: ModelParams) -> list[set[str]]:
+def _near_names(fields: EpisodeFields, params: ModelParams, step: Callable[[], None] = no_step) -> list[set[str]]:
     """What the cue windows of each episode of ``fields`` name (guests.py); [] when guests are off."""
     if params.guest_weight <= 0:
         return []
     return [names_near_cues(f"{notes}\n{transcript}", params.guest_window)
-            for notes, transcript in zip(fields.notes, fields.transcripts)]
+            for notes, transcript in stepped(zip(fields.notes, fields.transcripts), step)]
 
 
 def _positions(wanted: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
@@ -637,11 +647,12 @@ def _positions(wanted: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
     return wanted if cols is None else np.flatnonzero(np.isin(cols, wanted))
 
 
-def _add_windows(texts: list[str], owners: list[int], offset: int, fields: EpisodeFields, params: ModelParams) -> None:
+def _add_windows(texts: list[str], owners: list[int], offset: int, fields: EpisodeFields, params: ModelParams,
+                 step: Callable[[], None] = no_step) -> None:
     """The cue windows (rerank.py) of the notes and transcripts of ``fields``, whose first episode is at ``offset``."""
     if not reranking(params) or params.cue_weight <= 0 or params.cue_width <= 0:
         return
-    for k, (notes, transcript) in enumerate(zip(fields.notes, fields.transcripts)):
+    for k, (notes, transcript) in enumerate(stepped(zip(fields.notes, fields.transcripts), step)):
         found = cue_windows(f"{notes} {transcript}", params.cue_width)
         texts.extend(found)
         owners.extend([offset + k] * len(found))
@@ -649,11 +660,15 @@ def _add_windows(texts: list[str], owners: list[int], offset: int, fields: Episo
 
 def _window_rows(vectorizer: CountVectorizer, weighting: Weighting, texts: list[str], owner: np.ndarray,
                  shows: list[str], languages: list[str],
-                 params: ModelParams, offset: int = 0) -> sp.csr_matrix:
+                 params: ModelParams, offset: int = 0, step: Callable[[], None] = no_step) -> sp.csr_matrix:
     """The cue windows weighed as episode rows by the fit's weighting (``shows``/``languages`` from ``offset``)."""
     if not texts:
         return sp.csr_matrix((0, len(weighting.vocabulary)), dtype=np.float32)
-    counts = weigh_fields(vectorizer.transform(texts).tocsr(), [1.0], len(texts), params.field_sublinear)
+    # (a slice of the windows at a time, each a step: the same rows as one transform of them all)
+    counted = [vectorizer.transform(texts[a:a + WINDOWS_AT_ONCE]).tocsr()
+               for a in stepped(range(0, len(texts), WINDOWS_AT_ONCE), step)]
+    counts = weigh_fields(sp.vstack(counted, format="csr"), [1.0], len(texts), params.field_sublinear)
+    del counted
     local = (owner - offset).tolist()
     return weighting.rows(counts, [shows[o] for o in local], [languages[o] for o in local] if languages else [],
-                         in_place=True)
+                         in_place=True, step=step)

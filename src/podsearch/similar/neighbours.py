@@ -3,9 +3,12 @@ to :data:`EXACT_LIMIT` episodes, pruned candidates + rescoring above; and the li
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
 
+from ..progress import no_step, stepped
 from .weighting import keep_top_terms
 
 EXACT_LIMIT = 5_000  # up to this many episodes, neighbours score every pair; above, pruned candidates + rescoring
@@ -17,7 +20,8 @@ RESCORE_TERMS = 0  # > 0: rescore against only a candidate's strongest terms (0:
 def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: np.ndarray | None = None,
                    dense_weight: float = 0.0, links: sp.csr_matrix | None = None, link_weight: float = 0.0,
                    exact_limit: int = EXACT_LIMIT, candidates: int = CANDIDATES,
-                   prune_terms: int = PRUNE_TERMS, rescore_terms: int = RESCORE_TERMS) -> tuple[np.ndarray, np.ndarray]:
+                   prune_terms: int = PRUNE_TERMS, rescore_terms: int = RESCORE_TERMS,
+                   step: Callable[[], None] = no_step) -> tuple[np.ndarray, np.ndarray]:
     """The k most similar rows of every row (cosine; rows are L2-normalised), computed block by block.
 
     With ``dense`` (LSA rows), the score is ``(1 - dense_weight) * sparse cosine + dense_weight * dense cosine``;
@@ -27,6 +31,7 @@ def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: 
     N x N). Above it, two stages, so that time and memory stay near linear: *candidates* from vectors pruned
     to their ``prune_terms`` strongest terms (a sparse product that only meets rare, strong terms), the best
     ``candidates`` of each row plus its linked rows; then each candidate is *rescored* with the full vectors.
+    ``step()`` is called before each block.
     """
     n = matrix.shape[0]
     k_eff = min(k, max(n - 1, 0))
@@ -35,18 +40,19 @@ def top_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int = 512, dense: 
     if k_eff == 0:
         return idx, score
     if n <= exact_limit:
-        _exact_neighbours(matrix, k_eff, block_rows, dense, dense_weight, links, link_weight, idx, score)
+        _exact_neighbours(matrix, k_eff, block_rows, dense, dense_weight, links, link_weight, idx, score, step)
     else:
         _pruned_neighbours(matrix, k_eff, block_rows, dense, dense_weight, links, link_weight, idx, score,
-                           max(candidates, k_eff), prune_terms, rescore_terms)
+                           max(candidates, k_eff), prune_terms, rescore_terms, step)
     return idx, score
 
 
 def _exact_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.ndarray | None, dense_weight: float,
-                      links: sp.csr_matrix | None, link_weight: float, idx: np.ndarray, score: np.ndarray) -> None:
+                      links: sp.csr_matrix | None, link_weight: float, idx: np.ndarray, score: np.ndarray,
+                      step: Callable[[], None] = no_step) -> None:
     n = matrix.shape[0]
     transposed = matrix.T.tocsc()
-    for start in range(0, n, block_rows):
+    for start in stepped(range(0, n, block_rows), step):
         stop = min(start + block_rows, n)
         sims = _block_scores(matrix, transposed, start, stop, dense, dense_weight, links, link_weight)
         _store_top(start, sims, k, idx, score)
@@ -103,13 +109,14 @@ def fold_neighbours(matrix: sp.csr_matrix, old: int, neigh_idx: np.ndarray, neig
 
 def _pruned_neighbours(matrix: sp.csr_matrix, k: int, block_rows: int, dense: np.ndarray | None, dense_weight: float,
                        links: sp.csr_matrix | None, link_weight: float, idx: np.ndarray, score: np.ndarray,
-                       candidates: int, prune_terms: int, rescore_terms: int = 0) -> None:
+                       candidates: int, prune_terms: int, rescore_terms: int = 0,
+                       step: Callable[[], None] = no_step) -> None:
     n = matrix.shape[0]
-    pruned = keep_top_terms(matrix, prune_terms)
+    pruned = keep_top_terms(matrix, prune_terms, step=step)
     pruned_t = pruned.T.tocsc()
-    rescore = keep_top_terms(matrix, rescore_terms) if rescore_terms else matrix
+    rescore = keep_top_terms(matrix, rescore_terms, step=step) if rescore_terms else matrix
     block_rows = min(block_rows, 256)  # the block is made dense (rows x terms) for rescoring
-    for start in range(0, n, block_rows):
+    for start in stepped(range(0, n, block_rows), step):
         stop = min(start + block_rows, n)
         approx = (pruned[start:stop] @ pruned_t).tocsr()
         rows: list[np.ndarray] = []

@@ -20,12 +20,13 @@ and list, never a pass over all pairs.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
+from ..progress import no_step, stepped
 from .neighbours import pair_scores
 from .params import ModelParams
 from .weighting import keep_top_terms
@@ -79,7 +80,7 @@ def reranking(params: ModelParams) -> bool:
 
 
 def expanded_rows(matrix: sp.csr_matrix, neigh_idx: np.ndarray, k: int, alpha: float, terms: int,
-                  block_rows: int = 512) -> sp.csr_matrix:
+                  block_rows: int = 512, step: Callable[[], None] = no_step) -> sp.csr_matrix:
     """Each row plus ``alpha`` times the mean of its ``k`` first neighbours' rows, on the terms at least two of them
     hold, cut to its ``terms`` strongest and L2-normalised (pseudo-relevance feedback); a block of rows at a time,
     so that the neighbours' summed rows are never held for every episode."""
@@ -87,7 +88,7 @@ def expanded_rows(matrix: sp.csr_matrix, neigh_idx: np.ndarray, k: int, alpha: f
     present = matrix.copy()
     present.data[:] = 1
     blocks = []
-    for start in range(0, n, block_rows):
+    for start in stepped(range(0, n, block_rows), step):
         idx = neigh_idx[start:start + block_rows, :k]
         valid = idx >= 0
         counts = valid.sum(axis=1)
@@ -100,7 +101,8 @@ def expanded_rows(matrix: sp.csr_matrix, neigh_idx: np.ndarray, k: int, alpha: f
     return normalize(sp.vstack(blocks, format="csr")).astype(np.float32)
 
 
-def cue_scores(windows: sp.csr_matrix, owner: np.ndarray, matrix: sp.csr_matrix, pattern: sp.csr_matrix) -> sp.csr_matrix:
+def cue_scores(windows: sp.csr_matrix, owner: np.ndarray, matrix: sp.csr_matrix, pattern: sp.csr_matrix,
+               step: Callable[[], None] = no_step) -> sp.csr_matrix:
     """For every pair (i, j) of ``pattern`` (symmetric), the best cosine of a cue window of i with the row of j.
 
     ``windows`` are the weighed windows, ``owner`` their episodes (in increasing order)."""
@@ -110,7 +112,7 @@ def cue_scores(windows: sp.csr_matrix, owner: np.ndarray, matrix: sp.csr_matrix,
     if windows.shape[0] == 0:
         return out
     starts = np.searchsorted(owner, np.arange(n + 1))
-    for i in np.flatnonzero(np.diff(starts)):
+    for i in stepped(np.flatnonzero(np.diff(starts)), step):
         a, b = out.indptr[i], out.indptr[i + 1]
         if a == b:
             continue
@@ -122,7 +124,8 @@ def cue_scores(windows: sp.csr_matrix, owner: np.ndarray, matrix: sp.csr_matrix,
 
 def rerank(neigh_idx: np.ndarray, text_rows: sp.csr_matrix, dense: np.ndarray | None, params: ModelParams,
            main: sp.csr_matrix, windows: sp.csr_matrix | None, owner: np.ndarray | None,
-           links: sp.csr_matrix | None, rows: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+           links: sp.csr_matrix | None, rows: Sequence[int] | None = None,
+           step: Callable[[], None] = no_step) -> tuple[np.ndarray, np.ndarray]:
     """The lists ``neigh_idx`` (of ``rows``, by default all) reordered and rescored (module doc).
 
     ``text_rows`` give the text cosine (the main and title rows side by side, :func:`titles.joined`), ``dense``
@@ -131,8 +134,8 @@ def rerank(neigh_idx: np.ndarray, text_rows: sp.csr_matrix, dense: np.ndarray | 
     rows = np.arange(n) if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
     out_idx = neigh_idx.copy()
     out_score = np.zeros((n, k), dtype=np.float32)
-    expanded = (expanded_rows(main, neigh_idx, params.prf_neighbours, params.prf_alpha, params.max_terms_per_doc)
-                if params.prf_weight > 0 else None)
+    expanded = (expanded_rows(main, neigh_idx, params.prf_neighbours, params.prf_alpha, params.max_terms_per_doc,
+                              step=step) if params.prf_weight > 0 else None)
     cue = None
     if params.cue_weight > 0 and windows is not None and owner is not None:
         r = np.repeat(np.arange(n), k)
@@ -140,11 +143,11 @@ def rerank(neigh_idx: np.ndarray, text_rows: sp.csr_matrix, dense: np.ndarray | 
         keep = c >= 0
         pattern = sp.csr_matrix((np.ones(int(keep.sum()), dtype=np.float32), (r[keep], c[keep])), shape=(n, n))
         pattern = ((pattern + pattern.T) > 0).astype(np.float32).tocsr()
-        directed = cue_scores(windows, owner, main, pattern)
+        directed = cue_scores(windows, owner, main, pattern, step)
         cue = directed.maximum(directed.T).tocsr()
     w, b, beta = params.lsa_weight, params.prf_weight, params.cue_weight
     block = min(params.block_rows, 128)  # pair_scores makes a block of rows dense (128 x terms float32)
-    for start in range(0, len(rows), block):
+    for start in stepped(range(0, len(rows), block), step):
         at = rows[start:start + block]
         members = neigh_idx[at]
         valid = members >= 0

@@ -19,11 +19,12 @@ import functools
 import re
 import string
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..progress import no_step, stepped
 from .features import fold_lower
 
 RUN = 8  # words in a run
@@ -223,10 +224,10 @@ class RunCounter:
         self.seen: set[str] = set()
 
     def add(self, titles: Sequence[str], transcripts: Sequence[str], notes: Sequence[str],
-            prints: Sequence[str]) -> None:
+            prints: Sequence[str], step: Callable[[], None] = no_step) -> None:
         texts = [f"{transcript}\n{note}" for transcript, note in zip(transcripts, notes)]
-        chunk = [word_hashes(text) for text in texts]
-        self.sections.extend(sponsored_sections(text) for text in texts)
+        chunk = [word_hashes(text) for text in stepped(texts, step)]
+        self.sections.extend(sponsored_sections(text) for text in stepped(texts, step))
         del texts
         # (one array per chunk, cut into views: small arrays would stay in the heap once let go)
         joined = np.concatenate(chunk) if chunk else np.zeros(0, dtype=np.uint32)
@@ -238,7 +239,7 @@ class RunCounter:
             self.recording.append(not mark or mark not in self.seen)
             self.seen.add(mark)
 
-    def finish(self) -> tuple[Runs, list[np.ndarray]]:
+    def finish(self, step: Callable[[], None] = no_step) -> tuple[Runs, list[np.ndarray]]:
         """The runs said in :data:`SAID_IN` or more recordings, and per episode the words it says only inside them
         (:meth:`Runs.only_inside`); the episodes' words are let go. The runs are counted a part at a time (at most
         about :data:`PART` at once), a run's part told by its first two words (:func:`_part_runs`)."""
@@ -246,15 +247,17 @@ class RunCounter:
         parts = 1 << max(0, (-(-total // PART) - 1).bit_length())  # (a power of two)
         found: list[np.ndarray] = []
         for part in range(parts):
-            runs = (_part_runs(w, part, parts) for w, counted in zip(self.words, self.recording) if counted)
+            runs = (_part_runs(w, part, parts) for w, counted in stepped(zip(self.words, self.recording), step)
+                    if counted)
             every = np.concatenate([_distinct(r) for r in runs] or [np.zeros(0, dtype=np.uint64)])
+            step()
             every.sort()
             n = len(every) - SAID_IN + 1
             found.append(every[:n][every[SAID_IN - 1:] == every[:n]] if n > 0 else every[:0])
             del every
         repeated = Runs(_distinct(np.concatenate(found)))
         only = [repeated.only_inside(w, title, sections)
-                for w, title, sections in zip(self.words, self.titles, self.sections)]
+                for w, title, sections in stepped(zip(self.words, self.titles, self.sections), step)]
         self.words.clear()
         self.sections.clear()
         return repeated, only
@@ -280,12 +283,13 @@ class Runs:
         return maybe[_among(runs[maybe], self.hashes)] if len(maybe) and len(self.hashes) else maybe[:0]
 
     @staticmethod
-    def term_hashes(vocabulary: dict[str, int]) -> dict[int, list[tuple[int, list[int]]]]:
+    def term_hashes(vocabulary: dict[str, int],
+                    step: Callable[[], None] = no_step) -> dict[int, list[tuple[int, list[int]]]]:
         """The terms of ``vocabulary`` by the hash of their first word (:func:`word_hashes`): each term's id and its
         other words' hashes (a term written with a hyphen or an apostrophe, "multi-factor", is read as two words;
         phrases of titles, "_"-joined, are a title's own)."""
         terms: dict[int, list[tuple[int, list[int]]]] = {}
-        for term, i in vocabulary.items():
+        for term, i in stepped(vocabulary.items(), step):
             if "_" not in term:
                 first, *rest = word_hashes(term).tolist() or [0]
                 terms.setdefault(first, []).append((i, rest))
@@ -299,12 +303,13 @@ class Runs:
         return self.terms_of([self.only_inside(word_hashes(text), title, sponsored_sections(text))
                               for title, text in zip(titles, texts)], vocabulary)
 
-    def terms_of(self, only: list[np.ndarray], vocabulary: dict[str, int]) -> sp.csr_matrix:
+    def terms_of(self, only: list[np.ndarray], vocabulary: dict[str, int],
+                 step: Callable[[], None] = no_step) -> sp.csr_matrix:
         """Episodes x terms: 1 where the episode says the term only inside these runs (``only``: each episode's
         :meth:`only_inside`; a term of several words: each of them)."""
-        terms = self.term_hashes(vocabulary)
+        terms = self.term_hashes(vocabulary, step)
         rows = []
-        for words in only:
+        for words in stepped(only, step):
             hashes = set(words.tolist())
             found = {i for h in hashes for i, rest in terms.get(h, ()) if all(w in hashes for w in rest)}
             rows.append(np.array(sorted(found), dtype=np.int32))

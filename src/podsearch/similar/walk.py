@@ -18,10 +18,12 @@ walk_steps`` entries a row), the windows one show at a time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..progress import no_step
 
 BLOCK = 256  # rows of the walk made dense at a time (BLOCK x N float32: 100 MB at 100,000 episodes)
 WINDOW_BLOCK = 512  # windows matched at a time against their show (WINDOW_BLOCK x the show's episodes, dense)
@@ -39,13 +41,14 @@ def list_graph(neigh_idx: np.ndarray, neigh_score: np.ndarray, k: int) -> sp.csr
 
 
 def walk_at_members(graph: sp.csr_matrix, neigh_idx: np.ndarray, rows: Sequence[int], alpha: float,
-                    steps: int) -> np.ndarray:
+                    steps: int, step: Callable[[], None] = no_step) -> np.ndarray:
     """For each of ``rows``, the walk's mass on each member of its list (``neigh_idx[row]``; 0 where none), over the
-    walk's largest mass on any episode but the start."""
+    walk's largest mass on any episode but the start (``step()`` before each block of rows: a fit's stop)."""
     n = graph.shape[0]
     rows = np.asarray(rows, dtype=np.int64)
     out = np.zeros((len(rows), neigh_idx.shape[1]), dtype=np.float32)
     for a in range(0, len(rows), BLOCK):
+        step()
         at = rows[a:a + BLOCK]
         start = sp.csr_matrix((np.ones(len(at)), (np.arange(len(at)), at)), shape=(len(at), n))
         reached, total = start, (1 - alpha) * start
@@ -62,19 +65,22 @@ def walk_at_members(graph: sp.csr_matrix, neigh_idx: np.ndarray, rows: Sequence[
 
 
 def window_links(windows: sp.csr_matrix, owner: np.ndarray, matrix: sp.csr_matrix, shows: list[str], top: int,
-                 floor: float, rows: Sequence[int] | None = None) -> sp.csr_matrix:
+                 floor: float, rows: Sequence[int] | None = None, step: Callable[[], None] = no_step) -> sp.csr_matrix:
     """N x N, (i, j) the best cosine of a cue window of i among the ``top`` best of that window over the other
-    episodes of i's show, when at least ``floor`` (the windows of ``rows`` only, when given)."""
+    episodes of i's show, when at least ``floor`` (the windows of ``rows`` only, when given; ``step()`` before each
+    show and each block of its windows: a fit's stop)."""
     n = matrix.shape[0]
     shows_arr = np.array(shows)
     wanted = np.ones(len(owner), dtype=bool) if rows is None else np.isin(owner, np.asarray(rows, dtype=np.int64))
     found: dict[tuple[int, int], float] = {}
     for show in np.unique(shows_arr[owner[wanted]]) if wanted.any() else []:
+        step()
         members = np.flatnonzero(shows_arr == show)
         their = matrix[members].T.tocsc()
         m = min(top, len(members))
         mine_all = np.flatnonzero(wanted & (shows_arr[owner] == show))
         for a in range(0, len(mine_all), WINDOW_BLOCK):
+            step()
             mine = mine_all[a:a + WINDOW_BLOCK]
             cos = (windows[mine] @ their).toarray()
             cos[members[None, :] == owner[mine][:, None]] = -1  # an episode's own windows do not name it
