@@ -19,11 +19,12 @@ changed (the 86 % of such links that are no labelled pair pushed targets out whe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..progress import no_step, stepped
 from .fields import names_someone, person_token
 from .rerank import cue_windows
 
@@ -70,17 +71,17 @@ class Guests:
                       {i: dict(found) for i, found in self.links.items()}, dict(self.names), list(self.numbers))
 
     def add(self, offset: int, shows: Sequence[str], people: Sequence[Iterable[str]], near: Sequence[set[str]],
-            names: dict[str, str], numbers: Sequence[int | None]) -> None:
+            names: dict[str, str], numbers: Sequence[int | None], step: Callable[[], None] = no_step) -> None:
         """Take in the episodes at positions ``offset:``: their shows, their people's tokens, what their cue windows
         name (:func:`names_near_cues`) and their numbers, then link each of them to the guests it names (``names``:
         token -> the name as written)."""
         self.numbers[offset:] = list(numbers)
-        for k, (show, tokens) in enumerate(zip(shows, people)):
+        for k, (show, tokens) in enumerate(stepped(zip(shows, people), step)):
             self.sizes[show] = self.sizes.get(show, 0) + 1
             in_show = self.people.setdefault(show, {})
             for token in dict.fromkeys(tokens):
                 in_show.setdefault(token, []).append(offset + k)
-        for k, (show, tokens, named) in enumerate(zip(shows, people, near)):
+        for k, (show, tokens, named) in enumerate(stepped(zip(shows, people, near), step)):
             own = set(tokens)
             limit = max(1.0, self.share * self.sizes[show])
             in_show = self.people.get(show, {})

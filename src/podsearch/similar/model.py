@@ -229,7 +229,7 @@ class SimilarModel:
         if params.guest_weight > 0:
             guests = Guests(params.guest_share)
             guests.add(0, shows, [p.split() for p in fields.people], near, fields.person_names or {},
-                       fields.numbers if numbered else [None] * len(ids))
+                       fields.numbers if numbered else [None] * len(ids), step)
         model = cls(params, ids, shows, vectorizer, transformer, matrix, noise, neigh_idx, neigh_score, digest,
                     svd, dense, mentions, list(fields.numbers) if numbered else None, weighting,
                     titles=titles, person_names=_names(fields, vectorizer.vocabulary_), cues=cues,
