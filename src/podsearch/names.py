@@ -34,6 +34,8 @@ MAX_NAMED = 5  # episodes a name may put first (several talks can share one titl
 _SEPARATOR = re.compile(r"\s*(?::|\||\s[-–—]\s)\s*")  # "Go Time #140: Generics", "Ep. 12 | Title", "#3 - Title"
 _TITLE_NUMBER = re.compile(r"(?:#|\b(?:episode|ep)\.?\s*)(\d+)\b", re.I)
 _NUMBER_WORDS = r"(?:(?:episode|ep|no|number)\s)?"
+# "season 1 episode 7", "season 1 ep 7", "s1 e7": the "s1e7" of a title such as "Big Tent S1E7"
+_SEASON_EPISODE = re.compile(r"\b(?:season\s?|s)(\d+)\s(?:episode\s?|ep\s?|e)(\d+)\b")
 _OPTIONAL_SHOW_WORDS = ("the ",), (" podcast", " show")
 
 
@@ -81,6 +83,7 @@ class Names:
             return []
         typed = key(text)
         wanted = [typed] if re.search(r"[^\W\d_]", typed) else []  # (a bare number is no title)
+        wanted += [short for short in [_SEASON_EPISODE.sub(r"s\1e\2", typed)] if short != typed]
         m = re.fullmatch(rf"(.*?)\s?{_NUMBER_WORDS}(\d+)", typed)
         if m:
             show, number = m.group(1).strip(), int(m.group(2))
@@ -91,7 +94,8 @@ class Names:
 
 def _show_names(show: str) -> set[str]:
     """The show's title as people shorten it: without a leading "the" or a closing "podcast" / "show", and its
-    first two words or more."""
+    first two words or more, each also with its words run together (``gotime``, ``shipit``, ``talkpython``: the
+    show's address at its site, changelog.com/gotime/140, is how many people know it)."""
     full = key(show)
     variants = {full}
     for start in _OPTIONAL_SHOW_WORDS[0]:
@@ -101,5 +105,6 @@ def _show_names(show: str) -> set[str]:
     names = set()
     for v in variants:
         words = v.split()
-        names |= {" ".join(words[:n]) for n in range(min(2, len(words)), len(words) + 1)}
+        for n in range(min(2, len(words)), len(words) + 1):
+            names |= {" ".join(words[:n]), "".join(words[:n])}  # (also run together, as in its address: gotime)
     return names - {""}
