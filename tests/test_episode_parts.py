@@ -103,6 +103,19 @@ def test_a_moments_link_lands_on_the_part_holding_it(server) -> None:
     assert '<p id="p2400">' in get(server, link.split("#")[0])
 
 
+def test_the_search_feeds_link_a_moment_without_a_time_to_its_paragraph(server) -> None:
+    """A feed's item links the episode at its best moment: ``?t=1150`` when it has a time; a transcript without
+    times was linked ``?t=0``, the top of the page (779 of the site corpus's 1,869 episodes), where the search
+    page links the paragraph (``?part=2#p2400``)."""
+    for q, page_link in (("pangolin", f"/episodes/{UNTIMED}?part=2#p2400"),
+                         ("zebrafinch", f"/episodes/{TIMED}?t=1150&part=2#t1150")):
+        assert moment_link(server, q) == page_link
+        item = re.search(r"<item>.*?<link>([^<]+)</link>", get(server, f"/search.rss?q={q}"), re.S)
+        assert item, q
+        assert item.group(1).replace("&amp;", "&") == server.url(page_link if q == "pangolin" else
+                                                                 f"/episodes/{TIMED}?t=1150"), q
+
+
 def test_every_part_stays_searchable(server) -> None:
     assert moment_link(server, "quokka") == f"/episodes/{TIMED}?t=2200&part=3#t2200"
 

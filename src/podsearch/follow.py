@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 from urllib.parse import quote, urlencode
 
-from .answers import Hit, Moment, SearchResult
+from .answers import Hit, Moment, SearchResult, transcript_part
 from .engines.querytext import as_typed
 from .requests import SearchRequest
 from .service import Library
@@ -64,6 +64,18 @@ def moment_seconds(hit: Hit) -> int:
     transcript has no times)."""
     moment = best_moment(hit)
     return int(moment.start) if moment is not None and moment.start is not None else 0
+
+
+def moment_path(hit: Hit) -> str:
+    """The site's path of a hit at its best moment: ``/episodes/<id>?t=754`` (the page opens the part playing
+    then), for a transcript without times the paragraph itself as the search page links it (``#p92``,
+    ``?part=2#p2400``: until 6 December 2026 ``?t=0``, the top of the page, for 779 of the site corpus's 1,869
+    episodes), ``?t=0`` when the words are not in the transcript."""
+    moment = best_moment(hit)
+    if moment is None or moment.start is not None or not moment.anchor:
+        return episode_path(hit.id, moment_seconds(hit))
+    part = transcript_part(moment.segment)
+    return f"{episode_path(hit.id)}{f'?part={part}' if part > 1 else ''}#{moment.anchor}"
 
 
 def episode_path(episode_id: str, t: int | None = None) -> str:

@@ -36,7 +36,7 @@ from .answers import Hit
 from .catalog import Catalog
 from .config import Config
 from .errors import FetchError, NotFound, PodsearchError, QueryError, WatchError
-from .follow import best_moment, episode_path, feed_query, moment_seconds, plain, standing_search
+from .follow import best_moment, feed_query, moment_path, plain, standing_search
 from .ingest.fetch import Fetcher, FetchLimits, check_address
 from .requests import SearchRequest
 from .service import Library
@@ -278,7 +278,7 @@ def _episode(hit: Hit, base: str) -> dict[str, Any]:
     moment = best_moment(hit)
     return {
         "id": hit.id, "title": hit.title, "show": hit.show, "show_id": hit.show_id, "published": hit.published,
-        "link": base + episode_path(hit.id, moment_seconds(hit)), "url": hit.url, "audio_url": hit.audio_url,
+        "link": base + moment_path(hit), "url": hit.url, "audio_url": hit.audio_url,
         "moment": None if moment is None else {"start": moment.start, "speaker": moment.speaker,
                                                "text": plain(moment.text), "chapter": moment.chapter},
     }

@@ -17,7 +17,7 @@ from html import escape
 from flask import Blueprint, Response, request, url_for
 
 from ..answers import Hit, SearchResult, shorten
-from ..follow import best_moment, episode_path, feed_query, moment_seconds, plain, standing_search, xml_safe
+from ..follow import best_moment, feed_query, moment_path, plain, standing_search, xml_safe
 from ..requests import SearchRequest
 from .admission import run_search
 from .caching import cacheable
@@ -80,8 +80,7 @@ def render_feed(result: SearchResult, req: SearchRequest, *, base: str, self_url
 
 def _item(channel: ET.Element, hit: Hit, base: str, end: float | None) -> None:
     item = ET.SubElement(channel, "item")
-    t = moment_seconds(hit)
-    link = f"{base}{episode_path(hit.id, t)}"
+    link = f"{base}{moment_path(hit)}"
     _text(item, "title", hit.title)
     _text(item, "link", link)
     _text(item, "guid", hit.id).set("isPermaLink", "false")
