@@ -541,8 +541,9 @@ def test_every_site_transcript_parses(corpus: Path, site_rows: list[dict[str, st
             failures.append(f"{row['transcript_path']}: empty or unclean segment text")
         elif timed and any(s.start is None for s in segments):
             failures.append(f"{row['transcript_path']}: segment without a start time")
-        elif not timed and any(s.start is not None for s in segments):
-            failures.append(f"{row['transcript_path']}: plain text with a time")
+        elif not timed and any(s.start is not None for s in segments) and not re.search(
+                r"(?m)^(?:[^\n:]{1,40}:(?:\*\*)? )?\[?(?:\d+:)?\d{1,2}:\d{2}\]?[ \t]*$", data.decode("utf-8", "replace")):
+            failures.append(f"{row['transcript_path']}: plain text with a time it does not give alone")
     assert not failures, "\n".join(failures[:20])
     assert empty_files <= 1  # one btc-talks text file is just two newlines
 
@@ -588,3 +589,22 @@ def test_a_numbered_line_with_a_colon_names_no_speaker() -> None:
     assert {s.speaker for s in segments} == {"Adam"}
     assert "Information Management: A Proposal" in " ".join(s.text for s in segments)
     assert "2024: the year it shipped." in " ".join(s.text for s in segments)
+
+
+def test_a_plain_paragraph_that_is_a_time_alone_times_the_paragraphs_after_it() -> None:
+    """Transcription services export ``Speaker 0: 00:11:31`` and the words below it; the time was a paragraph of
+    its own, searched ("ship it 31" found a site episode by its "00:11:31") and shown as a moment, and the text had
+    no times (12,810 such paragraphs in 101 episodes of the site corpus)."""
+    text = ("## Housekeeping\n\nSpeaker 0: 00:01:17\n\nToday we talk about splicing.\nAnd privacy.\n\n"
+            "Speaker 1: 00:02:25\n\nHey, how's it going?\n\nSo yeah, my name is Jeff.\n\n[1:02:03]\n\n"
+            "Speaker 0: see you at 10:30 then\n\n10:30 is too early, Jeff")
+    segments = parse_transcript(text.encode(), "text/plain")
+    assert [(s.start, s.speaker, s.text) for s in segments] == [
+        (None, "", "## Housekeeping"),
+        (77.0, "Speaker 0", "Today we talk about splicing. And privacy."),
+        (145.0, "Speaker 1", "Hey, how's it going?"),
+        (145.0, "Speaker 1", "So yeah, my name is Jeff."),
+        (3723.0, "Speaker 0", "see you at 10:30 then"),  # (a time inside the words is words)
+        (3723.0, "Speaker 0", "10:30 is too early, Jeff"),
+    ]
+    assert all(s.start is None for s in parse_transcript(b"Ann: hi\n\nBob: hello", "text/plain"))

@@ -6,7 +6,8 @@ Supported formats (the ``type`` of a ``podcast:transcript`` tag):
 * ``text/vtt`` - WebVTT; ``<v Name>`` voice tags give the speaker
 * ``application/x-subrip``, ``application/srt``, ``text/srt`` - SubRip; a leading ``Name: `` label gives the speaker
 * ``text/html`` - the namespace style ``<cite>Speaker:</cite> <time>HH:MM:SS</time> <p>text</p>``, or any HTML
-* ``text/plain`` - paragraphs separated by blank lines, optional ``Speaker: `` labels, no times
+* ``text/plain`` - paragraphs separated by blank lines, optional ``Speaker: `` labels, no times (but a paragraph
+  that is a clock time alone, ``Speaker 0: 00:11:31``, times the paragraphs after it)
 
 Caption cues (VTT, SRT) and JSON segments are short; consecutive ones of the same speaker are merged into
 segments of at most :data:`MERGE_MAX_SECONDS` / :data:`MERGE_MAX_CHARS`. HTML and plain-text paragraphs are
@@ -617,9 +618,17 @@ def _parse_html(text: str, url: str) -> list[Segment]:
     return parser.segments
 
 
+# a plain paragraph (after its label) that is a clock time alone: ``Speaker 0: 00:11:31``, ``[12:05]``
+_PLAIN_TIME = re.compile(r"\[?((?:\d+:)?\d{1,2}:\d{2}(?:[.,]\d+)?)\]?")
+
+
 def _parse_plain(text: str, url: str) -> list[Segment]:
     """Plain text: paragraphs separated by blank lines; a leading ``Speaker: `` label names the speaker
-    of that paragraph and of the following unlabelled ones. No times."""
+    of that paragraph and of the following unlabelled ones. A paragraph that is a clock time alone, after a
+    label or not (``Speaker 0: 00:11:31``, as transcription services export it), is the time of the paragraphs
+    that follow until the next one: until 6 December 2026 it was a paragraph of its own, searched and shown as a
+    moment ("00:11:31"; 12,810 of them in 101 episodes of the site corpus), and the text had no times. Else no
+    times."""
     other = _looks_like(text)
     if other in ("WebVTT", "JSON"):  # HTML-looking text is fine: Markdown may embed HTML
         raise _fail(PLAIN, f"looks like {other}", url)
@@ -627,6 +636,7 @@ def _parse_plain(text: str, url: str) -> list[Segment]:
     handles = _known_handles(lines)
     segments: list[Segment] = []
     speaker = ""
+    start: float | None = None
     for paragraph in re.split(r"\n[ \t]*\n", text):
         para_lines = [line for line in paragraph.split("\n") if line.strip()]
         if not para_lines:
@@ -634,10 +644,14 @@ def _parse_plain(text: str, url: str) -> list[Segment]:
         for label, piece_lines in _labelled_pieces(para_lines, handles):
             if label is not None:
                 speaker = label
+            clock = _PLAIN_TIME.fullmatch(" ".join(piece_lines).strip())
+            if clock and (at := parse_time(clock.group(1))) is not None:
+                start = at
+                continue
             for chunk in _chunk_lines(piece_lines, PLAIN_MAX_CHARS):
                 cleaned = clean_text(chunk)
                 if cleaned:
-                    segments.append(Segment(text=cleaned, speaker=speaker))
+                    segments.append(Segment(text=cleaned, speaker=speaker, start=start))
     return segments
 
 
