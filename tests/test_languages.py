@@ -61,7 +61,7 @@ def test_each_language_is_stemmed_with_its_own_stemmer_and_folded_after() -> Non
     assert words("Wärmepumpe", "de") == words("warmepumpen", "de") == ["warmepump"]
     assert words(mark("es", "Los mandamientos del cable coaxial")) == words("mandamiento cables coaxiales", "es")
     assert words(mark("ro", "Cărțile acestea și această carte")) == ["cart", "cart"]  # stop words with accents too
-    assert words(mark("nl", "embryo's kweken")) == ["embryos", "embryo", "s", "kweek"]  # parts of "embryo's" too
+    assert words(mark("nl", "embryo's kweken")) == ["embryos", "embryo", "s", "kwek"]  # parts of "embryo's" too
     # English keeps its analysis exactly: accents folded before the English Snowball stemmer.
     assert words("Don't the volcanoes at the Café") == ["dont", "volcano", "cafe"]
 
@@ -418,6 +418,30 @@ def test_a_word_is_a_stop_word_as_its_list_spells_it_before_its_accents_are_fold
             assert hits(lib, typed, correct=False) == [], typed
         title = lib.search(SearchRequest(q="år", correct=False)).hits[0].title_html
         assert title == "Ett <mark>år</mark>, det är kaffe", title
+
+
+DUTCH_STEMS = [
+    {"id": "nl-5", "show": "Koken", "show_id": "koken", "language": "nl", "title": "Wij maken álles zelf",
+     "transcript": "Wij maken álles zelf, van brood tot kaas."},
+    {"id": "nl-6", "show": "Koken", "show_id": "koken", "language": "nl", "title": "Alle mensen koken",
+     "transcript": "Alle mensen leven van brood."},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dutch_is_stemmed_by_one_snowball_algorithm_on_both_engines(tmp_path, request, engine: str) -> None:
+    """Dutch words are stemmed by Lucene's Snowball Dutch (pystemmer's ``dutch_porter``) on both engines: Whoosh ran
+    pystemmer's ``dutch``, Snowball 3's new algorithm, which OpenSearch lacks, and 3,369 of the 8,218 words said in the
+    feeds' Dutch episodes stemmed otherwise (``alle`` ``al`` / ``all``, ``álles`` ``al`` / ``alles``: ``álles`` found
+    38 Dutch episodes on Whoosh, 3 on OpenSearch, until 6 December 2026, Whoosh schema 15)."""
+    from podsearch.engines.opensearch.analysis import python_analyzer
+
+    for word in ("álles", "alle", "allen", "maken", "leven", "huizen", "verslaving", "kanaal"):
+        assert spoken_analyzer("nl").texts(word) == python_analyzer("nl").texts(word), word
+    with imported_library(DUTCH_STEMS, engine, request, tmp_path) as lib:
+        assert hits(lib, "álles", correct=False) == ["nl-5"]  # (alles, as the stressed spelling is read)
+        assert hits(lib, "allen", correct=False) == ["nl-6"]  # alle
+        assert hits(lib, "maken", correct=False) == ["nl-5"]
 
 
 @pytest.mark.parametrize("prefix", ["wärme", "Wärmep", "warme"])

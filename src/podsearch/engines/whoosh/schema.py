@@ -24,8 +24,10 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # _unaccented: "informacoes"); 13: a word holds the combining marks after its letters (languages.MARKS: Hindi
 # "क्या" is one word, not "क" and "य"; so every Indic script, Thai, Hebrew with points, an accent written apart);
 # 14: a word of another language than English is a stop word as the list spells it, before its accents are folded
-# (analysis._Profile, as on OpenSearch: Swedish "år" (year) is kept where "är" (is) is dropped; "dónde", "één")
-SCHEMA_VERSION = "14"
+# (analysis._Profile, as on OpenSearch: Swedish "år" (year) is kept where "är" (is) is dropped; "dónde", "één");
+# 15: Dutch is stemmed by Snowball's first Dutch algorithm (languages.SNOWBALL "dutch_porter"), Lucene's, as on
+# OpenSearch: pystemmer 3's "dutch" is Snowball 3's new one ("alle" "al" there, "all" on the node)
+SCHEMA_VERSION = "15"
 
 
 def make_schema(lang: str = "") -> Schema:
