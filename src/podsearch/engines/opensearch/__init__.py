@@ -64,7 +64,8 @@ log = logging.getLogger(__name__)
 # 11: each episode's table of segment terms (segments.py: segment_terms), from which a page's moments are chosen; it
 # holds the Python twin's reading of the transcript, so a change to what PythonAnalyzer.texts gives a text bumps this
 # too (the next reindex rebuilds the tables; until then the moments are chosen from the old reading)
-SCHEMA_VERSION = "11"
+# 12: letters styled as mathematical letters read as the letters they style (analysis, sp_styled: "𝐞𝐞𝐧" is "een")
+SCHEMA_VERSION = "12"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,

@@ -15,7 +15,7 @@ from itertools import chain, compress
 from typing import Any
 
 import numpy as np
-from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, RegexTokenizer, Token, Tokenizer
+from whoosh.analysis import CharsetFilter, Filter, RegexTokenizer, Token, Tokenizer
 from whoosh.lang import stemmer_for_language
 from whoosh.support.charset import accent_map
 
@@ -541,9 +541,18 @@ def spoken_english_analyzer(stem: bool = True) -> SpokenAnalyzer:
     return SpokenAnalyzer(stem=stem, lang="en")
 
 
+class WordsLowercaseFilter(Filter):
+    """Lower case as the analysis reads it (``languages.lower``: ``İ`` is ``i``, ``𝐞𝐞𝐧`` is ``een``; schema 16)."""
+
+    def __call__(self, tokens):  # type: ignore[override]
+        for t in tokens:
+            t.text = lower(t.text)
+            yield t
+
+
 def plain_analyzer():
     """Unstemmed, for spelling suggestions and typeahead."""
-    return RegexTokenizer(languages.WORD) | LowercaseFilter() | CharsetFilter(accent_map)
+    return RegexTokenizer(languages.WORD) | WordsLowercaseFilter() | CharsetFilter(accent_map)
 
 
 # Whoosh pickles the schema, analyzers included, into every index it writes: indexes written before this module

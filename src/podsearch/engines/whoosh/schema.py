@@ -27,7 +27,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # (analysis._Profile, as on OpenSearch: Swedish "år" (year) is kept where "är" (is) is dropped; "dónde", "één");
 # 15: Dutch is stemmed by Snowball's first Dutch algorithm (languages.SNOWBALL "dutch_porter"), Lucene's, as on
 # OpenSearch: pystemmer 3's "dutch" is Snowball 3's new one ("alle" "al" there, "all" on the node)
-SCHEMA_VERSION = "15"
+# 16: letters styled as mathematical letters read as the letters they style, before the stop list (languages.lower:
+# "𝐞𝐞𝐧" is the stop word "een", "𝐄𝐞𝐧" no longer the capital "Een")
+SCHEMA_VERSION = "16"
 
 
 def make_schema(lang: str = "") -> Schema:
