@@ -338,6 +338,40 @@ def test_a_prefix_typed_with_its_accents_finds_and_marks_what_the_bare_prefix_do
         assert hits(lib, "florais -somatizaç*", correct=False) == hits(lib, "florais -somatizac*", correct=False) == []
 
 
+LETTERS = [
+    {"id": "pt-4", "show": "Histórias", "show_id": "historias", "language": "pt-BR", "title": "Contar histórias",
+     "transcript": "Vamos contar histórias contra o tempo."},
+    {"id": "pt-5", "show": "Histórias", "show_id": "historias", "language": "pt-BR", "title": "O conteúdo do curso",
+     "transcript": "Falamos do conteúdo."},
+    {"id": "en-5", "show": "Ops", "show_id": "ops", "language": "en", "title": "Kubernetes at scale",
+     "transcript": "We use Kubernetes clusters and the kubelet."},
+    {"id": "en-6", "show": "Ops", "show_id": "ops", "language": "en", "title": "The runtime",
+     "transcript": "The runtime of a runner."},
+    {"id": "en-7", "show": "Ops", "show_id": "ops", "language": "en", "title": "Running shoes",
+     "transcript": "Running every day."},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_pattern_is_the_words_written_that_begin_with_its_letters_each_searched_as_its_stem(tmp_path, request,
+                                                                                           engine: str) -> None:
+    """``conteu*`` finds the words written that begin with ``conteu`` (conteúdo), each searched as a word is, on both
+    engines: until 6 December 2026 Whoosh stemmed the letters typed (the Portuguese stemmer reads ``conteu`` as
+    ``cont``: contar, contra; 47 feeds' episodes against OpenSearch's 7; ``running*`` was ``run*``, the runtime), and
+    OpenSearch kept only the stems that begin with the letters (``kubernetes*`` did not search kubernetes, whose stem
+    is ``kubernet``)."""
+    with imported_library(LETTERS, engine, request, tmp_path) as lib:
+        assert hits(lib, "conteu*", correct=False) == hits(lib, "conteú*", correct=False) == ["pt-5"]
+        assert sorted(hits(lib, "cont*", correct=False)) == ["pt-4", "pt-5"]
+        assert hits(lib, "kubernetes*", correct=False) == ["en-5"]
+        assert hits(lib, "kubernet*", correct=False) == ["en-5"]
+        assert hits(lib, "running*", correct=False) == ["en-7"]
+        assert sorted(hits(lib, "run*", correct=False)) == ["en-6", "en-7"]
+        assert hits(lib, "kub?rnetes", correct=False) == ["en-5"]
+        title = lib.search(SearchRequest(q="kubernetes*", correct=False)).hits[0].title_html
+        assert title == "<mark>Kubernetes</mark> at scale", title
+
+
 STOPPED_ELSEWHERE = [
     {"id": "es-2", "show": "Radio", "show_id": "radio", "language": "es", "title": "Después del apagón",
      "transcript": "Además, actualmente el mundo de la energía nos habla de lo que pasa después y cómo."},

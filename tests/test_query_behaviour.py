@@ -523,7 +523,10 @@ def test_a_question_mark_ending_a_word_ends_a_question(client, asked: str, words
 def test_a_question_mark_inside_a_word_or_beside_a_star_is_a_pattern(client) -> None:
     assert api(client, "volc?no")["total"] == api(client, "volcano")["total"] > 0
     assert api(client, "volcan*?")["total"] > 0  # "volcan" and at least one more character: volcano(es)
-    assert api(client, "volcano?s")["total"] == 0  # no word is volcano, one character, then s
+    assert api(client, "volcano?x")["total"] == 0  # no word is volcano, one character, then x
+    # "volcanoes" is: a pattern's words are the words written (until 6 December 2026 the stems, and volcano?s found
+    # nothing on either engine)
+    assert 0 < api(client, "volcano?s")["total"] <= api(client, "volcano")["total"]
 
 
 @BOTH

@@ -38,7 +38,7 @@ class Part(NamedTuple):
     key: str
     shown: str
     prefix: str  # the letters every word it matches begins with
-    matches: Callable[[str], bool]  # whether a word of the index (a stem) is one of its words
+    matches: Callable[[str], bool]  # whether a word written (a range: a stem of the index) is one of its words
     ends: tuple[str, str] | None = None  # a range's lowest and highest word ("" where it is open)
     short: bool = False  # in a field other than the transcript: its words are listed from those fields' alone
     excluded: bool = False  # after "-", "!" or NOT: left to OpenSearch whole (excluded_as_typed)
@@ -147,8 +147,14 @@ def expand(part: Part, listed: list[tuple[str, int]], complete: bool, profiles: 
         analyzer = python_analyzer(profile, parts=False)
         stems: dict[str, tuple[int, str]] = {}  # stem -> (episodes of its most frequent word, that word)
         for word, episodes in listed:
+            # a pattern's words are those written that begin with its letters or match it, each searched as its stem,
+            # as on Whoosh (query.FoldedPatterns); a range's, the stems within it. Until 6 December 2026 a pattern's
+            # stems had to begin with its letters too, so a word whose stem is shorter was left out: "kubernetes*"
+            # did not search "kubernetes" (kubernet) where Whoosh stemmed the letters typed (conteu* was cont*)
+            if part.ends is None and not part.matches(word):
+                continue
             for stem in analyzer.texts(word):  # (a stop word has none: the index does not hold it)
-                if part.matches(stem) and (episodes, word) > stems.get(stem, (0, "")):
+                if (part.ends is None or part.matches(stem)) and (episodes, word) > stems.get(stem, (0, "")):
                     stems[stem] = (episodes, word)
         if len(stems) > expansions.MAX_MATCHING_WORDS:
             raise expansions.too_many_matching(part.shown)

@@ -38,7 +38,11 @@ from whoosh.support.levenshtein import distance
 from ...errors import QueryError
 from .. import expansions
 from ..querytext import MIN_PREFIX, leading_wildcard
+from .analysis import profile_analyzer
+from .query import LettersPrefix, LettersWildcard
 from .scoring import Expired
+
+WORDS = "words"  # the word list: every word of an episode, unstemmed (schema.unique_words)
 
 
 def bound(query: Any, reader: Any, deadline: float | None = None,
@@ -111,6 +115,8 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None, every: b
     field = q.fieldname
     if field not in reader.schema:
         return [], 0
+    if isinstance(q, LettersPrefix | LettersWildcard) and WORDS in reader.schema:
+        return _letters(q, reader, shown, deadline, every)
     if isinstance(q, FuzzyTerm):
         matched = _near(q, reader, shown, deadline)
     elif isinstance(q, Wildcard | Prefix):
@@ -133,6 +139,40 @@ def _expansion(q: Any, reader: Any, shown: str, deadline: float | None, every: b
     top = sorted(matched) if every else expansions.most_frequent(matched, lambda b: reader.doc_frequency(field, b))
     to_text = reader.schema[field].from_bytes
     return [Term(field, to_text(b)) for b in top], len(matched)
+
+
+def _letters(q: Any, reader: Any, shown: str, deadline: float | None, every: bool) -> tuple[list[Any], int]:
+    """The words of a pattern read by its letters (``query.FoldedPatterns``): the words of the word list (``words``,
+    every word of title, show, notes and transcript, unstemmed) that begin with its letters or match it, read among
+    at most ``MAX_SCANNED_WORDS``, each as its stem in the part's profile (a stop word has none), the stems the field
+    holds; the same words OpenSearch lists and stems (``opensearch/expand.py``)."""
+    field = q.fieldname
+    prefix = q.text if isinstance(q, Prefix) else Wildcard._find_prefix(q, q.text)
+    if len(prefix) < MIN_PREFIX:
+        raise QueryError(leading_wildcard(shown))
+    if isinstance(q, Prefix):
+        words = _scan(reader, WORDS, prefix, lambda word: True, deadline)
+        if words is None:
+            raise expansions.too_many_matching(shown)
+    else:
+        pattern = re.compile(q._get_pattern())
+        words = _scan(reader, WORDS, prefix, lambda word: pattern.match(word) is not None, deadline)
+        if words is None:
+            raise expansions.too_many_scanned(shown, prefix)
+    analyzer, to_text, to_bytes = profile_analyzer(q.key), reader.schema[WORDS].from_bytes, reader.schema[field].to_bytes
+    stems: dict[bytes, int] = {}
+    for word in words:
+        for token in analyzer(to_text(word), mode="query"):
+            stem = to_bytes(token.text)
+            if stem not in stems:
+                stems[stem] = reader.doc_frequency(field, stem)
+    # (counted as OpenSearch counts them, every stem of the words listed, the field's or not, when the field's are cut)
+    if len(stems) > expansions.MAX_MATCHING_WORDS:
+        raise expansions.too_many_matching(shown)
+    matched = [stem for stem, episodes in stems.items() if episodes]
+    top = sorted(matched) if every else expansions.most_frequent(matched, stems.__getitem__)
+    from_bytes = reader.schema[field].from_bytes
+    return [Term(field, from_bytes(b)) for b in top], len(stems) if len(top) < len(matched) else len(top)
 
 
 def _near(q: FuzzyTerm, reader: Any, shown: str, deadline: float | None) -> list[bytes]:

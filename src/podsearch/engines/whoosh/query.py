@@ -21,10 +21,11 @@ from whoosh.qparser import (
 )
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.qparser.plugins import Plugin
-from whoosh.query import AndNot, Not, NullQuery, Or, Phrase, Require, Term
+from whoosh.query import AndNot, Not, NullQuery, Or, Phrase, Prefix, Require, Term, Wildcard
+from whoosh.support.charset import accent_map
 
 from ...errors import QueryError
-from ...languages import fold
+from ...languages import fold, lower
 from ..querytext import (
     FIELD_ALIASES,
     MAX_QUERY_LENGTH,
@@ -100,28 +101,102 @@ def _parser(key: str, relaxed: bool, ranking: Ranking) -> QueryParser:
     parser.add_plugin(FieldAliasPlugin(FIELD_ALIASES))
     parser.add_plugin(DateParserPlugin(free=False))
     parser.add_plugin(FuzzyTermPlugin())  # word~, word~2, word~2/3 (edits / letters kept as typed): bounds.py
-    parser.add_plugin(FoldedPatterns())
+    parser.add_plugin(FoldedPatterns(key))
     return parser
 
 
 class FoldedPatterns(Plugin):
     """A pattern's letters (``somatizaç*``, ``caf?``, ``[é TO f]``) read without their accents, as the bare letters
-    are: the field's analysis reads a pattern's letters as a word, stemmed, and the Snowball stemmers read an accented
-    ending apart (Portuguese ``conteú*`` was ``conteu*``, 7 feeds' episodes, where ``conteu*`` is ``cont*``, 47; on
-    OpenSearch, ``expand._part``, the listed words are folded)."""
+    are (Portuguese ``conteú*`` was ``conteu*``; on OpenSearch, ``expand._part``, the listed words are folded).
+
+    A pattern of word characters alone (``conteu*``, ``kub?rnetes``) is read by its letters, not stemmed
+    (:class:`LettersPrefix`, :class:`LettersWildcard`): its words are the words written in the episodes that begin
+    with (or match) the letters typed, each searched as its stem, as on OpenSearch (``expand.expand``). Until 6
+    December 2026 the field's analysis stemmed the letters, then matched the stems beginning with them: the Portuguese
+    stemmer reads ``conteu`` as ``cont``, so ``conteu*`` found 47 feeds' episodes (contar, contra, contigo), 7 on
+    OpenSearch, and ``kub?rnetes`` was ``kub?rnet``. A pattern with a joining sign (``ci/c*``, ``open-sour*``) is read
+    as before, the whole word's stems (the word list holds its parts alone)."""
+
+    def __init__(self, key: str = "en") -> None:
+        self.key = key
 
     def filters(self, parser: Any) -> list[tuple[Any, int]]:
         return [(self._fold, 1000)]  # (after the wildcard plugin's: its prefix nodes are made by then)
 
     def _fold(self, parser: Any, group: Any) -> Any:
-        for node in group:
+        for i, node in enumerate(group):
             if isinstance(node, syntax.GroupNode):
                 self._fold(parser, node)
             elif isinstance(node, (WildcardPlugin.WildcardNode, PrefixPlugin.PrefixNode)):
                 node.text = fold(node.text)
+                if _LETTERS.fullmatch(node.text if isinstance(node, WildcardPlugin.WildcardNode) else node.text + "*"):
+                    group[i] = _LettersNode(node, self.key)
             elif type(node) is syntax.RangeNode:  # (a range of words; the dates' are read apart)
                 node.start, node.end = (fold(v) if isinstance(v, str) else v for v in (node.start, node.end))
         return group
+
+
+# a pattern of word characters alone (no joining sign: ci/c*), with a letter or digit before its first mark
+_LETTERS = re.compile(r"[^\W_]\w*[*?][\w*?]*")
+
+
+class _LettersNode(syntax.TextNode):
+    """A pattern read by its letters (:class:`FoldedPatterns`)."""
+
+    def __init__(self, node: Any, key: str) -> None:
+        super().__init__(node.text if isinstance(node, WildcardPlugin.WildcardNode) else node.text + "*")
+        self.fieldname, self.boost, self.key = node.fieldname, node.boost, key
+        self.startchar, self.endchar = node.startchar, node.endchar
+
+    def r(self) -> str:
+        return f"Letters {self.text!r}"
+
+    def query(self, parser: Any) -> Any:
+        fieldname = self.fieldname or parser.fieldname
+        field = parser.schema[fieldname] if parser.schema and fieldname in parser.schema else None
+        text = lower(self.text).translate(accent_map)  # (as the word list reads its words)
+        if field is None or not isinstance(getattr(field, "analyzer", None), SpokenAnalyzer):
+            return syntax.attach(Wildcard(fieldname, text, boost=self.boost).normalize(), self)
+        if "?" not in text and text.endswith("*") and text.count("*") == 1:
+            q: Any = LettersPrefix(fieldname, text[:-1], self.key, boost=self.boost)
+        else:
+            q = LettersWildcard(fieldname, text, self.key, boost=self.boost)
+        return syntax.attach(q, self)
+
+
+class _Letters:
+    """What a pattern read by its letters adds to Whoosh's: the analysis profile its words are stemmed with."""
+
+    key: str
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.fieldname!r}, {self.text!r}, {self.key!r})"  # type: ignore[attr-defined]
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other) and self.key == getattr(other, "key", None)  # type: ignore[misc]
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), self.key))  # type: ignore[misc]
+
+
+class LettersPrefix(_Letters, Prefix):
+    """``conteu*`` read by its letters: the words of the word list (``words``) that begin with ``text``, each
+    searched as its stem in profile ``key`` (``bounds._letters``)."""
+
+    def __init__(self, fieldname: str, text: str, key: str, boost: float = 1.0) -> None:
+        super().__init__(fieldname, text, boost=boost)
+        self.key = key
+
+
+class LettersWildcard(_Letters, Wildcard):
+    """``kub?rnetes`` read by its letters: the words of the word list that match it, each searched as its stem."""
+
+    def __init__(self, fieldname: str, text: str, key: str, boost: float = 1.0) -> None:
+        super().__init__(fieldname, text, boost=boost)
+        self.key = key
+
+    def normalize(self) -> Any:
+        return self
 
 
 class QueryFields(FieldsPlugin):
