@@ -34,6 +34,8 @@ SAMPLES = [
     ("en", "cafe\u0301 nai\u0308ve café naïve Ångström ﬁsh"),
     ("plain", "שָׁלוֹם עוֹלָם مَرْحَبًا بِكُمْ"),
     ("ru", "ёлка и йод"),
+    # asciifolding's own table (languages.ascii_fold): ø, æ, ß spelled, ŋ, ĸ, ƀ folded, ª left
+    ("da", "Første spørgsmål om Ærø, ŋ ĸ ƀ ª œuvre"),
     # letters styled as mathematical letters are the letters they style, before the stop list (sp_styled, schema 11)
     ("nl", "𝐞𝐞𝐧 𝐧𝐢𝐞𝐮𝐰𝐞 𝐚𝐟𝐥𝐞𝐯𝐞𝐫𝐢𝐧𝐠, 𝐊𝐞𝐫𝐬𝐭 met 𝘬𝘰𝘧𝘧𝘪𝘦 over ℎ𝑢𝑖𝑧𝑒𝑛 ℝ𝕆𝕊𝔼 𝟐𝟎𝟐𝟒 en 𝖆𝖑𝖑𝖊𝖘"),
     ("en", "𝐓𝐡𝐞 𝐁𝐢𝐭𝐜𝐨𝐢𝐧 𝐬𝐡𝐨𝐰 𝘪𝘴 𝙗𝙖𝙘𝙠"),

@@ -375,6 +375,23 @@ def strip_accents(text: str) -> str:
     return unicodedata.normalize("NFC", _accents().sub("", decomposed))
 
 
+@lru_cache(maxsize=1)
+def _ascii_folded() -> dict[int, str]:
+    from .asciifolding import FOLDED
+
+    return {ord(c): v for c, v in FOLDED.items()}
+
+
+def ascii_fold(word: str) -> str:
+    """``word`` as OpenSearch's ``asciifolding`` writes it (``asciifolding.FOLDED``, read from the node): the accents of
+    Latin letters removed, ligatures and letters spelled out (``ß`` ss, ``ø`` o, ``æ`` ae, ``ŋ`` n), superscript and
+    circled digits as digits; other scripts (Greek ``ά``, Cyrillic ``й``), a mark written apart and Japanese and
+    Chinese as they are. Both engines' analysis folds so (Whoosh since its schema 17: it used :func:`fold`, which
+    leaves ``ø`` and ``ß`` and removes Greek and Cyrillic accents, for other languages than English, and Whoosh's
+    ``accent_map`` for English)."""
+    return word if word.isascii() else word.translate(_ascii_folded())
+
+
 def fold(word: str) -> str:
     """Accents removed (``café`` -> ``cafe``, ``ș`` -> ``s``); other letters (``ß``, ``ø``) stay, and so does
     Japanese and Chinese (``で`` is not ``て``)."""

@@ -15,12 +15,11 @@ from itertools import chain, compress
 from typing import Any
 
 import numpy as np
-from whoosh.analysis import CharsetFilter, Filter, RegexTokenizer, Token, Tokenizer
+from whoosh.analysis import Filter, RegexTokenizer, Token, Tokenizer
 from whoosh.lang import stemmer_for_language
-from whoosh.support.charset import accent_map
 
 from ... import languages
-from ...languages import HAS_CJK, WIDE, cjk_bigrams, fold, lower, narrow, narrow_chars, split_cjk
+from ...languages import HAS_CJK, WIDE, ascii_fold, cjk_bigrams, lower, narrow, narrow_chars, split_cjk
 from ...lru import LRU
 
 # Words joined by an apostrophe, a dot, a slash or an ampersand between word characters stay one token, so that
@@ -192,11 +191,11 @@ class SpokenAnalyzer(Tokenizer):
             if len(cache) > self.CACHE_LIMIT:
                 cache.clear()
             if prof.stemfn is None or HAS_CJK.search(word):
-                out = word if prof.fold_first else fold(word)  # fold leaves CJK alone
+                out = word if prof.fold_first else ascii_fold(word)
             elif prof.fold_first:
                 out = prof.stemfn(word)
             else:
-                out = fold(prof.stemfn(word))
+                out = ascii_fold(prof.stemfn(word))
             cache[word] = out
         return out
 
@@ -209,10 +208,10 @@ class SpokenAnalyzer(Tokenizer):
         if out is None:
             if len(memo) > self.CACHE_LIMIT:
                 memo.clear()
-            bare = fold(word)
+            bare = ascii_fold(word)
             out = ""
             if bare != word and prof.stemfn is not None and not HAS_CJK.search(word):
-                out = fold(prof.stemfn(bare))
+                out = ascii_fold(prof.stemfn(bare))
                 if out == (prof.cache.get(word) or self._stem(prof, word)):
                     out = ""
             memo[word] = out
@@ -233,8 +232,8 @@ class SpokenAnalyzer(Tokenizer):
                     if piece:
                         out.extend(SpokenAnalyzer._words(piece, query, fold_first))
             return out
-        if fold_first and not text.isascii():
-            text = text.translate(accent_map)
+        if fold_first and not text.isascii():  # (asciifolding's table, as on OpenSearch: schema 17; Whoosh's
+            text = ascii_fold(text)  # accent_map until then, ß "s", ² kept)
         if text.isalnum():
             return [text]
         if "'" in text or "’" in text:
@@ -299,7 +298,7 @@ class SpokenAnalyzer(Tokenizer):
                 elif fold_first:
                     t.text = word
                 else:
-                    t.text = fold(word)
+                    t.text = ascii_fold(word)
                 t.stopped = stopped
                 t.boost = 1.0
                 if keeporiginal:
@@ -550,9 +549,18 @@ class WordsLowercaseFilter(Filter):
             yield t
 
 
+class AsciiFoldingFilter(Filter):
+    """Accents folded as the analysis folds them (``languages.ascii_fold``, OpenSearch's asciifolding; schema 17)."""
+
+    def __call__(self, tokens):  # type: ignore[override]
+        for t in tokens:
+            t.text = ascii_fold(t.text)
+            yield t
+
+
 def plain_analyzer():
     """Unstemmed, for spelling suggestions and typeahead."""
-    return RegexTokenizer(languages.WORD) | WordsLowercaseFilter() | CharsetFilter(accent_map)
+    return RegexTokenizer(languages.WORD) | WordsLowercaseFilter() | AsciiFoldingFilter()
 
 
 # Whoosh pickles the schema, analyzers included, into every index it writes: indexes written before this module

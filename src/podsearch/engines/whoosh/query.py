@@ -22,10 +22,9 @@ from whoosh.qparser import (
 from whoosh.qparser.dateparse import DateParserPlugin
 from whoosh.qparser.plugins import Plugin
 from whoosh.query import AndNot, Not, NullQuery, Or, Phrase, Prefix, Require, Term, Wildcard
-from whoosh.support.charset import accent_map
 
 from ...errors import QueryError
-from ...languages import fold, lower
+from ...languages import ascii_fold, lower
 from ..querytext import (
     FIELD_ALIASES,
     MAX_QUERY_LENGTH,
@@ -128,11 +127,11 @@ class FoldedPatterns(Plugin):
             if isinstance(node, syntax.GroupNode):
                 self._fold(parser, node)
             elif isinstance(node, (WildcardPlugin.WildcardNode, PrefixPlugin.PrefixNode)):
-                node.text = fold(node.text)
+                node.text = ascii_fold(lower(node.text))
                 if _LETTERS.fullmatch(node.text if isinstance(node, WildcardPlugin.WildcardNode) else node.text + "*"):
                     group[i] = _LettersNode(node, self.key)
             elif type(node) is syntax.RangeNode:  # (a range of words; the dates' are read apart)
-                node.start, node.end = (fold(v) if isinstance(v, str) else v for v in (node.start, node.end))
+                node.start, node.end = (ascii_fold(lower(v)) if isinstance(v, str) else v for v in (node.start, node.end))
         return group
 
 
@@ -154,7 +153,7 @@ class _LettersNode(syntax.TextNode):
     def query(self, parser: Any) -> Any:
         fieldname = self.fieldname or parser.fieldname
         field = parser.schema[fieldname] if parser.schema and fieldname in parser.schema else None
-        text = lower(self.text).translate(accent_map)  # (as the word list reads its words)
+        text = self.text  # (folded as the word list's words are)
         if field is None or not isinstance(getattr(field, "analyzer", None), SpokenAnalyzer):
             return syntax.attach(Wildcard(fieldname, text, boost=self.boost).normalize(), self)
         if "?" not in text and text.endswith("*") and text.count("*") == 1:

@@ -29,7 +29,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # OpenSearch: pystemmer 3's "dutch" is Snowball 3's new one ("alle" "al" there, "all" on the node)
 # 16: letters styled as mathematical letters read as the letters they style, before the stop list (languages.lower:
 # "𝐞𝐞𝐧" is the stop word "een", "𝐄𝐞𝐧" no longer the capital "Een")
-SCHEMA_VERSION = "16"
+# 17: accents folded as OpenSearch's asciifolding folds them (languages.ascii_fold, its table read from the node),
+# English, other languages and the word list alike: "første" is "forst" ("forste" finds it), "außerdem" "ausserdem"
+SCHEMA_VERSION = "17"
 
 
 def make_schema(lang: str = "") -> Schema:
