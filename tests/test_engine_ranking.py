@@ -220,7 +220,8 @@ def test_a_search_cut_short_rates_no_passages_and_its_moments_count_no_words(tmp
     passages and 0.3-0.8 s counting them for the moments (a fuzzed walk, 5 December 2026)."""
     import time
 
-    from podsearch.engines.whoosh.segments import ALWAYS_READ, segment_counts
+    from podsearch.engines.segments import ALWAYS_READ
+    from podsearch.engines.whoosh.segments import segment_counts
 
     lib = Library(sample_data)
     try:

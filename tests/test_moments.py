@@ -22,9 +22,9 @@ from conftest import ENGINES
 from whoosh.query import And, Or, Term
 
 from podsearch import answers
+from podsearch.engines.segments import ALWAYS_READ
 from podsearch.engines.whoosh import WhooshEngine
 from podsearch.engines.whoosh.analysis import _SEPARATOR, mark, spoken_analyzer
-from podsearch.engines.whoosh.segments import ALWAYS_READ
 from podsearch.engines.whoosh.spelling import WhooshVocabulary, _letters, lexicon
 from podsearch.requests import SearchRequest
 from podsearch.service import Library

@@ -4,10 +4,46 @@ each segment begins among them. What both engines' ``segment_counts`` count with
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterable, Iterator
+
 import numpy as np
 
 ALWAYS_READ = 64  # terms read whatever the deadline (a query's own words; a pattern's most common) ...
 GRACE = 0.1  # ... for at most this many seconds after the deadline, or after the count began if that is later
+
+
+class Reading:
+    """Which terms of a page's ``segment_counts`` are read, and in what order, within the bounds both engines keep:
+    past ``deadline``, once ``always`` terms (default ``ALWAYS_READ``) are read, or ``GRACE`` seconds after the
+    deadline or the count's start (whichever is later), the rest are not (``complete`` False then); a list longer
+    than ``always`` is read most common first (``held(term)``: how common, by the engine's own measure), as far as
+    the deadline lets them be counted, the rest after them. Counting the 1,152 words of 26 two-letter prefixes took
+    0.3-0.8 s past the deadline of a search already cut short by it (site corpus, 5 December 2026)."""
+
+    def __init__(self, terms: Iterable[str], deadline: float | None, always: int | None,
+                 held: Callable[[str], int]) -> None:
+        self.deadline, self.always = deadline, ALWAYS_READ if always is None else always
+        self.last = None if deadline is None else max(deadline, time.monotonic()) + GRACE
+        self.complete = True
+        ordered = sorted(terms)
+        if len(ordered) > self.always and deadline is not None:
+            counts: dict[str, int] = {}
+            for k, term in enumerate(ordered):
+                if not k & 63 and time.monotonic() > deadline:
+                    break
+                counts[term] = held(term)
+            ordered.sort(key=lambda t: -counts.get(t, -1))
+        self.ordered = ordered
+
+    def __iter__(self) -> Iterator[str]:
+        """The terms to read, in order, until the bounds stop them."""
+        for k, term in enumerate(self.ordered):
+            if self.deadline is not None and self.last is not None and (now := time.monotonic()) > self.deadline and (
+                    k >= self.always or now > self.last):
+                self.complete = False
+                return
+            yield term
 
 
 def counted(starts: np.ndarray, found: list[tuple[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

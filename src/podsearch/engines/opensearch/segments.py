@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
-import time
 import zlib
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..base import SegmentCounts, TextAnalyzer
-from ..segments import ALWAYS_READ, GRACE, counted_any
+from ..segments import Reading, counted_any
 
 SEGMENT_TERMS = "segment_terms"
 MAGIC = b"pst1"  # a table of another layout (another MAGIC) is not read: its episodes' segments are read
@@ -118,23 +117,10 @@ def table_counts(tables: dict[str, Table], terms: set[str], deadline: float | No
     common first, the words held by the most of these episodes (Whoosh's: by the most episodes of its index)."""
     if not tables:
         return {}
-    always = ALWAYS_READ if always is None else always
-    last = None if deadline is None else max(deadline, time.monotonic()) + GRACE
-    ordered = sorted(terms)
-    if len(ordered) > always and deadline is not None:
-        held: dict[str, int] = {}
-        for k, term in enumerate(ordered):
-            if not k & 63 and time.monotonic() > deadline:
-                break
-            held[term] = sum(table.segments_of(term) is not None for table in tables.values())
-        ordered.sort(key=lambda t: -held.get(t, -1))
+    reading = Reading(terms, deadline, always,
+                      lambda term: sum(table.segments_of(term) is not None for table in tables.values()))
     found: dict[str, list[tuple[str, np.ndarray]]] = {i: [] for i in tables}
-    complete = True
-    for k, term in enumerate(ordered):
-        if deadline is not None and last is not None and (now := time.monotonic()) > deadline and (
-                k >= always or now > last):
-            complete = False
-            break
+    for term in reading:
         for episode_id, table in tables.items():
             where = table.segments_of(term)
             if where is not None:
@@ -143,5 +129,5 @@ def table_counts(tables: dict[str, Table], terms: set[str], deadline: float | No
     for episode_id, table in tables.items():
         indexes, distinct, tokens = counted_any(np.arange(len(table.words)), found[episode_id], cjk)
         out[episode_id] = SegmentCounts(indexes=indexes, distinct=distinct, tokens=tokens,
-                                        words=table.words[indexes].astype(np.int64), complete=complete)
+                                        words=table.words[indexes].astype(np.int64), complete=reading.complete)
     return out

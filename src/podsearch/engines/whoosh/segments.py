@@ -8,13 +8,12 @@ from the catalog (reading and scanning every segment of every hit was a third of
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
 from ..base import SegmentCounts
-from ..segments import ALWAYS_READ, GRACE, counted_any
+from ..segments import Reading, counted_any
 from .fast import doc_ids, doc_positions
 from .schema import read_segment_table
 
@@ -32,8 +31,6 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
     deadline or of the count's start, whichever is later: until 6 December 2026 the ``ALWAYS_READ`` were read
     whatever the time, and twelve two-letter prefixes' 64 first words (767 in all) took 0.12 s for a page's first
     ten hits on a quiet machine, past a deadline the search had reached already, 0.1-0.3 s under load."""
-    always = ALWAYS_READ if always is None else always
-    last = None if deadline is None else max(deadline, time.monotonic()) + GRACE
     tables: dict[int, tuple[str, tuple[np.ndarray, np.ndarray]]] = {}
     numbers = doc_ids(searcher.reader())[1]
     for episode_id in dict.fromkeys(ids):
@@ -51,24 +48,9 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
         mine = sorted(d for d in tables if offset <= d < end)
         if mine:
             leaves.append((reader, offset, mine))
-    ordered = sorted(terms)
-    if len(ordered) > always and deadline is not None:
-        # most common first, as far as the deadline lets them be counted (the rest after them): counting the 1,152
-        # words of 26 two-letter prefixes took 0.3-0.8 s past the deadline of a search already cut short by it
-        # (site corpus, 5 December 2026)
-        counted: dict[str, int] = {}
-        for k, term in enumerate(ordered):
-            if not k & 63 and time.monotonic() > deadline:
-                break
-            counted[term] = searcher.doc_frequency(FIELD, term)
-        ordered.sort(key=lambda t: -counted.get(t, -1))
+    reading = Reading(terms, deadline, always, lambda term: searcher.doc_frequency(FIELD, term))
     found: dict[int, list[tuple[str, np.ndarray]]] = {d: [] for d in tables}
-    complete = True
-    for k, term in enumerate(ordered):
-        if deadline is not None and last is not None and (now := time.monotonic()) > deadline and (
-                k >= always or now > last):
-            complete = False
-            break
+    for term in reading:
         btext = term.encode("utf-8")
         for reader, offset, mine in leaves:
             if (FIELD, btext) not in reader:
@@ -79,6 +61,6 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
     for d, (episode_id, (starts, words)) in tables.items():
         held, distinct, tokens = counted_any(starts, found[d], cjk)
         out[episode_id] = SegmentCounts(indexes=held, distinct=distinct, tokens=tokens,
-                                        words=words[held].astype(np.int64), complete=complete)
+                                        words=words[held].astype(np.int64), complete=reading.complete)
     return out
 
