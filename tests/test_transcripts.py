@@ -608,3 +608,13 @@ def test_a_plain_paragraph_that_is_a_time_alone_times_the_paragraphs_after_it() 
         (3723.0, "Speaker 0", "10:30 is too early, Jeff"),
     ]
     assert all(s.start is None for s in parse_transcript(b"Ann: hi\n\nBob: hello", "text/plain"))
+
+
+def test_a_plain_transcripts_markdown_escapes_are_the_marks_they_escape() -> None:
+    """Plain-text transcripts are often Markdown: ``OP\\_RETURN`` stayed written so, indexed as "op" and "return"
+    (``OP_RETURN`` missed the 10 site episodes that write it only so), and shown with its backslash; a backslash
+    before anything but a punctuation mark is text."""
+    text = (r"Ann: an OP\_RETURN output, C\# and \@lightcoin, clusterf\*\*\* \<snip\>" "\n\n"
+            r"Bob: a path C:\\Users, a\b and 5\% of it")
+    assert [s.text for s in parse_transcript(text.encode(), "text/plain")] == [
+        "an OP_RETURN output, C# and @lightcoin, clusterf***", r"a path C:\Users, a\b and 5% of it"]

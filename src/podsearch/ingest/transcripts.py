@@ -620,6 +620,10 @@ def _parse_html(text: str, url: str) -> list[Segment]:
 
 # a plain paragraph (after its label) that is a clock time alone: ``Speaker 0: 00:11:31``, ``[12:05]``
 _PLAIN_TIME = re.compile(r"\[?((?:\d+:)?\d{1,2}:\d{2}(?:[.,]\d+)?)\]?")
+# Markdown's backslash before a punctuation mark, which shows the mark as written ("OP\_RETURN", "\@lightcoin",
+# "C\#"): plain-text transcripts are often Markdown, and the backslash stayed, split the word ("OP\_RETURN" was
+# indexed as "op" and "return": OP_RETURN missed the 10 site episodes that write it only so) and was shown
+_MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def _parse_plain(text: str, url: str) -> list[Segment]:
@@ -628,7 +632,7 @@ def _parse_plain(text: str, url: str) -> list[Segment]:
     label or not (``Speaker 0: 00:11:31``, as transcription services export it), is the time of the paragraphs
     that follow until the next one: until 6 December 2026 it was a paragraph of its own, searched and shown as a
     moment ("00:11:31"; 12,810 of them in 101 episodes of the site corpus), and the text had no times. Else no
-    times."""
+    times. Markdown's escapes are read as the marks they escape (``OP\\_RETURN`` is ``OP_RETURN``)."""
     other = _looks_like(text)
     if other in ("WebVTT", "JSON"):  # HTML-looking text is fine: Markdown may embed HTML
         raise _fail(PLAIN, f"looks like {other}", url)
@@ -649,7 +653,7 @@ def _parse_plain(text: str, url: str) -> list[Segment]:
                 start = at
                 continue
             for chunk in _chunk_lines(piece_lines, PLAIN_MAX_CHARS):
-                cleaned = clean_text(chunk)
+                cleaned = clean_text(_MARKDOWN_ESCAPE.sub(r"\1", chunk))
                 if cleaned:
                     segments.append(Segment(text=cleaned, speaker=speaker, start=start))
     return segments
