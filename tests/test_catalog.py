@@ -88,7 +88,7 @@ def test_what_a_query_may_call_an_episode_follows_it(tmp_path: Path):
         cat.upsert_episode(first)
         cat.db.executescript("DROP TABLE names; UPDATE meta SET value = '3' WHERE key = 'schema_version';")
     with Catalog.in_dir(tmp_path) as cat:
-        assert cat.schema_version() == 7
+        assert cat.schema_version() == 8
         assert cat.called(["episode 7"], 5) == cat.called(["#s 70"], 5) == ["ep/7?x=1"]
 
 
@@ -107,7 +107,7 @@ def test_people_keep_the_spelling_with_capitals(tmp_path: Path):
             "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
         cat.db.executescript("DROP TABLE people; UPDATE meta SET value = '4' WHERE key = 'schema_version';")
     with Catalog.in_dir(tmp_path) as cat:
-        assert cat.schema_version() == 7
+        assert cat.schema_version() == 8
         assert cat.person_names(["ian mcallister", "ada deluca"]) == {
             "ian mcallister": "Ian McAllister", "ada deluca": "Ada deLuca"}
 

@@ -124,7 +124,7 @@ def test_a_schema_6_catalog_gets_gone_since_and_its_gone_episodes_say_they_left_
     db.commit()
     db.close()
     with Catalog.existing(data) as catalog:
-        assert catalog.schema_version() == SCHEMA_VERSION == 7
+        assert catalog.schema_version() == SCHEMA_VERSION == 8
         assert catalog.left_feed(ids["Little egrets"]) == (True, None)
     _feed(feed, [("heron-1", "Grey herons")], 1_780_000_100)
     assert reindex(config).gone == 1  # the ibis

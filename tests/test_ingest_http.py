@@ -164,6 +164,133 @@ def test_identity_across_runs(tmp_path, server, site):
         assert cat.episode("ep-2") is None and cat.episode("ep-1") is not None
 
 
+PLAIN = "Ana Host: 00:00:05\n\nWe spent OP\\_RETURN bytes on herons.\n\nAna Host: 00:01:10\n\nEgrets wade in the reeds.\n"
+# What the parser gave for PLAIN until 6 December 2026: the times were paragraphs, the escape stayed.
+PLAIN_OLD = [("00:00:05", None, "Ana Host"), ("We spent OP\\_RETURN bytes on herons.", None, ""),
+             ("00:01:10", None, "Ana Host"), ("Egrets wade in the reeds.", None, "")]
+PLAIN_NOW = [("We spent OP_RETURN bytes on herons.", 5.0, "Ana Host"), ("Egrets wade in the reeds.", 70.0, "Ana Host")]
+
+
+def _as_an_older_podsearch_left_it(data_dir: Path, episode_id: str) -> None:
+    """The catalog as a podsearch before schema 8 wrote it: no parser versions, and ``episode_id``'s transcript as
+    the parser of then read it (PLAIN_OLD)."""
+    import sqlite3
+    from dataclasses import replace
+
+    from podsearch.episodes import Segment
+
+    with Catalog.in_dir(data_dir) as cat:
+        ep = cat.episode(episode_id)
+        cat.upsert_episode(replace(ep, segments=[Segment(t, start=s, speaker=p) for t, s, p in PLAIN_OLD]))
+    db = sqlite3.connect(data_dir / Catalog.FILENAME)
+    if "parser" in {r[1] for r in db.execute("PRAGMA table_info(transcripts)")}:
+        db.execute("ALTER TABLE transcripts DROP COLUMN parser")
+    db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+
+
+def _segments(data_dir: Path, episode_id: str) -> list[tuple]:
+    with Catalog.in_dir(data_dir) as cat:
+        return [(s.text, s.start, s.speaker) for s in cat.episode(episode_id).segments]
+
+
+def test_a_transcript_parsed_by_an_older_parser_is_read_again_once(tmp_path, server, site):
+    """A parser fix reaches the transcripts already stored: a catalog written before parser versions were kept
+    (schema 7) reads each stored transcript once in full, without its validators, and parses it again; then back to
+    conditional requests (304). Until 6 December 2026 they were asked conditionally, answered 304 and kept as the
+    old parser read them. A transcript of another (older) version is read again alone; episode ids stay."""
+    from podsearch.ingest.transcripts import PARSER_VERSION
+
+    (site / "t" / "plain.txt").write_text(PLAIN, encoding="utf-8")
+    server.files["/feed.xml"] = feed([item(1), item(2), item(3).replace(
+        'url="t/ep-3.vtt" type="text/vtt"', 'url="t/plain.txt" type="text/plain"')])
+    cfg = config(tmp_path, allow_private_hosts=True)
+    url = server.url("feed.xml")
+    assert run(cfg, [url]).new == 3
+    assert _segments(cfg.data_dir, "ep-3") == PLAIN_NOW
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        ids = sorted(e.id for e in cat.episodes())
+        assert {cat.transcript_state(server.url(f"t/{n}"))["parser"] for n in ("ep-1.vtt", "plain.txt")} == {
+            PARSER_VERSION}
+
+    _as_an_older_podsearch_left_it(cfg.data_dir, "ep-3")
+    assert _segments(cfg.data_dir, "ep-3") == PLAIN_OLD
+    server.clear_log()
+    report = run(cfg, [url])
+    # The feed is asked conditionally (304); every stored transcript in full, without validators, once.
+    assert sorted((r.path, r.status, r.conditional) for r in server.log()) == [
+        ("/feed.xml", 304, True), ("/t/ep-1.vtt", 200, False), ("/t/ep-2.vtt", 200, False),
+        ("/t/plain.txt", 200, False)]
+    assert (report.transcripts_reparsed, report.transcripts_fetched, report.transcripts_not_modified) == (3, 3, 0)
+    assert (report.updated, report.unchanged, report.new) == (1, 2, 0) and not report.failed, report.errors
+    assert any("3 stored transcripts were read again" in n and "older parser" in n for n in report.notes)
+    assert _segments(cfg.data_dir, "ep-3") == PLAIN_NOW
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert cat.schema_version() == 8 and sorted(e.id for e in cat.episodes()) == ids
+        assert [r[0] for r in cat.db.execute("SELECT parser FROM transcripts")] == [PARSER_VERSION] * 3
+        # One transcript parsed by an older version than this one (a later bump): read again alone.
+        cat.db.execute("UPDATE transcripts SET parser = ? WHERE url = ?", (PARSER_VERSION - 1, server.url("t/ep-2.vtt")))
+
+    server.clear_log()
+    report = run(cfg, [url])
+    assert sorted((r.path, r.status, r.conditional) for r in server.log()) == [
+        ("/feed.xml", 304, True), ("/t/ep-1.vtt", 304, True), ("/t/ep-2.vtt", 200, False),
+        ("/t/plain.txt", 304, True)]
+    assert (report.transcripts_reparsed, report.transcripts_not_modified, report.unchanged) == (1, 2, 3)
+
+    # Then conditional again, every one: nothing is read twice for a parser.
+    server.clear_log()
+    report = run(cfg, [url])
+    assert sorted((r.path, r.status, r.conditional) for r in server.log()) == [
+        ("/feed.xml", 304, True), ("/t/ep-1.vtt", 304, True), ("/t/ep-2.vtt", 304, True),
+        ("/t/plain.txt", 304, True)]
+    assert (report.transcripts_reparsed, report.transcripts_not_modified) == (0, 3) and not report.notes
+    assert _segments(cfg.data_dir, "ep-3") == PLAIN_NOW
+
+
+def test_a_transcript_without_validators_is_read_again_for_a_new_parser(tmp_path, server, site):
+    """A transcript whose server sends no validators is not asked again (no cheap way to), but one parsed by an
+    older parser is read once more; and a changed feed's episodes (plan, not plan_rechecks) are read again too."""
+    (site / "t" / "plain.txt").write_text(PLAIN, encoding="utf-8")
+    server.files["/feed.xml"] = feed([item(1).replace('url="t/ep-1.vtt" type="text/vtt"',
+                                                      'url="t/plain.txt" type="text/plain"')])
+    server.conditional = False
+    cfg = config(tmp_path, allow_private_hosts=True)
+    url = server.url("feed.xml")
+    assert run(cfg, [url]).new == 1
+    server.clear_log()
+    run(cfg, [url])
+    assert [r.path for r in server.log()] == ["/feed.xml"]  # the transcript is not asked again
+
+    _as_an_older_podsearch_left_it(cfg.data_dir, "ep-1")
+    server.clear_log()
+    report = run(cfg, [url])
+    assert sorted(r.path for r in server.log()) == ["/feed.xml", "/t/plain.txt"]
+    assert _segments(cfg.data_dir, "ep-1") == PLAIN_NOW and (report.transcripts_reparsed, report.updated) == (1, 1)
+    server.clear_log()
+    assert run(cfg, [url]).transcripts_reparsed == 0 and [r.path for r in server.log()] == ["/feed.xml"]
+
+
+def test_a_local_transcript_parsed_by_an_older_parser_is_read_again_once(tmp_path):
+    """A local feed's transcript (a path beside it) is read again for a new parser as one over HTTP is (its
+    modification time did not change), then checked by its modification time again."""
+    folder = tmp_path / "show"
+    folder.mkdir()
+    (folder / "plain.txt").write_text(PLAIN, encoding="utf-8")
+    (folder / "feed.xml").write_bytes(feed([item(1).replace('url="t/ep-1.vtt" type="text/vtt"',
+                                                            'url="plain.txt" type="text/plain"')]))
+    cfg = config(tmp_path)
+    source = str(folder / "feed.xml")
+    assert run(cfg, [source]).new == 1
+    _as_an_older_podsearch_left_it(cfg.data_dir, "ep-1")
+    report = run(cfg, [source])
+    assert _segments(cfg.data_dir, "ep-1") == PLAIN_NOW
+    assert (report.transcripts_reparsed, report.updated, report.transcripts_not_modified) == (1, 1, 0)
+    report = run(cfg, [source])
+    assert (report.transcripts_reparsed, report.updated, report.transcripts_not_modified) == (0, 0, 1)
+
+
 def test_loopback_transcript_refused_by_default(tmp_path, server):
     cfg = config(tmp_path)  # default settings: URLs inside feeds may not reach private or loopback addresses
     report = run(cfg, [server.url("feed.xml")])

@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 # 5: people (each person's and speaker's name as shown, by its key), filled from every episode
 # 6: aliases (an id a feed's item has now that names an episode stored under its old id: ingest/identity.py)
 # 7: episodes.gone_since (when an episode was first found gone from its feed; NULL for one marked before schema 7)
-SCHEMA_VERSION = 7
+# 8: transcripts.parser (the ingest.transcripts.PARSER_VERSION that parsed it; NULL: parsed before schema 8, older)
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -96,7 +97,8 @@ CREATE TABLE IF NOT EXISTS segments (
 CREATE TABLE IF NOT EXISTS transcripts (
     url TEXT PRIMARY KEY,  -- a transcript's URL (or local path) and the validators it was last read with
     etag TEXT,
-    last_modified TEXT
+    last_modified TEXT,
+    parser INTEGER  -- the parser version that read it (ingest/transcripts.py PARSER_VERSION); NULL: before schema 8
 );
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -253,6 +255,9 @@ class Catalog:
             if version < 7 and "gone_since" not in {r["name"] for r in self.db.execute("PRAGMA table_info(episodes)")}:
                 # (an episode marked gone before keeps NULL: when it left was not recorded)
                 self.db.execute("ALTER TABLE episodes ADD COLUMN gone_since REAL")
+            if version < 8 and "parser" not in {r["name"] for r in self.db.execute("PRAGMA table_info(transcripts)")}:
+                # (a transcript stored before keeps NULL: parsed by an older parser, read again by the next reindex)
+                self.db.execute("ALTER TABLE transcripts ADD COLUMN parser INTEGER")
             if version < 5:  # the people table is made by SCHEMA; the episodes stored before it give theirs
                 self._people(p["name"] for (doc,) in self.db.execute("SELECT doc FROM episodes").fetchall()
                              for p in json.loads(doc).get("persons", []))
@@ -312,14 +317,15 @@ class Catalog:
 
     # -- transcript validators -------------------------------------------------------------------
     def transcript_state(self, url: str) -> dict[str, Any] | None:
-        """The validators a transcript was last read with (None: never recorded, e.g. before schema 3)."""
-        row = self.db.execute("SELECT etag, last_modified FROM transcripts WHERE url = ?", (url,)).fetchone()
+        """The validators a transcript was last read with and the version of the parser that read it (``parser``;
+        None before schema 8); None: never recorded, e.g. before schema 3."""
+        row = self.db.execute("SELECT etag, last_modified, parser FROM transcripts WHERE url = ?", (url,)).fetchone()
         return dict(row) if row else None
 
-    def set_transcript_state(self, url: str, etag: str | None, last_modified: str | None) -> None:
-        self.db.execute("INSERT INTO transcripts (url, etag, last_modified) VALUES (?, ?, ?) ON CONFLICT(url) DO "
-                        "UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified",
-                        (url, etag, last_modified))
+    def set_transcript_state(self, url: str, etag: str | None, last_modified: str | None, parser: int | None) -> None:
+        self.db.execute("INSERT INTO transcripts (url, etag, last_modified, parser) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT(url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified, "
+                        "parser = excluded.parser", (url, etag, last_modified, parser))
 
     # -- shows --------------------------------------------------------------------------------
     def upsert_show(self, show: Show) -> None:

@@ -207,8 +207,10 @@ def _print_report(report: Any, quiet: bool, as_json: bool) -> None:
     # (an import reads no feed and fetches no transcript: its line says what it did, not "0 feeds", "0 fetched")
     feeds = (f"{report.feeds} feed{'' if report.feeds == 1 else 's'} ({report.feeds_unchanged} unchanged, "
              f"{report.feeds_failed} failed{dropped}); " if report.feeds or dropped else "")
-    fetched = (f"transcripts: {report.transcripts_fetched} fetched, {report.transcripts_not_modified} not modified, "
-               f"{report.transcripts_empty} empty, {report.transcripts_failed} failed; " if report.feeds else "")
+    # (read again for a parser of another version: said when there are any, the run after an upgrade)
+    reparsed = (f" ({report.transcripts_reparsed} read again for a new parser)" if report.transcripts_reparsed else "")
+    fetched = (f"transcripts: {report.transcripts_fetched} fetched{reparsed}, {report.transcripts_not_modified} not "
+               f"modified, {report.transcripts_empty} empty, {report.transcripts_failed} failed; " if report.feeds else "")
     click.echo(
         f"{feeds}episodes: {report.new} new, {report.updated} updated, {report.unchanged} unchanged, "
         f"{report.gone} gone; {fetched}index: "

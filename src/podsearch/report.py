@@ -19,6 +19,9 @@ class Report:
     transcripts_failed: int = 0
     transcripts_empty: int = 0  # served but blank: a warning, not a failure (the publisher's file is empty)
     transcripts_not_modified: int = 0  # stored transcripts checked again and found unchanged (304, same file)
+    # stored transcripts parsed by another parser version (ingest.transcripts.PARSER_VERSION), read again in full and
+    # parsed again (also counted in transcripts_fetched)
+    transcripts_reparsed: int = 0
     feeds_dropped: list[str] = field(default_factory=list)  # no longer in the config (or removed): not read any more
     moves: list[str] = field(default_factory=list)  # feeds recognised at a new address, one sentence each
     # Hosts found unreachable, each once: {"host", "cause", "message", "failed", "skipped"} (links that failed

@@ -5,6 +5,12 @@ transcript is asked for again conditionally (``If-None-Match`` / ``If-Modified-S
 it was read with; a local file by its modification time): a 304 costs nothing, and a transcript edited at
 an unchanged URL is read again. A transcript whose validators were never recorded (read before catalog
 schema 3) is read once in full to learn them; one served without validators is not asked again.
+
+A transcript parsed by another version of the parsers (``transcripts.PARSER_VERSION``, kept with its validators;
+none: before catalog schema 8) is read again in full, without its validators, and parsed again, once: a parser
+fix reaches the transcripts already stored (until 6 December 2026 only those that changed at their source). It is
+fetched as any other (the same fetcher, its per-host limits and the run's deadline, the same workers); one not
+reached keeps its stored segments and its old version, and is read next run.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..episodes import Episode, TranscriptLink
 from ..errors import DeadlinePassed, FetchError, HostSkipped, HostUnreachable, PodsearchError, TranscriptError
 from .chapters import parse_chapters
 from .fetch import Fetcher, FetchResult
-from .transcripts import decode_bytes, parse_transcript, pick_order
+from .transcripts import PARSER_VERSION, decode_bytes, parse_transcript, pick_order
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +54,8 @@ class Job:
 
     ep: Episode
     transcript: bool = False
-    recheck: dict[str, Any] | None = None  # the stored transcript's validators ({}: none recorded yet)
+    recheck: dict[str, Any] | None = None  # the stored transcript's validators ({}: read it in full)
+    reparse: bool = False  # the stored transcript was parsed by another parser version: read it in full again
     chapters: bool = False
 
 
@@ -62,7 +69,9 @@ class Extras:
     # Links that got no answer, were skipped (their host is down) or were stopped by the run's deadline: the
     # run reports them once per host (or for the deadline); one whose host stayed up, with the episode.
     unreached: list[FetchError] = field(default_factory=list)
-    validators: tuple[str, str | None, str | None] | None = None  # (url, etag, last_modified) of the transcript read
+    # (url, etag, last_modified, parser version) of the transcript read
+    validators: tuple[str, str | None, str | None, int] | None = None
+    reparsed: bool = False  # a stored transcript of another parser version was read again and parsed
 
     @property
     def missing(self) -> bool:
@@ -89,23 +98,35 @@ class EpisodeExtras:
             if same and not ep.language and ep.segments:
                 # As for a fetched transcript below: a kept one says the language the same way, run after run.
                 ep.language = languages.detect_language(ep.transcript_text)
-            job = Job(ep, transcript=bool(ep.transcript_links) and not ep.segments,
-                      recheck=self._recheck(ep), chapters=bool(ep.chapters_url) and not ep.chapters)
+            recheck = self._recheck(ep)
+            job = Job(ep, transcript=bool(ep.transcript_links) and not ep.segments, recheck=recheck,
+                      reparse=recheck is not None and recheck.get("parser") != PARSER_VERSION,
+                      chapters=bool(ep.chapters_url) and not ep.chapters)
             if job.transcript or job.recheck is not None or job.chapters:
                 jobs.append(job)
         return jobs
 
     def plan_rechecks(self, episodes: list[Episode]) -> list[Job]:
         """Checks of the stored transcripts of a feed that did not change (``episodes`` without segments)."""
-        jobs = [Job(ep, recheck=self._recheck(ep)) for ep in episodes]
-        return [job for job in jobs if job.recheck is not None]
+        jobs = []
+        for ep in episodes:
+            recheck = self._recheck(ep)
+            if recheck is not None:
+                jobs.append(Job(ep, recheck=recheck, reparse=recheck.get("parser") != PARSER_VERSION))
+        return jobs
 
     def _recheck(self, ep: Episode) -> dict[str, Any] | None:
+        """How to ask for the stored transcript again: its validators (and ``parser``, the version that parsed it);
+        without ``etag`` and ``last_modified`` to read it in full (``{}``: nothing recorded; ``{"parser": n}``: parsed
+        by another version, ``n``, None before schema 8); None not to ask."""
         if not ep.transcript_source:  # no transcript stored
             return None
         state = self.catalog.transcript_state(ep.transcript_source)
         if state is None:
-            return {}  # never recorded: read once to learn its validators
+            return {}  # never recorded: read once to learn its validators (and parsed again: no version was kept)
+        if state.get("parser") != PARSER_VERSION:
+            # parsed by another version: read in full, unconditionally (a 304 would keep the old parse)
+            return {"parser": state.get("parser")}
         if not state.get("etag") and not state.get("last_modified"):
             return None  # served without validators: there is no cheap way to ask again
         return state
@@ -138,6 +159,7 @@ class EpisodeExtras:
             self._transcript(job.ep, extras)
         elif job.recheck is not None:
             self._check_again(job.ep, job.recheck, extras)
+            extras.reparsed = job.reparse and extras.validators is not None
         if job.chapters:
             try:
                 result = self._read(job.ep.chapters_url, job.ep.chapters_local)
@@ -193,7 +215,7 @@ class EpisodeExtras:
                 continue
             ep.segments, ep.transcript_source = segments, link.url
             extras.transcript = "fetched"
-            extras.validators = (link.url, result.etag, result.last_modified)
+            extras.validators = (link.url, result.etag, result.last_modified, PARSER_VERSION)
             return
         if tried or extras.unreached:
             extras.transcript = "failed"
@@ -219,7 +241,7 @@ class EpisodeExtras:
             if not self._not_reached(extras, exc):
                 extras.warnings.append(f"the stored transcript was kept: reading it again failed: {exc}")
             return
-        extras.validators = (link.url, result.etag, result.last_modified)
+        extras.validators = (link.url, result.etag, result.last_modified, PARSER_VERSION)
         if segments is None:
             extras.warnings.append(f"the stored transcript was kept: {link.url} is now empty")
             return

@@ -26,6 +26,7 @@ from .feeds import ParsedFeed, parse_feed, show_slug
 from .fetch import Fetcher, FetchLimits, FetchResult
 from .hosts import HostHealth
 from .identity import identify, reconcile, same_show
+from .transcripts import PARSER_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,7 @@ class FeedIngest:
             self.progress.advance()
         self._report_hosts()
         self._report_deadline()
+        self._report_reparsed()
 
     def drop(self, rows: list[dict]) -> None:
         """Stop reading feeds the config no longer lists (after the run: a show they fed may have moved)."""
@@ -425,6 +427,7 @@ class FeedIngest:
             if extras.transcript:
                 name = f"transcripts_{extras.transcript}"
                 setattr(self.report, name, getattr(self.report, name) + 1)
+            self.report.transcripts_reparsed += extras.reparsed
             self.report.errors.extend(f"feed {source}: episode {job.ep.id!r}: {p}" for p in extras.problems)
             self.report.warnings.extend(f"feed {source}: episode {job.ep.id!r}: {w}" for w in extras.warnings)
             for exc in extras.unreached:
@@ -461,6 +464,14 @@ class FeedIngest:
             self.report.errors.append(
                 f"{state.host} is unreachable ({state.cause}): {failed + skipped} links not read "
                 f"({failed} without an answer, {skipped} skipped); {state.message}")
+
+    def _report_reparsed(self) -> None:
+        if not self.report.transcripts_reparsed:
+            return
+        message = (f"{self.report.transcripts_reparsed} stored transcripts were read again in full and parsed again: "
+                   f"they were parsed by an older parser (parser version {PARSER_VERSION} now)")
+        self.report.notes.append(message)
+        log.info("%s", message)
 
     def _report_deadline(self) -> None:
         if not self.unread and not self.deadline_links:

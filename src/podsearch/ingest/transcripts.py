@@ -75,6 +75,17 @@ _FORMAT_NAMES: dict[str, str] = {
     PLAIN: "plain text",
 }
 
+#: What the parsers give for a file's bytes, as a number: bump it whenever any parser here (or what it calls:
+#: decoding, speaker labels, merging, splitting) gives other segments for the same bytes. The catalog keeps it with
+#: each transcript it stores (``transcripts.parser``), and a reindex reads a transcript stored by another version
+#: again in full, without its validators, and parses it again (``ingest.extras``): a parser fix reaches the
+#: transcripts already stored, not only those that change at their source. A change that leaves every segment as it
+#: was (speed, messages) does not bump it: each bump reads every stored transcript once more.
+#: None (a catalog before schema 8): parsed before the version was kept, older than any.
+#: 1: 6 December 2026: a plain-text paragraph that is a clock time alone times the paragraphs after it; Markdown
+#:    escapes (``OP\_RETURN``) are the marks they escape.
+PARSER_VERSION = 1
+
 #: Merged caption segments stop growing past this many seconds (first cue start to last cue end) ...
 MERGE_MAX_SECONDS = 30.0
 #: ... or past this many characters.
