@@ -224,7 +224,8 @@ def test_a_transcript_parsed_by_an_older_parser_is_read_again_once(tmp_path, ser
         ("/t/plain.txt", 200, False)]
     assert (report.transcripts_reparsed, report.transcripts_fetched, report.transcripts_not_modified) == (3, 3, 0)
     assert (report.updated, report.unchanged, report.new) == (1, 2, 0) and not report.failed, report.errors
-    assert any("3 stored transcripts were read again" in n and "older parser" in n for n in report.notes)
+    assert any("3 stored transcripts were read again" in n and f"version {PARSER_VERSION} now" in n
+               for n in report.notes)
     assert _segments(cfg.data_dir, "ep-3") == PLAIN_NOW
     with Catalog.in_dir(cfg.data_dir) as cat:
         assert cat.schema_version() == 8 and sorted(e.id for e in cat.episodes()) == ids
@@ -272,9 +273,59 @@ def test_a_transcript_without_validators_is_read_again_for_a_new_parser(tmp_path
     assert run(cfg, [url]).transcripts_reparsed == 0 and [r.path for r in server.log()] == ["/feed.xml"]
 
 
-def test_a_local_transcript_parsed_by_an_older_parser_is_read_again_once(tmp_path):
+def test_a_transcript_not_read_again_keeps_its_old_parse_and_version_until_it_is(tmp_path, server, site):
+    """Reading a transcript again for a new parser that fails (here a 404) keeps the stored segments and their old
+    version (a warning): the next run reads it again."""
+    (site / "t" / "plain.txt").write_text(PLAIN, encoding="utf-8")
+    server.files["/feed.xml"] = feed([item(1).replace('url="t/ep-1.vtt" type="text/vtt"',
+                                                      'url="t/plain.txt" type="text/plain"')])
+    cfg = config(tmp_path, allow_private_hosts=True)
+    url = server.url("feed.xml")
+    assert run(cfg, [url]).new == 1
+    _as_an_older_podsearch_left_it(cfg.data_dir, "ep-1")
+    server.missing.add("/t/plain.txt")
+    report = run(cfg, [url])
+    assert _segments(cfg.data_dir, "ep-1") == PLAIN_OLD and report.transcripts_reparsed == 0
+    assert any("the stored transcript was kept" in w and "404" in w for w in report.warnings), report.warnings
+    with Catalog.in_dir(cfg.data_dir) as cat:
+        assert cat.transcript_state(server.url("t/plain.txt"))["parser"] is None
+    server.missing.clear()
+    server.clear_log()
+    report = run(cfg, [url])
+    assert [(r.path, r.conditional) for r in server.log() if r.path.startswith("/t/")] == [("/t/plain.txt", False)]
+    assert _segments(cfg.data_dir, "ep-1") == PLAIN_NOW and report.transcripts_reparsed == 1
+
+
+def test_a_transcript_two_shows_link_is_parsed_again_for_both(tmp_path, server, site):
+    """The catalog keeps a transcript's version by its URL: two shows' episodes that link one transcript are both
+    parsed again in the run that reads it for a new parser (the second show's was asked conditionally after the
+    first's stored the new version, answered 304, and kept the old parse), then both asked conditionally."""
+    (site / "t" / "plain.txt").write_text(PLAIN, encoding="utf-8")
+    plain = 'url="t/plain.txt" type="text/plain"'
+    server.files["/feed.xml"] = feed([item(1).replace('url="t/ep-1.vtt" type="text/vtt"', plain)])
+    server.files["/other.xml"] = feed([item(4).replace('url="t/ep-4.vtt" type="text/vtt"', plain)], title="Other Show")
+    cfg = config(tmp_path, allow_private_hosts=True)
+    urls = [server.url("feed.xml"), server.url("other.xml")]
+    assert run(cfg, urls).new == 2
+    for episode_id in ("ep-1", "ep-4"):
+        _as_an_older_podsearch_left_it(cfg.data_dir, episode_id)
+    server.clear_log()
+    report = run(cfg, urls)
+    assert _segments(cfg.data_dir, "ep-1") == _segments(cfg.data_dir, "ep-4") == PLAIN_NOW
+    assert sorted((r.path, r.status, r.conditional) for r in server.log() if r.path.startswith("/t/")) == [
+        ("/t/plain.txt", 200, False)] * 2
+    assert (report.transcripts_reparsed, report.updated) == (2, 2)
+    server.clear_log()
+    report = run(cfg, urls)
+    assert sorted((r.path, r.status, r.conditional) for r in server.log() if r.path.startswith("/t/")) == [
+        ("/t/plain.txt", 304, True)] * 2
+    assert report.transcripts_reparsed == 0
+
+
+def test_a_local_transcript_parsed_by_an_older_parser_is_read_again_once(tmp_path, runner):
     """A local feed's transcript (a path beside it) is read again for a new parser as one over HTTP is (its
-    modification time did not change), then checked by its modification time again."""
+    modification time did not change), then checked by its modification time again; `podsearch reindex` says how
+    many were read again for a new parser."""
     folder = tmp_path / "show"
     folder.mkdir()
     (folder / "plain.txt").write_text(PLAIN, encoding="utf-8")
@@ -289,6 +340,15 @@ def test_a_local_transcript_parsed_by_an_older_parser_is_read_again_once(tmp_pat
     assert (report.transcripts_reparsed, report.updated, report.transcripts_not_modified) == (1, 1, 0)
     report = run(cfg, [source])
     assert (report.transcripts_reparsed, report.updated, report.transcripts_not_modified) == (0, 0, 1)
+
+    _as_an_older_podsearch_left_it(cfg.data_dir, "ep-1")
+    toml = _toml(tmp_path / "podsearch.toml", [source])
+    out = runner.invoke(main, ["--data", str(cfg.data_dir), "--config", str(toml), "reindex"])
+    assert out.exit_code == 0, out.output
+    assert "transcripts: 1 fetched (1 read again for a new parser), 0 not modified" in out.output
+    assert "note: 1 stored transcript was read again in full and parsed again" in out.output
+    out = runner.invoke(main, ["--data", str(cfg.data_dir), "--config", str(toml), "reindex"])
+    assert "transcripts: 0 fetched, 1 not modified" in out.output and "read again" not in out.output
 
 
 def test_loopback_transcript_refused_by_default(tmp_path, server):

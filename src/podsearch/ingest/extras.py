@@ -84,6 +84,10 @@ class EpisodeExtras:
         self.catalog = catalog
         self.fetcher = fetcher
         self.workers = max(1, workers)
+        # Transcripts this run read again for a new parser: the catalog keeps a version by URL, so another show's
+        # episode that links one of them (planned after the first's was stored) is read again too, not asked
+        # conditionally (a 304 would keep its old parse).
+        self.reparsed: set[str] = set()
 
     def plan(self, episodes: list[Episode]) -> list[Job]:
         """What the episodes of a feed that was read need; each keeps what the catalog holds meanwhile."""
@@ -127,6 +131,8 @@ class EpisodeExtras:
         if state.get("parser") != PARSER_VERSION:
             # parsed by another version: read in full, unconditionally (a 304 would keep the old parse)
             return {"parser": state.get("parser")}
+        if ep.transcript_source in self.reparsed:  # stored by this run for another episode; this one's is older
+            return {"parser": None}
         if not state.get("etag") and not state.get("last_modified"):
             return None  # served without validators: there is no cheap way to ask again
         return state
@@ -144,6 +150,8 @@ class EpisodeExtras:
         try:
             for n, job in enumerate(jobs):
                 extras = workers.result(n, advance)
+                if extras.reparsed and extras.validators:
+                    self.reparsed.add(extras.validators[0])
                 if advance:
                     advance()
                 if not job.ep.language and job.ep.segments:

@@ -468,8 +468,9 @@ class FeedIngest:
     def _report_reparsed(self) -> None:
         if not self.report.transcripts_reparsed:
             return
-        message = (f"{self.report.transcripts_reparsed} stored transcripts were read again in full and parsed again: "
-                   f"they were parsed by an older parser (parser version {PARSER_VERSION} now)")
+        n = self.report.transcripts_reparsed
+        message = (f"{n} stored transcript{' was' if n == 1 else 's were'} read again in full and parsed again: "
+                   f"parsed by another version of the parsers (version {PARSER_VERSION} now)")
         self.report.notes.append(message)
         log.info("%s", message)
 
