@@ -281,7 +281,8 @@ def test_fast_field_indexing_gives_whooshs_own_items(sample_data: Path) -> None:
             values += [(name, fields[name]) for name in fast if fields.get(name)]
     values += [("transcript", f"{MARK}de{MARK}Die Häuser und die Bäume, über das Wetter: und wieder und wieder"),
                ("transcript", f"{MARK}ja{MARK}東京でポッドキャストを聞く。東京 東京"),
-               ("notes", "Don't stop: http/2, docker-sponsored, e-mail e-mail, l'homme, C++ and C#, 3.14 and 3.14")]
+               ("notes", "Don't stop: http/2, docker-sponsored, e-mail e-mail, l'homme, C++ and C#, 3.14 and 3.14"),
+               ("notes", "𝐞𝐞𝐧 𝐚𝐟𝐥𝐞𝐯𝐞𝐫𝐢𝐧𝐠, İstanbul, die Straße nach Ørsted, æble, ½ and x², ÉCOLE")]
     assert len(values) > 100
     for name, value in values:
         field = schema[name]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
 from typing import Any
 
-from whoosh.analysis import CharsetFilter, LowercaseFilter, RegexTokenizer
+from whoosh.analysis import RegexTokenizer
 from whoosh.analysis.analyzers import CompositeAnalyzer
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
 from whoosh.formats import Frequency, Positions
@@ -48,7 +48,8 @@ from whoosh.util import random_name
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
 
-from .analysis import SpokenAnalyzer
+from ...languages import ascii_fold, lower
+from .analysis import AsciiFoldingFilter, SpokenAnalyzer, WordsLowercaseFilter
 
 log = logging.getLogger(__name__)
 
@@ -296,13 +297,14 @@ class _PositionsIndex:
 
 
 def _plain_frequencies(field: Any) -> bool:
-    """A field of frequencies whose analyser is a regular expression's matches lower-cased and mapped by a charset
-    (``analysis.plain_analyzer``: the spelling field)."""
+    """A field of frequencies whose analyser is a regular expression's matches lower-cased and folded as the analysis
+    does (``analysis.plain_analyzer``: the spelling field; until 6 December 2026, Whoosh schema 16, its lower case
+    and folding were Whoosh's own filters)."""
     if type(field.format) is not Frequency or field.format.field_boost != 1.0:
         return False
     items = getattr(field.analyzer, "items", None)
     return (type(field.analyzer) is CompositeAnalyzer and [type(item) for item in items or ()]
-            == [RegexTokenizer, LowercaseFilter, CharsetFilter]
+            == [RegexTokenizer, WordsLowercaseFilter, AsciiFoldingFilter]
             and not items[0].gaps and items[0].expression.groups == 0)
 
 
@@ -313,9 +315,7 @@ class _FrequencyIndex:
     LIMIT = 200_000  # words remembered
 
     def __init__(self, analyzer: Any) -> None:
-        tokenizer, _, charset = analyzer.items
-        self.findall = tokenizer.expression.findall
-        self.charmap = charset.charmap
+        self.findall = analyzer.items[0].expression.findall
         self.terms: dict[str, str] = {}
 
     def __call__(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
@@ -327,7 +327,7 @@ class _FrequencyIndex:
         for word in self.findall(value):
             term = terms.get(word)
             if term is None:
-                term = terms[word] = word.lower().translate(self.charmap)
+                term = terms[word] = ascii_fold(lower(word))
             counts[term] = counts.get(term, 0) + 1
         for term, count in counts.items():
             yield term.encode("utf-8"), count, float(count), pack_uint(count)
