@@ -767,3 +767,48 @@ def test_an_episode_named_by_its_show_run_together_or_its_season_in_words(config
         assert search(lib, q)[0] == "kt-1-7", q
     assert search(lib, "kite talk season 2 episode 10")[0] == "kt-2-10"
     assert search(lib, "marmoset radio 5")[0] == "mr-5"  # (as before)
+
+
+UNTIMED = [{"id": f"len-{n}", "show": "lengths", "title": f"Episode {n}", "description": "Talking about beekeeping.",
+            **({"duration": 3600} if n < 2 else {})} for n in range(5)]
+
+
+def test_a_duration_filter_says_how_many_matches_have_no_length(engine_name: str, request: pytest.FixtureRequest,
+                                                                 tmp_path: Path) -> None:
+    """A duration filter leaves out every episode without a known length (147 of the site corpus's 1,869 have one:
+    ``bitcoin`` at least a minute long was 0 episodes and nothing said why, until 6 December 2026): the answer
+    counts the matches it left out for that (``no_duration``), and is null without a duration filter."""
+    from conftest import imported_library
+
+    with imported_library(UNTIMED, engine_name, request, tmp_path) as lib:
+        long = lib.search(SearchRequest(q="beekeeping", duration_min=30 * 60))
+        assert long.total == 2 and long.no_duration == 3
+        assert long.to_dict()["no_duration"] == 3
+        short = lib.search(SearchRequest(q="beekeeping", duration_max=10 * 60))
+        assert short.total == 0 and short.no_duration == 3  # (the two of an hour are out for their length)
+        assert lib.search(SearchRequest(q="nothing-said", duration_min=60)).no_duration == 0
+        assert lib.search(SearchRequest(q="beekeeping")).no_duration is None
+
+
+def test_a_search_in_a_field_that_finds_nothing_says_what_its_words_find(lib: Library) -> None:
+    """``title:generics`` found nothing on the site corpus (its titles are "Go Time #140") while the word alone
+    finds 324 episodes, and nothing said so (until 6 December 2026): ``without_fields`` counts what the words find
+    in any field, and the page links them."""
+    result = lib.search(SearchRequest(q="title:pollination"))
+    assert result.total == 0
+    anywhere = lib.search(SearchRequest(q="pollination")).total
+    assert anywhere and result.without_fields == anywhere and result.anywhere == "pollination"
+    assert result.to_dict()["without_fields"] == anywhere
+    assert lib.search(SearchRequest(q="pollination")).without_fields is None  # (no field asked)
+    assert lib.search(SearchRequest(q="title:zzyzzyva")).without_fields == 0
+
+
+def test_a_query_in_a_script_no_episode_is_written_in_says_so(lib: Library) -> None:
+    """``東京`` over English episodes found nothing with no note, while emoji said the query holds no word (until
+    6 December 2026)."""
+    for q in ("東京", "Москва"):
+        result = lib.search(SearchRequest(q=q))
+        assert result.total == 0
+        assert any("No episode is in a language written in" in n and "English" in n for n in result.notes), q
+    assert not lib.search(SearchRequest(q="zzyzzyva")).notes  # (a Latin word no episode holds: nothing to say)
+

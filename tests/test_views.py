@@ -440,3 +440,45 @@ def test_every_page_title_ends_with_podsearch(client):
     for path in ("/episodes/" + quote(BEES, safe=""), "/search?q=water", "/shows/field-notes"):
         title = re.search(r"<title>(.*?)</title>", page(client, path)).group(1)
         assert title.endswith(" · podsearch"), (path, title)
+
+
+def test_the_page_and_the_api_say_why_a_search_finds_nothing_or_little(tmp_path):
+    """Over real waitress: a duration filter says how many matches it left out for having no known length, a
+    search in a field that finds nothing how many episodes its words find elsewhere (with a link), and a query in a
+    script no episode is written in says so (until 6 December 2026 all three were 0 or few with nothing said)."""
+    import json
+    import urllib.request
+    from html import unescape
+
+    from conftest import start_server
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+
+    config = load_config({"data": str(tmp_path / "data")}, environ={})
+    lines = [{"id": f"len-{n}", "show": "Lengths", "title": f"Episode {n}", "description": "Talking about beekeeping.",
+              "language": "en", **({"duration": 3600} if n < 2 else {})} for n in range(5)]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    import_jsonl(config, tmp_path / "a.jsonl")
+    server = start_server(tmp_path / "data")
+    try:
+        def get(path: str) -> str:
+            with urllib.request.urlopen(server.url(path), timeout=30) as resp:
+                return resp.read().decode("utf-8")
+
+        api = json.loads(get("/api/v1/search?q=beekeeping&duration_min=30"))
+        assert api["total"] == 2 and api["no_duration"] == 3 and api["without_fields"] is None
+        page = unescape(get("/search?q=beekeeping&duration_min=30"))
+        assert '3 matching episodes were left out: their length is not known.' in page
+        assert json.loads(get("/api/v1/search?q=beekeeping"))["no_duration"] is None
+
+        api = json.loads(get("/api/v1/search?q=title%3Abeekeeping"))
+        assert api["total"] == 0 and api["without_fields"] == 5
+        page = unescape(get("/search?q=title%3Abeekeeping"))
+        assert 'id="without-fields"' in page and "5 episodes have them elsewhere" in page
+        assert '<a href="/search?q=beekeeping">search <bdi>beekeeping</bdi></a>' in page
+
+        page = unescape(get("/search?q=%E6%9D%B1%E4%BA%AC"))  # 東京
+        assert "No episode is in a language written in Han script (東京): the episodes are in English." in page
+    finally:
+        server.stop()

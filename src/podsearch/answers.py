@@ -115,6 +115,9 @@ class SearchResult:
     timed_out: bool = False  # the deadline cut the search short: the best of what was read; total a lower bound
     total_exact: bool = True  # False: the total is a lower bound ("total_relation": "gte")
     notes: list[str] = field(default_factory=list)  # how the query was bounded (expansions cut), for the person
+    no_duration: int | None = None  # with a duration filter: the matching episodes left out for having no length
+    without_fields: int | None = None  # a search in fields that found nothing: the episodes its words find anywhere
+    anywhere: str = ""  # with ``without_fields``: the query without its fields (the page links it)
 
     @property
     def pages(self) -> int:
@@ -135,6 +138,7 @@ class SearchResult:
                 "all_words": self.all_words,
                 "suggestion": self.suggestion or None, "corrected": self.corrected or None,
                 "timed_out": self.timed_out, "notes": list(self.notes),
+                "no_duration": self.no_duration, "without_fields": self.without_fields,
                 "hits": [h.to_dict() for h in self.hits], "facets": self.facets}
 
 
@@ -290,8 +294,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
                         relaxed=found.relaxed, all_words=found.all_words,
                         corrected=found.corrected, took_ms=took_ms,
                         timed_out=found.timed_out or cut or not all(c.complete for c in counts.values()),
-                        notes=list(found.notes),
-                        total_exact=found.total_exact)
+                        notes=list(found.notes), no_duration=found.no_duration,
+                        without_fields=found.without_fields, total_exact=found.total_exact)
 
 
 def _in_time(deadline: float | None) -> bool:

@@ -100,6 +100,27 @@ def name(code: str) -> str:
     return NAMES.get(primary(code), code)
 
 
+# The script each analysis profile's language is written in (``profile``): "plain" (any other language) and
+# Serbian (Cyrillic or Latin) may be written in any, so they are not here.
+_NOT_LATIN = {"ru": "Cyrillic", "el": "Greek", "ar": "Arabic", "fa": "Arabic", "hi": "Devanagari", "ne": "Devanagari",
+              "ta": "Tamil", "hy": "Armenian", "yi": "Hebrew"}
+PROFILE_SCRIPTS = {"en": "Latin", **{code: _NOT_LATIN.get(code, "Latin") for code in SNOWBALL
+                                     if code not in {"sr", "nb", "nn"}}}
+_SCRIPT_NAMES = {"CJK": "Han", "HIRAGANA": "Hiragana", "KATAKANA": "Katakana", "HANGUL": "Hangul"}
+
+
+def scripts_of(text: str) -> set[str]:
+    """The scripts of the letters of ``text`` by their Unicode names ("Latin", "Cyrillic", "Han", "Hiragana"...);
+    digits, marks and symbols are in none."""
+    found = set()
+    for ch in text:
+        if ch.isalpha():
+            first = unicodedata.name(ch, "").split(" ")[0]
+            if first:
+                found.add(_SCRIPT_NAMES.get(first, first.title()))
+    return found
+
+
 # -- detection ------------------------------------------------------------------------------------------
 _identifier: Any = None
 _identifier_lock = threading.Lock()

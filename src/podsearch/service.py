@@ -15,11 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import languages
 from .answers import SearchResult, SimilarItem, SimilarResult, person_label, search_answer
 from .catalog import Catalog
 from .engines import Engine, open_engine
 from .engines.base import EngineHit, EngineQuery, EngineResult, listing_key
-from .engines.querytext import any_word_first, filter_names, has_syntax, phrases_as_words, plain_words
+from .engines.querytext import any_word_first, fields_dropped, filter_names, has_syntax, phrases_as_words, plain_words
 from .engines.spelling import keeping, words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
 from .errors import DataUnreadable, EngineUnavailable, IndexMissing, NotFound, PodsearchError, QueryError, TimedOut
@@ -158,6 +159,8 @@ class Library:
         query, found = self._found(req, deadline)
         result = search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
                                took_ms=0.0, segment_counts=self.engine.segment_counts, deadline=deadline)
+        if found.without_fields is not None:
+            result.anywhere = fields_dropped(found.corrected or query.text)
         # the whole search, the page's snippets and moments too (until 5 December 2026 the engine's part only: a
         # page of 100 hits of ten fuzzy words said 136 ms and took 0.9 s)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
@@ -192,6 +195,8 @@ class Library:
                 found = self._unquoted(query, found)
             if not found.total and not found.timed_out:
                 found.notes = [*self._too_common(query), *found.notes]
+                found.without_fields = self._without_fields(query, found)
+            found.no_duration = self._no_duration(query, found)
             found.notes = [*filter_names(query.text), *found.notes]
         except QueryError:
             self.load.add("refused")
@@ -242,6 +247,33 @@ class Library:
                 return better
         return found
 
+    def _counted(self, query: EngineQuery) -> int | None:
+        """How many episodes ``query`` finds, as the engine counts them for a page of one hit (no facets, no
+        suggestion); None when the deadline passed first."""
+        counted = self.engine.search(replace(query, page=1, per_page=1, facets=False, suggest=False))
+        return None if counted.timed_out else counted.total
+
+    def _no_duration(self, query: EngineQuery, found: EngineResult) -> int | None:
+        """With a duration filter: how many episodes the words (as searched) find that have no known length, which
+        the filter leaves out (only some feeds say an episode's length: 147 of the site corpus's 1,869 episodes;
+        ``bitcoin`` at least a minute long found 0 and did not say why, until 6 December 2026). One count;
+        None without a duration filter or past the deadline."""
+        f = query.filters
+        if (f.duration_min is None and f.duration_max is None) or found.timed_out:
+            return None
+        unknown = replace(f, duration_min=None, duration_max=None, no_duration=True)
+        return self._counted(replace(query, text=found.corrected or query.text, filters=unknown))
+
+    def _without_fields(self, query: EngineQuery, found: EngineResult) -> int | None:
+        """For a search in fields that found nothing (``title:generics``: the site's Changelog titles are "Go Time
+        #140"): how many episodes its words find in any field. One count; None for a query that names no field
+        of words, or past the deadline."""
+        text = found.corrected or query.text
+        words = fields_dropped(text)
+        if words == text or not plain_words(words).strip():
+            return None
+        return self._counted(replace(query, text=words))
+
     def _too_common(self, query: EngineQuery) -> list[str]:
         """A note for a query that found nothing because each of its words is a stop word of a language it was read
         in (the asked one, else each of the index's: the index leaves them out, ``to be or not to be``, ``die der
@@ -249,11 +281,25 @@ class Library:
         words = list(dict.fromkeys(w.lower() for w in words_of(plain_words(query.text))))
         if not words and plain_words(query.text).strip():  # ("🚀", "→": 0 episodes, and nothing said why)
             return ["The query holds no word: symbols and emoji are not searched. Type the words you remember."]
-        if not words or all(any(self.engine.analyzer(p).texts(w) for w in words)
-                            for p in self.engine.read_as(query.filters.language)):
+        if not words:
             return []
+        if all(any(self.engine.analyzer(p).texts(w) for w in words) for p in self.engine.read_as(query.filters.language)):
+            return self._unwritten(words)
         return [f"Each word of the query is too common to be searched ({', '.join(words[:8])}): the index leaves "
                 "such words out. Add a word that says what the episode is about."]
+
+    def _unwritten(self, words: list[str]) -> list[str]:
+        """A note for a query that found nothing whose words are all of a script no language of the index is
+        written in (``東京`` over English episodes: until 6 December 2026 nothing said why, while emoji did); []
+        for any other, and when an index's language could be written in it (a language analysed as ``plain``
+        may be written in any script)."""
+        scripts = languages.scripts_of(" ".join(words))
+        held = self.engine.read_as("")
+        if not scripts or any(languages.PROFILE_SCRIPTS.get(p) in {None, *scripts} for p in held):
+            return []
+        names = sorted({languages.name(p) for p in held})
+        return [f"No episode is in a language written in {' or '.join(sorted(scripts))} script ({', '.join(words[:4])}):"
+                f" the episodes are in {', '.join(names)}. Search in the episodes' language."]
 
     def _ranked(self, query: EngineQuery) -> EngineResult:
         """The engine's answer; ranked by relevance, its top episodes reordered by their best passages and the

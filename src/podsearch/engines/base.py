@@ -64,10 +64,13 @@ class Filters:
     duration_max: int | None = None
     language: str = ""  # primary language subtag
     ids: tuple[str, ...] = ()  # only these episodes (the library asks whether episodes a query names pass the rest)
+    no_duration: bool = False  # only episodes without a known length (the library counts what a duration filter
+    # left out)
 
     def __bool__(self) -> bool:
         return bool(self.shows or self.person or self.published_from or self.published_to
-                    or self.duration_min is not None or self.duration_max is not None or self.language or self.ids)
+                    or self.duration_min is not None or self.duration_max is not None or self.language or self.ids
+                    or self.no_duration)
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ class EngineResult:
     timed_out: bool = False  # the deadline passed: the hits are the best of the documents read; total a lower bound
     total_exact: bool = True  # False: ``total`` is a lower bound (an engine that stops counting, or a timeout)
     notes: list[str] = field(default_factory=list)  # what the engine did to bound the query (for the person)
+    no_duration: int | None = None  # with a duration filter: the matching episodes left out for having no length
+    without_fields: int | None = None  # a search in fields that found nothing: the episodes its words find anywhere
 
 
 @dataclass(frozen=True)

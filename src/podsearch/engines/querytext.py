@@ -485,6 +485,17 @@ def words_apart(text: str, apart: tuple[tuple[str, str], ...]) -> str:
     return _outside_quotes_and_ranges(text, change)
 
 
+# the fields a search can be asked in (``published:`` is a date, no words to search elsewhere)
+_WORD_FIELD = re.compile(rf"(?<![\w\\:])([+-]*)(?:{'|'.join(n for n in QUERY_FIELD_NAMES if n != 'published')}):(?=\S|$)",
+                         re.IGNORECASE)
+
+
+def fields_dropped(text: str) -> str:
+    """The query with its words' fields left out (``title:generics`` -> ``generics``, ``-notes:ad`` -> ``-ad``),
+    outside quotes and ranges; ``text`` itself when it names no field of words."""
+    return _outside_quotes_and_ranges(text, lambda part: _WORD_FIELD.sub(r"\1", part))
+
+
 # Names people put before a colon meaning a filter the search box does not read as a field (the index's facets and
 # the API's filters): searched as words, as any other unknown name is, with a note saying where the filter is.
 _FILTER_NAMES = ("year", "date", "duration", "length", "language", "lang", "id", "episode")

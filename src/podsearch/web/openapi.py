@@ -80,6 +80,12 @@ SCHEMAS: dict[str, Any] = {
                          timed_out={"type": "boolean", "description": "The search's deadline passed: the hits are the "
                                     "best of the episodes read, the total a lower bound."},
                          notes=_array(STR),
+                         no_duration={"type": ["integer", "null"], "description": "With duration_min or duration_max: "
+                                      "how many episodes the words find that have no known length, which the "
+                                      "filter leaves out; null without a duration filter."},
+                         without_fields={"type": ["integer", "null"], "description": "When a search in fields "
+                                         "(title:generics) found nothing: how many episodes its words find in any "
+                                         "field; null otherwise."},
                          facets=_ref("schemas", "Facets")),
     "Suggestions": _obj(["query", "suggestions"], query=STR, suggestions=_array(_obj(["kind", "text"], kind={
         "type": "string", "enum": ["show", "episode", "person", "term"]}, text=STR, id=STR))),

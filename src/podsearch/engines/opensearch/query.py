@@ -315,6 +315,8 @@ def filter_clauses(f: Filters) -> list[dict[str, Any]]:
         if f.duration_max is not None:
             bounds["lte"] = f.duration_max
         clauses.append({"range": {"duration": bounds}})
+    if f.no_duration:
+        clauses.append({"bool": {"must_not": [{"exists": {"field": "duration"}}]}})
     if f.language:
         clauses.append({"term": {"language": f.language}})
     if f.ids:

@@ -25,7 +25,7 @@ from whoosh import collectors
 from whoosh import index as windex
 from whoosh.filedb.filestore import FileStorage
 from whoosh.idsets import BitSet
-from whoosh.query import And, AndMaybe, ConstantScoreQuery, DateRange, Every, MultiTerm, NullQuery, NumericRange, Or, Term
+from whoosh.query import And, AndMaybe, ConstantScoreQuery, DateRange, Every, MultiTerm, Not, NullQuery, NumericRange, Or, Term
 from whoosh.searching import Searcher
 from whoosh.writing import LockError
 
@@ -602,6 +602,8 @@ def _filter(f: Filters) -> Any:
         parts.append(DateRange("published", f.published_from, f.published_to))
     if f.duration_min is not None or f.duration_max is not None:
         parts.append(NumericRange("duration", f.duration_min, f.duration_max))
+    if f.no_duration:
+        parts.append(Not(Every("duration")))
     if f.language:
         parts.append(Term("language", f.language))
     if f.ids:
