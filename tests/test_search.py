@@ -812,3 +812,10 @@ def test_a_query_in_a_script_no_episode_is_written_in_says_so(lib: Library) -> N
         assert any("No episode is in a language written in" in n and "English" in n for n in result.notes), q
     assert not lib.search(SearchRequest(q="zzyzzyva")).notes  # (a Latin word no episode holds: nothing to say)
 
+
+def test_a_person_searched_alone_is_marked_in_the_snippet(lib: Library) -> None:
+    """``guest:"Mat Ryer"`` showed the notes' first words, or nothing, with no moment and no mark (until 6 December
+    2026): a hit found by a person's name shows the episode's persons, the name marked."""
+    hit = lib.search(SearchRequest(q='person:"Kwame Boateng"')).hits[0]
+    assert hit.id == WAGGLE
+    assert "<mark>Kwame</mark> <mark>Boateng</mark>" in hit.snippet and hit.snippet.startswith("With ")

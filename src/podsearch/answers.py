@@ -321,6 +321,9 @@ def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: 
         snippet = highlight(notes, terms["notes"], ana)
     if not snippet and moments:
         snippet = moments[0].text
+    if not snippet and terms.get("persons"):  # (a person searched, nothing else said: ``guest:"Mat Ryer"`` showed
+        snippet = _persons_snippet(ep, notes, terms["persons"], ana)  # the notes' first words, or nothing, until
+        # 6 December 2026: the episode's persons with the name marked, else the notes where they name the person)
     if not snippet:  # (nothing matched in the notes, no moment, or no terms given: the notes' first words)
         segments = ep.segments
         snippet = html.escape(shorten(notes or (segments[0].text if segments else ""), SNIPPET_CHARS))
@@ -330,6 +333,15 @@ def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: 
                url=ep.link, audio_url=ep.audio_url, duration=ep.duration, score=round(float(score), 4),
                snippet=snippet, title_html=highlight(ep.title, terms.get("title", set()), ana, whole=True),
                moments=moments, language=lang)
+
+
+def _persons_snippet(ep: Episode, notes: str, terms: set[str], ana: TextAnalyzer) -> str:
+    """The snippet of a hit found by a person's name: "With " and the episode's persons, the name marked, else
+    the notes where they hold it, marked; "" when neither holds it (a speaker of the transcript only)."""
+    names = [highlight(p.name, terms, ana, whole=True) for p in ep.persons]
+    if any("<mark>" in n for n in names):
+        return "With " + ", ".join(names)
+    return highlight(notes, terms, ana) if notes else ""
 
 
 def person_label(key: str, names: dict[str, str]) -> str:
