@@ -113,8 +113,9 @@ class FoldedPatterns(Plugin):
     with (or match) the letters typed, each searched as its stem, as on OpenSearch (``expand.expand``). Until 6
     December 2026 the field's analysis stemmed the letters, then matched the stems beginning with them: the Portuguese
     stemmer reads ``conteu`` as ``cont``, so ``conteu*`` found 47 feeds' episodes (contar, contra, contigo), 7 on
-    OpenSearch, and ``kub?rnetes`` was ``kub?rnet``. A pattern with a joining sign (``ci/c*``, ``open-sour*``) is read
-    as before, the whole word's stems (the word list holds its parts alone)."""
+    OpenSearch, and ``kub?rnetes`` was ``kub?rnet``. A pattern with a joining sign (``ci/c*``, ``open-sour*``) comes
+    here as its parts (``querytext.lenient``: ``(open AND sour*)``); one left whole (``open-*``) is read over the
+    whole word's stems, as before (the word list holds parts alone)."""
 
     def __init__(self, key: str = "en") -> None:
         self.key = key
