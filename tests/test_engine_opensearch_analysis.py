@@ -39,6 +39,8 @@ SAMPLES = [
     # letters styled as mathematical letters are the letters they style, before the stop list (sp_styled, schema 12)
     ("nl", "𝐞𝐞𝐧 𝐧𝐢𝐞𝐮𝐰𝐞 𝐚𝐟𝐥𝐞𝐯𝐞𝐫𝐢𝐧𝐠, 𝐊𝐞𝐫𝐬𝐭 met 𝘬𝘰𝘧𝘧𝘪𝘦 over ℎ𝑢𝑖𝑧𝑒𝑛 ℝ𝕆𝕊𝔼 𝟐𝟎𝟐𝟒 en 𝖆𝖑𝖑𝖊𝖘"),
     ("en", "𝐓𝐡𝐞 𝐁𝐢𝐭𝐜𝐨𝐢𝐧 𝐬𝐡𝐨𝐰 𝘪𝘴 𝙗𝙖𝙘𝙠"),
+    # digits written small or circled are the digits (sp_styled, schema 14)
+    ("en", "The I²C bus, H₂O, O(n²), x³ and ① ② ⁴ ₉"),
     ("el", "ελληνικά άνθρωπος"),
     # half-width katakana: a voicing mark composed with its kana (ｶﾞ is ガ), else a character of its own (ｱﾞ, 代ﾞ),
     # or, after no letter, nothing; the katakana middle dot breaks words
