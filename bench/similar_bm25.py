@@ -52,10 +52,7 @@ def main() -> None:
         s, text = shipped_scores(model, labels)
         grid[name] = hide(labels, s, text, model.params.duplicate_threshold)
         print(json.dumps({name: labels.in_sample({0: grid[name]})["0"]}), flush=True)
-    for folds in (5, 2):
-        runs = labels.cross_validate(grid, folds, args.seeds)
-        print(json.dumps({"folds": folds, "cv": [r["cross_validated"] for r in runs],
-                          "picked": [r["picked"] for r in runs]}), flush=True)
+    labels.print_cross_validated(grid, args.seeds)
 
 
 if __name__ == "__main__":

@@ -144,10 +144,7 @@ def main() -> None:
                         family[b] = grid[(k, symmetric, alpha, form, b)] = hide(labels, blended, text, threshold)
                     print(json.dumps({"k": k, "sym": symmetric, "alpha": alpha, "form": form,
                                       "in_sample": labels.in_sample(family)}), flush=True)
-    for folds in (5, 2):
-        runs = labels.cross_validate(grid, folds, args.seeds)
-        print(json.dumps({"folds": folds, "cv": [r["cross_validated"] for r in runs],
-                          "picked": [[list(p) for p in r["picked"]] for r in runs]}), flush=True)
+    labels.print_cross_validated(grid, args.seeds)
 
 
 if __name__ == "__main__":

@@ -117,10 +117,7 @@ def main() -> None:
                 family[g] = grid[(m, floor, scope, form, g)] = hide(labels, lifted, text, threshold)
             print(json.dumps({"m": m, "floor": floor, "scope": scope, "form": form,
                               "in_sample": labels.in_sample(family)}), flush=True)
-    for folds in (5, 2):
-        runs = labels.cross_validate(grid, folds, args.seeds)
-        print(json.dumps({"folds": folds, "cv": [r["cross_validated"] for r in runs],
-                          "picked": [[list(p) for p in r["picked"]] for r in runs]}), flush=True)
+    labels.print_cross_validated(grid, args.seeds)
 
 
 def joint(args: argparse.Namespace, model: Any, labels: DevLabels, s: np.ndarray, text: np.ndarray,
@@ -149,10 +146,7 @@ def joint(args: argparse.Namespace, model: Any, labels: DevLabels, s: np.ndarray
             grid[(k, b, m, g)] = hide(labels, mixed, text, threshold)
     for point, figures in labels.in_sample(grid).items():
         print(json.dumps({"point": point, **figures}), flush=True)
-    for folds in (5, 2):
-        runs = labels.cross_validate(grid, folds, args.seeds)
-        print(json.dumps({"folds": folds, "cv": [r["cross_validated"] for r in runs],
-                          "picked": [[list(p) for p in r["picked"]] for r in runs]}), flush=True)
+    labels.print_cross_validated(grid, args.seeds)
 
 
 if __name__ == "__main__":
