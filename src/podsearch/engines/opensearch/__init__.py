@@ -151,7 +151,8 @@ def document_body(doc: Any) -> dict[str, Any]:
     }
     if doc.language:
         body["language"] = doc.language
-    table = segment_table(_twin(key), doc.segments)
+    table = segment_table(python_analyzer(key), doc.segments)  # (the profile's twin, kept: its caches of words
+    # serve every episode)
     if table is not None:
         body[SEGMENT_TERMS] = table
     if doc.published is not None:
@@ -159,19 +160,6 @@ def document_body(doc: Any) -> dict[str, Any]:
     if doc.duration is not None:
         body["duration"] = int(doc.duration)
     return body
-
-
-_twins: dict[str, Any] = {}
-
-
-def _twin(key: str) -> Any:
-    """The Python twin of the profile ``key``'s analysis that the documents' segment tables are made with: one a
-    profile, its caches of words kept from one episode to the next (a twin made anew for each episode took 7-25%
-    longer)."""
-    found = _twins.get(key)
-    if found is None:
-        found = _twins[key] = python_analyzer(key)
-    return found
 
 
 class OpenSearchEngine:
