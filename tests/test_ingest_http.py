@@ -296,6 +296,35 @@ def test_a_transcript_not_read_again_keeps_its_old_parse_and_version_until_it_is
     assert _segments(cfg.data_dir, "ep-1") == PLAIN_NOW and report.transcripts_reparsed == 1
 
 
+def test_a_transcript_the_parsers_refuse_keeps_its_segments_and_is_not_read_again_until_it_changes(tmp_path, server,
+                                                                                                   site):
+    """A stored transcript read again (for a new parser, or edited at its source) that the parsers refuse keeps its
+    segments, is said once, and is then asked for conditionally (304): until 6 December 2026 its old validators and
+    version stayed, so every run read it in full and refused it again, with the same warning."""
+    server.files["/feed.xml"] = feed([item(1), item(2)])
+    cfg = config(tmp_path, allow_private_hosts=True)
+    url = server.url("feed.xml")
+    assert run(cfg, [url]).new == 2
+    kept = _segments(cfg.data_dir, "ep-2")
+    (site / "t" / "ep-2.vtt").write_bytes(b"%PDF-1.4 not a transcript")  # edited into something else
+    for reparse in (False, True):
+        if reparse:  # the same bytes, stored by an older parser: read in full once for the new one
+            from podsearch.ingest.transcripts import PARSER_VERSION
+            with Catalog.in_dir(cfg.data_dir) as cat:
+                cat.db.execute("UPDATE transcripts SET parser = ? WHERE url = ?",
+                               (PARSER_VERSION - 1, server.url("t/ep-2.vtt")))
+        server.clear_log()
+        report = run(cfg, [url])
+        assert [(r.path, r.status) for r in server.log() if r.path == "/t/ep-2.vtt"] == [("/t/ep-2.vtt", 200)]
+        assert any("the stored transcript was kept" in w and "not a transcript" in w for w in report.warnings)
+        assert _segments(cfg.data_dir, "ep-2") == kept and not report.failed
+        server.clear_log()
+        report = run(cfg, [url])
+        assert sorted((r.path, r.status, r.conditional) for r in server.log() if r.path.startswith("/t/")) == [
+            ("/t/ep-1.vtt", 304, True), ("/t/ep-2.vtt", 304, True)]
+        assert not report.warnings and _segments(cfg.data_dir, "ep-2") == kept
+
+
 def test_a_transcript_two_shows_link_is_parsed_again_for_both(tmp_path, server, site):
     """The catalog keeps a transcript's version by its URL: two shows' episodes that link one transcript are both
     parsed again in the run that reads it for a new parser (the second show's was asked conditionally after the

@@ -10,7 +10,9 @@ A transcript parsed by another version of the parsers (``transcripts.PARSER_VERS
 none: before catalog schema 8) is read again in full, without its validators, and parsed again, once: a parser
 fix reaches the transcripts already stored (until 6 December 2026 only those that changed at their source). It is
 fetched as any other (the same fetcher, its per-host limits and the run's deadline, the same workers); one not
-reached keeps its stored segments and its old version, and is read next run.
+reached keeps its stored segments and its old version, and is read next run. One read but refused by the parsers
+(edited into something that is not a transcript, or refused by a new parser) keeps its stored segments, is said
+once, and is asked for again conditionally: read again when it changes or for another parser version.
 """
 
 from __future__ import annotations
@@ -241,15 +243,22 @@ class EpisodeExtras:
             return
         try:
             result = self._read(link.url, link.local, validators)
-            if result.not_modified:
-                extras.transcript = "not_modified"
-                return
-            segments = self._parse(link, result)
-        except (FetchError, TranscriptError) as exc:
+        except FetchError as exc:
             if not self._not_reached(extras, exc):
                 extras.warnings.append(f"the stored transcript was kept: reading it again failed: {exc}")
             return
+        if result.not_modified:
+            extras.transcript = "not_modified"
+            return
+        # What was read is this version's answer to these bytes, even a refusal: the next run asks conditionally
+        # and reads the file again when it changes (or for another parser). Until 6 December 2026 a file the
+        # parsers refused kept its old validators or version, and was read in full and refused again every run.
         extras.validators = (link.url, result.etag, result.last_modified, PARSER_VERSION)
+        try:
+            segments = self._parse(link, result)
+        except TranscriptError as exc:
+            extras.warnings.append(f"the stored transcript was kept: reading it again failed: {exc}")
+            return
         if segments is None:
             extras.warnings.append(f"the stored transcript was kept: {link.url} is now empty")
             return
