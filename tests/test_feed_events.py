@@ -107,6 +107,9 @@ def test_a_feed_listed_at_a_new_address_is_the_same_show(tmp_path: Path, server:
         library.close()
     assert last["moves"] == report.moves and last["notes"] == report.notes[:20] and last["counts"]["gone"] == 0
     assert last["counts"]["feeds"] == 1 and last["counts"]["updated"] + last["counts"]["unchanged"] == 3
+    # every count the run reported (the transcripts not modified and read again for a new parser were left out)
+    counts = {k: v for k, v in report.to_dict().items() if isinstance(v, int) and not isinstance(v, bool)}
+    assert last["counts"] == counts and {"transcripts_not_modified", "transcripts_reparsed"} <= counts.keys()
     assert sorted(index_docs(tmp_path / "data")) == ["heron-1", "heron-2", "heron-3"]  # never two copies
     server.clear_log()
     ok(reindex(config(tmp_path, [new])))

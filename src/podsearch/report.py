@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -46,6 +46,11 @@ class Report:
     @property
     def exit_code(self) -> int:
         return 1 if self.failed else 0
+
+    @classmethod
+    def counts(cls, saved: dict[str, Any]) -> dict[str, int]:
+        """Every count of a run (the int fields, in their order) from its ``to_dict``; 0 for one it did not write."""
+        return {f.name: saved.get(f.name, 0) for f in fields(cls) if f.type in (int, "int")}
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "failed": self.failed}

@@ -30,6 +30,7 @@ from .languages import detect_language, fold, primary
 from .languages import words as words_of
 from .load import LoadCounters, read_load
 from .names import Names
+from .report import Report
 from .requests import MAX_K, MAX_PREFIX_CHARS, MAX_TEXT_CHARS, SearchRequest
 from .similar import Neighbour, SimilarModel
 from .similar.persist import health as model_health
@@ -651,10 +652,10 @@ class Library:
                                       for h in last.get("unreachable_hosts", [])],
                 "feeds_dropped": last.get("feeds_dropped", []),
                 # what the run did and said (reindex --json has it all; until 5 December 2026 stats said none of
-                # it: a feed that moved, a show recognised, webhooks that failed showed as "failed": false alone)
-                "counts": {k: last.get(k, 0) for k in ("feeds", "feeds_unchanged", "feeds_failed", "new", "updated",
-                                                       "unchanged", "gone", "transcripts_fetched",
-                                                       "transcripts_failed")},
+                # it: a feed that moved, a show recognised, webhooks that failed showed as "failed": false alone);
+                # every count of the report (until 6 December 2026 a list that left out the transcripts not
+                # modified, empty, and read again for a new parser)
+                "counts": Report.counts(last),
                 "moves": last.get("moves", [])[:20],
                 "notes": last.get("notes", [])[:20],
                 "warnings": last.get("warnings", [])[:20],
