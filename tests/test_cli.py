@@ -87,6 +87,28 @@ def test_search_prints_the_answers_notes(runner, sample_data: Path):
     assert result.output.splitlines()[0] == "0 episodes" and "note: " in result.output and "too common" in result.output
 
 
+def test_search_prints_what_a_filter_or_a_field_left_out(runner, sample_data: Path, tmp_path: Path):
+    """The page says how many matches a duration filter left out for having no length, and how many episodes a
+    search in fields that found nothing finds anywhere; the command said it only with --json (until 6 December
+    2026)."""
+    printed = runner.invoke(main, ["--data", str(sample_data), "search", "title:pollination"]).output
+    anywhere = json.loads(runner.invoke(main, ["--data", str(sample_data), "search", "pollination", "--json"]).output)
+    assert printed.splitlines()[0] == "0 episodes" and anywhere["total"]
+    assert (f"note: no episode has these words where the query asks for them; {anywhere['total']} episodes have them "
+            "elsewhere: podsearch search pollination") in printed
+    lines = tmp_path / "untimed.jsonl"
+    lines.write_text("".join(json.dumps({"id": f"len-{n}", "show": "lengths", "title": f"Episode {n}",
+                                         "description": "Talking about beekeeping.", **({"duration": 3600} if n else {})})
+                             + "\n" for n in range(3)))
+    data = str(tmp_path / "untimed")
+    assert runner.invoke(main, ["--data", data, "-q", "import", str(lines)]).exit_code == 0
+    printed = runner.invoke(main, ["--data", data, "search", "beekeeping", "--duration-min", "30"]).output
+    assert printed.splitlines()[0] == "2 episodes", printed
+    assert ("note: 1 matching episode was left out: its length is not known (search without --duration-min/"
+            "--duration-max)") in printed
+    assert "note:" not in runner.invoke(main, ["--data", data, "search", "beekeeping"]).output
+
+
 @pytest.mark.parametrize("args, said", [(["--per-page", "500"], "--per-page must be between 1 and 100"),
                                         (["--from", "yesterday"], "--from must be a date like"),
                                         (["--language", "xx!!"], "--language must be a language code")])

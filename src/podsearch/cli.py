@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import signal
 import sqlite3
 import sys
@@ -478,6 +479,15 @@ def search(obj: Context, query: str, as_json: bool, **options: Any) -> None:
                + (f" for {result.corrected!r}, not {query!r} (--no-correct: as typed)" if result.corrected else ""))
     for note in result.notes:  # (what the page says: a query of stop words only, a pattern cut short)
         click.echo(f"note: {note}")
+    # What the page says of an answer that left matches out (until 6 December 2026 only --json said it)
+    if result.no_duration:
+        n = result.no_duration
+        click.echo(f"note: {n:,} matching episode{' was' if n == 1 else 's were'} left out: "
+                   f"{'its' if n == 1 else 'their'} length is not known (search without --duration-min/--duration-max)")
+    if result.without_fields:
+        n = result.without_fields
+        click.echo(f"note: no episode has these words where the query asks for them; {n:,} episode"
+                   f"{' has' if n == 1 else 's have'} them elsewhere: podsearch search {shlex.quote(result.anywhere)}")
     if result.past_end:
         click.echo(f"page {result.page} is past the last page ({result.pages})")
     for n, hit in enumerate(result.hits, (result.page - 1) * result.per_page + 1):
