@@ -41,10 +41,10 @@ def _before() -> Any:
     return ModelParams(walk_weight=0.0, window_weight=0.0)
 
 
-def fitted(args: argparse.Namespace) -> Any:
+def fitted(args: argparse.Namespace, params: Any = None) -> Any:
     """The model as the eighteenth round shipped it (:func:`_before`: the last stage that the nineteenth round added
-    after these benches, off), fitted on the data folder's catalog as ``eval similar`` fits it; pickled to ``--cache``
-    when given, so that a second run scores only (delete the file after changing the code)."""
+    after these benches, off; or ``params``), fitted on the data folder's catalog as ``eval similar`` fits it; pickled
+    to ``--cache`` when given, so that a second run scores only (delete the file after changing the code)."""
     if args.cache and args.cache.exists():
         with args.cache.open("rb") as f:
             return pickle.load(f)
@@ -53,7 +53,7 @@ def fitted(args: argparse.Namespace) -> Any:
 
     with Catalog.in_dir(args.data) as catalog:
         fields = episode_texts(catalog)
-    model = SimilarModel.fit_fields(fields, _before())
+    model = SimilarModel.fit_fields(fields, _before() if params is None else params)
     if args.cache:
         with args.cache.open("wb") as f:
             pickle.dump(model, f)
@@ -97,6 +97,24 @@ def walk(p: np.ndarray, rows: np.ndarray, alpha: float, steps: int) -> np.ndarra
     return np.divide(r, top, out=np.zeros_like(r), where=top > 0)
 
 
+def dev_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The options the benches on the served model share: the data folder, the dev labels, the cache, the cuts."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--pairs", type=Path, required=True)
+    ap.add_argument("--tags", type=Path, required=True)
+    ap.add_argument("--cache", type=Path)
+    ap.add_argument("--seeds", type=int, default=3)
+    return ap
+
+
+def dev_setup(args: argparse.Namespace, params: Any = None) -> tuple[Any, DevLabels, np.ndarray, np.ndarray]:
+    """The model (:func:`fitted`), the dev labels on it and their rows' served and text scores."""
+    model = fitted(args, params)
+    labels = DevLabels(model, args.pairs, args.tags)
+    return (model, labels, *shipped_scores(model, labels))
+
+
 def misses(model: Any, labels: DevLabels, ranked: np.ndarray) -> list[dict[str, Any]]:
     """Every dev pair whose target is not in the source's top 10: the target's rank, both titles and shows."""
     out = []
@@ -112,17 +130,10 @@ def misses(model: Any, labels: DevLabels, ranked: np.ndarray) -> list[dict[str, 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--pairs", type=Path, required=True)
-    ap.add_argument("--tags", type=Path, required=True)
-    ap.add_argument("--cache", type=Path)
+    ap = dev_arguments(__doc__)
     ap.add_argument("--misses", action="store_true", help="list the missed pairs and stop")
-    ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    model = fitted(args)
-    labels = DevLabels(model, args.pairs, args.tags)
-    s, text = shipped_scores(model, labels)
+    model, labels, s, text = dev_setup(args)
     threshold = model.params.duplicate_threshold
     base = hide(labels, s, text, threshold)
     print(json.dumps({"shipped": labels.in_sample({0: base})["0"]}), flush=True)

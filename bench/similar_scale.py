@@ -11,7 +11,7 @@ subprocess, so its peak RSS is its own. ``top10_agreement_with_exact``: over 200
 of the exact top 10 (every pair scored) that the precomputed neighbours hold.
 
     python bench/similar_scale.py --catalog /tmp/site-data/catalog.sqlite --sizes real,20000,100000 \\
-        --out bench/results/similar_scale.json
+        --out bench/results/similar_scale.json [--params '{"reciprocal_weight": 0.2}']
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def synthetic(fields, n: int, sentences: int, seed: int = 0):
     return out
 
 
-def one(size: str, catalog_path: str, sentences: int) -> dict:
+def one(size: str, catalog_path: str, sentences: int, params: str = "{}") -> dict:
     from podsearch.catalog import Catalog
     from podsearch.similar import CANDIDATES, EXACT_LIMIT, PRUNE_TERMS, ModelParams, SimilarModel, episode_texts
 
@@ -91,7 +91,7 @@ def one(size: str, catalog_path: str, sentences: int) -> dict:
     base_rss = rss_mib()
     marks: dict[str, float] = {}
     t0 = time.perf_counter()
-    model = SimilarModel.fit_fields(fields, ModelParams(),
+    model = SimilarModel.fit_fields(fields, ModelParams(**json.loads(params)),
                                     progress=lambda name: marks.setdefault(name, time.perf_counter() - t0))
     total = time.perf_counter() - t0
     agreement = exact_agreement(model)
@@ -106,7 +106,7 @@ def one(size: str, catalog_path: str, sentences: int) -> dict:
         "synthetic_sentences_per_episode": None if size == "real" else sentences,
         "neighbours_method": "exact (every pair, blockwise)" if len(fields[0]) <= EXACT_LIMIT else
         f"pruned: candidates from the {PRUNE_TERMS} strongest terms, {CANDIDATES} per episode rescored in full",
-        "top10_agreement_with_exact": agreement,
+        "top10_agreement_with_exact": agreement, "params": json.loads(params),
     }
 
 
@@ -131,17 +131,18 @@ def main() -> None:
     ap.add_argument("--sizes", default="real,20000,100000")
     ap.add_argument("--sentences", type=int, default=150, help="transcript sentences per synthetic episode")
     ap.add_argument("--out", default="bench/results/similar_scale.json")
+    ap.add_argument("--params", default="{}", help="model parameters other than the defaults, as JSON")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one(args.one, args.catalog, args.sentences)))
+        print(json.dumps(one(args.one, args.catalog, args.sentences, args.params)))
         return
     out_path = Path(args.out)
     results = json.loads(out_path.read_text()) if out_path.exists() else {"runs": []}
     for size in args.sizes.split(","):
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--catalog", args.catalog, "--sentences", str(args.sentences),
-                               "--one", size], capture_output=True, text=True)
+                               "--params", args.params, "--one", size], capture_output=True, text=True)
         if proc.returncode != 0:
             run = {"size": size, "error": proc.stderr.strip().splitlines()[-1:] or ["failed"],
                    "wall_seconds": round(time.perf_counter() - t0, 1)}

@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.similar_blend import DevLabels
-from bench.similar_diffusion import fitted, hide, shipped_scores
+from bench.similar_diffusion import dev_arguments, dev_setup, hide
 
 TOP = (1, 2, 3)
 FLOORS = (0.0, 0.1, 0.15, 0.2)
@@ -65,19 +64,12 @@ def named(cos: np.ndarray, m: int, floor: float, allowed: np.ndarray) -> tuple[n
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--pairs", type=Path, required=True)
-    ap.add_argument("--tags", type=Path, required=True)
-    ap.add_argument("--cache", type=Path)
+    ap = dev_arguments(__doc__)
     ap.add_argument("--analyse", action="store_true")
-    ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--with-walk", action="store_true",
                     help="a joint grid with bench.similar_diffusion's walk (mixed first, then the windows' lift)")
     args = ap.parse_args()
-    model = fitted(args)
-    labels = DevLabels(model, args.pairs, args.tags)
-    s, text = shipped_scores(model, labels)
+    model, labels, s, text = dev_setup(args)
     threshold = model.params.duplicate_threshold
     base = hide(labels, s, text, threshold)
     print(json.dumps({"shipped": labels.in_sample({0: base})["0"]}), flush=True)
