@@ -34,7 +34,7 @@ from .rerank import cue_windows, rerank, reranking
 from .runs import RunCounter, Runs
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
 from .titles import TitleModel, joined
-from .walk import list_graph, walk_at_members, window_links
+from .walk import list_graph, reciprocal_overlap, reciprocal_vectors, walk_at_members, window_links
 from .weighting import Weighting, fit_lsa
 
 log = logging.getLogger(__name__)
@@ -410,7 +410,8 @@ class SimilarModel:
         lists reranked, times ``1 - prf_weight``; the episodes it names by number or that name it lifted by the
         mention weight, those whose guests it names (``guests``) by the guest weight; with the lists' last stage
         (``last``, walk.py), times ``1 - walk_weight``, and those a cue window of it names (``windows``) lifted by the
-        window weight; its list's members at their list scores."""
+        window weight, then times ``1 - reciprocal_weight`` (``windows`` too: the stage's last step); its list's
+        members at their list scores."""
         p = self.params
         if reranking(p):
             sims *= 1 - p.prf_weight
@@ -425,6 +426,8 @@ class SimilarModel:
         if last and windows and self.window_links is not None and p.window_weight > 0:
             at = _positions(self.window_links[i].indices, cols)
             sims[at] += p.window_weight * (1 - sims[at])
+        if last and windows and p.reciprocal_weight > 0:
+            sims *= 1 - p.reciprocal_weight
         if reranking(p):
             members = self.neigh_idx[i] >= 0
             listed, scores = self.neigh_idx[i][members], self.neigh_score[i][members]
@@ -471,23 +474,48 @@ class SimilarModel:
     def _last_stage(self, rows: Iterable[int], step: Callable[[], None] = no_step) -> None:
         """The lists of ``rows`` after the walk over the lists and with the episodes their cue windows name (walk.py):
         each member's score mixed with the walk's mass on it, then each named episode scored as :meth:`_as_listed`
-        ranks it otherwise and lifted to ``s + window_weight * (1 - s)`` (``step()`` before each block of the walk
-        and each episode named: a fit's stop)."""
+        ranks it otherwise and lifted to ``s + window_weight * (1 - s)``, then, when on, each member's score mixed with
+        the overlap of the two episodes' reciprocal sets (``step()`` before each block of the walk, each episode named
+        and each block of overlaps: a fit's stop)."""
         p = self.params
         at = np.asarray(list(rows), dtype=np.int64)
         if len(at) == 0:
             return
         if p.walk_weight > 0:
             graph = list_graph(self.neigh_idx, self.neigh_score, p.walk_neighbours)
-            mass = walk_at_members(graph, self.neigh_idx, at, p.walk_alpha, p.walk_steps, step)
-            members = self.neigh_idx[at] >= 0
-            mixed = np.where(members, (1 - p.walk_weight) * self.neigh_score[at] + p.walk_weight * mass, -np.inf)
-            order = np.argsort(-mixed, axis=1, kind="stable")
-            self.neigh_idx[at] = np.where(np.take_along_axis(members, order, axis=1),
-                                          np.take_along_axis(self.neigh_idx[at], order, axis=1), -1)
-            self.neigh_score[at] = np.maximum(np.take_along_axis(mixed, order, axis=1), 0)
-        if self.window_links is None or p.window_weight <= 0:
-            return
+            self._mix(at, walk_at_members(graph, self.neigh_idx, at, p.walk_alpha, p.walk_steps, step), p.walk_weight)
+        if self.window_links is not None and p.window_weight > 0:
+            self._lift_windows(at, step)
+        if p.reciprocal_weight > 0:
+            vectors = reciprocal_vectors(self.neigh_idx, self.neigh_score, p.reciprocal_neighbours, p.reciprocal_expand)
+            overlap = reciprocal_overlap(vectors, self.neigh_idx, at, step)
+            for a, i in enumerate(at.tolist()):  # an episode it names, or that names it, counts as reciprocal
+                overlap[a, np.isin(self.neigh_idx[i], self._named(i))] = 1
+            self._mix(at, overlap, p.reciprocal_weight)
+
+    def _mix(self, at: np.ndarray, signal: np.ndarray, weight: float) -> None:
+        """The lists of ``at`` with each member's score mixed with ``signal`` (rows of ``at`` x list places),
+        ``(1 - weight) s + weight x``, and reordered."""
+        members = self.neigh_idx[at] >= 0
+        mixed = np.where(members, (1 - weight) * self.neigh_score[at] + weight * signal, -np.inf)
+        order = np.argsort(-mixed, axis=1, kind="stable")
+        self.neigh_idx[at] = np.where(np.take_along_axis(members, order, axis=1),
+                                      np.take_along_axis(self.neigh_idx[at], order, axis=1), -1)
+        self.neigh_score[at] = np.maximum(np.take_along_axis(mixed, order, axis=1), 0)
+
+    def _named(self, i: int) -> np.ndarray:
+        """The episodes ``i`` names by number, that name it, whose guest it names or that a cue window of it names."""
+        parts = [self.guests.named(i) if self.guests is not None else np.zeros(0, dtype=np.int64)]
+        if self.mentions is not None:
+            parts += [self.mentions[i].indices, self._named_by[i].indices]
+        if self.window_links is not None:
+            parts.append(self.window_links[i].indices)
+        return np.unique(np.concatenate(parts).astype(np.int64))
+
+    def _lift_windows(self, at: np.ndarray, step: Callable[[], None] = no_step) -> None:
+        """Each episode a cue window of ``at`` names, scored as :meth:`_as_listed` ranks it otherwise and lifted to
+        ``s + window_weight * (1 - s)``, merged into the list."""
+        p = self.params
         for i in stepped(at.tolist(), step):
             named = self.window_links[i].indices
             if len(named) == 0:
@@ -587,7 +615,8 @@ class SimilarModel:
         ``prf_weight`` and the last stage a walk at ``walk_weight`` (``s >= (1 - prf_weight) (1 - walk_weight) text``),
         and each only ever lifts the rest."""
         p = self.params
-        return p.duplicate_threshold * (1 - p.prf_weight if reranking(p) else 1) * (1 - max(p.walk_weight, 0))
+        return (p.duplicate_threshold * (1 - p.prf_weight if reranking(p) else 1) * (1 - max(p.walk_weight, 0))
+                * (1 - max(p.reciprocal_weight, 0)))
 
     @property
     def explainer(self) -> Explainer:

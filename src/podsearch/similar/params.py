@@ -69,6 +69,9 @@ class ModelParams:
     window_weight: float = 0.2  # the best window_top episodes of its show that a cue window matches at a cosine of
     window_top: int = 3  # at least window_floor enter the episode's list at s + w * (1 - s) (0: off;
     window_floor: float = 0.15  # needs the cue windows, cue_weight > 0)
+    reciprocal_weight: float = 0.0  # then a member's score mixes in this times the overlap of the two episodes'
+    reciprocal_neighbours: int = 20  # k-reciprocal sets over every list's first this many (walk.py; 0 weight:
+    reciprocal_expand: int = 6  # off), averaged over the episode and its first this many - 1 (twentieth round)
     neighbours: int = 50
     duplicate_threshold: float = 0.9
     block_rows: int = 512

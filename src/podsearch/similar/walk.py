@@ -12,8 +12,18 @@ show that a cue window names by topic.
   detail"), and enter the episode's list, as a guest named there does (guests.py): ``s + window_weight (1 - s)``.
   One way: a look back names an episode; the episode named does not name it.
 
-Both are bounded by the lists: the walk reads a block of rows at a time (sparse, at most ``walk_neighbours ^
-walk_steps`` entries a row), the windows one show at a time.
+- **Reciprocal neighbours** (``reciprocal_weight``; off, twentieth round): the overlap of two episodes' expanded
+  k-reciprocal sets (Zhong et al. 2017, re-identification's k-reciprocal reranking): an episode's reciprocal set is
+  itself and the first ``reciprocal_neighbours`` of its list that hold it among their first as many; a member's own
+  set at half that joins when two thirds of it are in the first; each member weighed ``exp(s - 1)`` (``s`` its list
+  score, 0 when it is not in the list, 1 for the episode itself), the weights averaged over the episode and its
+  first ``reciprocal_expand - 1`` members; the overlap is the weighted Jaccard of two such vectors. Mixed into each
+  member's score, ``(1 - reciprocal_weight) s + reciprocal_weight x``, ``x`` 1 for an episode it names or is named by.
+
+All are bounded by the lists: the walk reads a block of rows at a time (sparse, at most ``walk_neighbours ^
+walk_steps`` entries a row), the windows one show at a time, the reciprocal sets are sparse (a row holds at most
+``reciprocal_neighbours`` + 1 episodes before the expansion, the square of it after) and their overlaps are read for
+the lists' members only, a block of rows at a time.
 """
 
 from __future__ import annotations
@@ -96,3 +106,62 @@ def window_links(windows: sp.csr_matrix, owner: np.ndarray, matrix: sp.csr_matri
         return sp.csr_matrix((n, n), dtype=np.float32)
     (r, c), v = zip(*found.keys()), list(found.values())
     return sp.csr_matrix((np.array(v, dtype=np.float32), (np.array(r), np.array(c))), shape=(n, n))
+
+
+def _firsts(neigh_idx: np.ndarray, k: int) -> sp.csr_matrix:
+    """N x N, 1 at every episode itself and the first ``k`` members of its list."""
+    n = neigh_idx.shape[0]
+    idx = neigh_idx[:, :k]
+    keep = idx >= 0
+    rows = np.r_[np.arange(n), np.repeat(np.arange(n), keep.sum(axis=1))]
+    cols = np.r_[np.arange(n), idx[keep]]
+    return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n, n))
+
+
+def reciprocal_vectors(neigh_idx: np.ndarray, neigh_score: np.ndarray, k: int, expand: int) -> sp.csr_matrix:
+    """Every episode's expanded k-reciprocal set as a weighed row (the module's docstring), averaged over the episode
+    and its first ``expand - 1`` members."""
+    n = neigh_idx.shape[0]
+    first = _firsts(neigh_idx, k)
+    reciprocal = first.multiply(first.T).tocsr()
+    half_first = _firsts(neigh_idx, max(1, k // 2))
+    half = half_first.multiply(half_first.T).tocsr()
+    overlap = (reciprocal @ half.T).multiply(reciprocal).tocoo()  # (i, q in R(i)): |R(i) & H(q)|
+    size = half.getnnz(axis=1)
+    joins = overlap.data >= 2 / 3 * size[overlap.col]
+    joined = sp.csr_matrix((np.ones(int(joins.sum()), dtype=np.float32), (overlap.row[joins], overlap.col[joins])),
+                           shape=(n, n))
+    members = (reciprocal + joined @ half).tocsr()
+    members.data[:] = 1
+    score = sp.csr_matrix((neigh_score[neigh_idx >= 0].astype(np.float32),
+                           (np.repeat(np.arange(n), (neigh_idx >= 0).sum(axis=1)), neigh_idx[neigh_idx >= 0])),
+                          shape=(n, n)) + sp.identity(n, dtype=np.float32, format="csr")
+    listed = members.multiply(score).tocsr()  # the members' scores where the list holds them
+    listed.data = (np.exp(listed.data - 1) - np.exp(-1)).astype(np.float32)
+    weights = members * np.float32(np.exp(-1)) + listed
+    near = _firsts(neigh_idx, max(0, expand - 1))
+    near = sp.diags(1 / np.asarray(near.sum(axis=1)).ravel()).astype(np.float32) @ near
+    return (near @ weights.tocsr()).tocsr()
+
+
+def reciprocal_overlap(vectors: sp.csr_matrix, neigh_idx: np.ndarray, rows: Sequence[int],
+                       step: Callable[[], None] = no_step) -> np.ndarray:
+    """For each of ``rows``, the weighed Jaccard overlap of its :func:`reciprocal_vectors` row with each member's (0
+    where none): the sum of the smaller weights over the sum of the larger (``step()`` before each block of rows)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    k = neigh_idx.shape[1]
+    totals = np.asarray(vectors.sum(axis=1)).ravel()
+    out = np.zeros((len(rows), k), dtype=np.float32)
+    for a in range(0, len(rows), BLOCK):
+        step()
+        at = rows[a:a + BLOCK]
+        mine = vectors[at].toarray()
+        members = neigh_idx[at]
+        pair_row, pair_col = np.nonzero(members >= 0)
+        theirs = vectors[members[pair_row, pair_col]]
+        pair = np.repeat(np.arange(len(pair_row)), np.diff(theirs.indptr))
+        smaller = np.minimum(mine[pair_row[pair], theirs.indices], theirs.data)
+        shared = np.bincount(pair, weights=smaller, minlength=len(pair_row))
+        union = totals[at][pair_row] + totals[members[pair_row, pair_col]] - shared
+        out[a + pair_row, pair_col] = np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
+    return out
