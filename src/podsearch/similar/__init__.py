@@ -17,7 +17,8 @@ One module per concern, each importing only those before it in this list:
 - ``neighbours``: the precomputed neighbour lists (:func:`top_neighbours`, :func:`fold_neighbours`);
 - ``rerank``: the lists reordered by pseudo-relevance feedback and cue windows (the words around "episode");
 - ``guests``: another episode's guest named in those words (a round-up's "the one with Carl Johnson");
-- ``walk``: the lists' last stage, a short walk over them and the episodes of its show a cue window names by topic;
+- ``walk``: the lists' last stage, a short walk over them and the episodes of its show a cue window names by topic
+  (and, an option off by default, the overlap of two episodes' reciprocal neighbours);
 - ``reasons``: why two episodes are near;
 - ``persist``: the model on disk, its saved parameters (:func:`same_params`);
 - ``model``: :class:`SimilarModel` (fit, fold in, answer) and :class:`Neighbour`;
