@@ -53,7 +53,8 @@ def _weights(**w: float) -> tuple[tuple[str, float], ...]:
 
 BM25F = replace(BEFORE, bm25f=True)
 K2 = replace(BM25F, k1=2.0, b=(("transcript", 0.5),))
-VOTES = replace(FEEDBACK, passage=0.0)  # the feedback before its passage step (second round of issue 15)
+BEFORE_READS = replace(FEEDBACK, reads=False)  # the feedback before reads counted as not said (6 December 2026)
+VOTES = replace(BEFORE_READS, passage=0.0)  # the feedback before its passage step (second round of issue 15)
 # Every variant measured for issue 15, in the order they were tried (docs/search.md shows their figures):
 # (engine ranking, relevance feedback from the similarity model).
 VARIANTS: dict[str, tuple[Ranking, Feedback]] = {
@@ -84,15 +85,17 @@ VARIANTS: dict[str, tuple[Ranking, Feedback]] = {
     "+ feedback, b 0.5 in every field": (replace(K2, b=(), b_default=0.5), VOTES),
     # second round (bench/rerank.py has the other families): the best transcript window before the vote, read for
     # the top 30 as then
-    "+ passages 800 words, 0.05": (RANKING, replace(FEEDBACK, window=800, passage=0.05, passage_depth=30)),
-    "+ passages 800 words, 0.1": (RANKING, replace(FEEDBACK, window=800, passage=0.1, passage_depth=30)),
-    "+ passages 800 words, 0.2": (RANKING, replace(FEEDBACK, window=800, passage=0.2, passage_depth=30)),
-    "+ passages 400 words, 0.1": (RANKING, replace(FEEDBACK, window=400, passage=0.1, passage_depth=30)),
-    "+ passages 1200 words, 0.1": (RANKING, replace(FEEDBACK, window=1200, passage=0.1, passage_depth=30)),
+    "+ passages 800 words, 0.05": (RANKING, replace(BEFORE_READS, window=800, passage=0.05, passage_depth=30)),
+    "+ passages 800 words, 0.1": (RANKING, replace(BEFORE_READS, window=800, passage=0.1, passage_depth=30)),
+    "+ passages 800 words, 0.2": (RANKING, replace(BEFORE_READS, window=800, passage=0.2, passage_depth=30)),
+    "+ passages 400 words, 0.1": (RANKING, replace(BEFORE_READS, window=400, passage=0.1, passage_depth=30)),
+    "+ passages 1200 words, 0.1": (RANKING, replace(BEFORE_READS, window=1200, passage=0.1, passage_depth=30)),
     # third round: the passages of the top 10 or 20 only (the top 20 is the default since 2 December 2026)
-    "+ passages of the top 10": (RANKING, replace(FEEDBACK, passage_depth=10)),
-    "+ passages of the top 20": (RANKING, replace(FEEDBACK, passage_depth=20)),
+    "+ passages of the top 10": (RANKING, replace(BEFORE_READS, passage_depth=10)),
+    "+ passages of the top 20": (RANKING, replace(BEFORE_READS, passage_depth=20)),
     "chosen before passages": (RANKING, VOTES),
+    # fourth round (6 December 2026): a word said only in an episode's reads counts as not said (feedback.said_in_reads)
+    "chosen before reads": (RANKING, BEFORE_READS),
     "chosen": (RANKING, FEEDBACK),
 }
 
@@ -115,8 +118,10 @@ def parse_setting(spec: str, base: Ranking) -> Ranking:
 
 def parse_feedback(spec: str, base: Feedback) -> Feedback:
     """``feedback.name=value``: feedback.depth=30, feedback.seeds=3, feedback.weight=0.8, feedback.window=800,
-    feedback.passage=0.1, feedback.passage_depth=20."""
+    feedback.passage=0.1, feedback.passage_depth=20, feedback.reads=false."""
     name, _, value = spec.removeprefix("feedback.").partition("=")
+    if name == "reads":
+        return replace(base, reads=value.lower() in ("1", "true", "yes"))
     if name not in ("depth", "seeds", "weight", "window", "passage", "passage_depth"):
         raise SystemExit(f"unknown feedback setting {name!r}")
     return replace(base, **{name: float(value) if name in ("weight", "passage") else int(value)})

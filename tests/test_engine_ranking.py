@@ -458,3 +458,42 @@ def test_a_letters_typeahead_words_come_from_the_warm_lexicon(sample_data: Path,
                 assert counting.counted <= 4 * 8 + 8, (p, counting.counted)
     finally:
         lib.close()
+
+
+def test_a_word_said_only_in_an_episodes_sponsor_read_counts_as_not_said(tmp_path: Path) -> None:
+    """Three episodes carry one sponsor read word for word (a run the model finds: similar/runs.py) that says
+    "OpenTelemetry"; the episode that talks about it ranks first for the word, the read's episodes after it (not
+    dropped). A query with syntax (a quoted word) is read as typed."""
+    import json
+
+    from podsearch.config import load_config
+    from podsearch.reindex import import_jsonl
+
+    read = ("This portion of the show is brought to you by Sentry, whose OpenTelemetry support sends the spans of every "
+            "service to one place, so a slow request is found before your users ever find it. Visit sentry dot io "
+            "today and try it free for a month.")
+    topics = {"ad-1": "postgres indexes and query plans", "ad-2": "gardening tomatoes and compost",
+              "ad-3": "compilers and register allocation"}
+    lines = [{"id": i, "show": "Stack Show", "title": f"About {t}",
+              "transcript": f"{f'We talk about {t}. ' * 6}{read} {f'We talk about {t}. ' * 6}"} for i, t in topics.items()]
+    other = " ".join(f"We discuss release planning, code review and the team's rituals number {n}." for n in range(40))
+    lines.append({"id": "otel", "show": "Stack Show", "title": "Observability",
+                  "transcript": f"{other} We moved our services to OpenTelemetry last year and it changed how we debug. "
+                                f"{other}"})
+    lines += [{"id": f"x-{n}", "show": "Stack Show", "title": f"Misc {n}", "transcript": f"{other} filler{n}"}
+              for n in range(4)]
+    source = tmp_path / "a.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    import_jsonl(load_config({"data": str(tmp_path / "data")}, environ={}), source)
+    lib = Library(tmp_path / "data", search_deadline=0)
+    try:
+        def ranked(q: str) -> list[str]:
+            return [h.id for h in lib.ranked(SearchRequest(q=q)).hits]
+
+        found = ranked("opentelemetry")
+        assert found[0] == "otel" and sorted(found) == ["ad-1", "ad-2", "ad-3", "otel"]
+        assert ranked('"opentelemetry"')[0] != "otel"  # syntax: read as before, the read's short episodes first
+        lib.feedback = replace(FEEDBACK, reads=False)
+        assert ranked("opentelemetry")[0] != "otel"  # without the rule too
+    finally:
+        lib.close()

@@ -24,7 +24,7 @@ from .engines.querytext import any_word_first, fields_dropped, filter_names, has
 from .engines.spelling import keeping, words_of_the_language
 from .episodes import Episode, Segment, Show, person_key
 from .errors import DataUnreadable, EngineUnavailable, IndexMissing, NotFound, PodsearchError, QueryError, TimedOut
-from .feedback import FEEDBACK, Feedback, rerank, with_passages
+from .feedback import FEEDBACK, Feedback, rerank, said_in_reads, with_passages
 from .generations import Generations
 from .languages import detect_language, fold, primary
 from .languages import words as words_of
@@ -321,7 +321,7 @@ class Library:
         if sentence:
             named = self._said(query, [h.id for h in found.hits])
         found.hits = found.hits[:depth]
-        found.hits = self._reordered(found, fb) if fb.on and any(found.terms.values()) else found.hits
+        found.hits = self._reordered(found, fb, query.text) if fb.on and any(found.terms.values()) else found.hits
         place = {h.id: n for n, h in enumerate(found.hits)}
         named = self._allowed(named, query) if any(i not in place for i in named) else named
         if named:
@@ -389,31 +389,36 @@ class Library:
         passed = {h.id for h in allowed.hits}
         return [i for i in ids if i in passed]
 
-    def _reordered(self, found: EngineResult, fb: Feedback) -> list[EngineHit]:
-        """The engine's top hits reordered by their best passages and the model's vote."""
+    def _reordered(self, found: EngineResult, fb: Feedback, text: str) -> list[EngineHit]:
+        """The engine's top hits reordered: a word said only in a hit's reads counts as not said (a plain query's), then
+        by their best passages and the model's vote."""
         hits = found.hits
+        model = self._feedback_model() if fb.votes or fb.reads else None
+        if fb.reads and model is not None and not has_syntax(text):
+            hits = said_in_reads(hits, model, text, fb)
         # (a search cut short by its deadline, approximate already, is not rated: rating the 1,152 words of 26
         # two-letter prefixes took 0.6 s past the deadline on the site corpus, 5 December 2026)
         if fb.passages and len(hits) > 1 and not found.timed_out:
             head = [h.id for h in hits[: fb.passage_top]]
             hits = with_passages(hits, self.engine.passages(head, sorted(found.terms.get("transcript", ())), fb.window), fb)
-        if not fb.votes:
-            return hits
+        return rerank(hits, model, fb) if model is not None and fb.votes else hits
+
+    def _feedback_model(self) -> SimilarModel | None:
+        """The similarity model for the feedback, or None (none fitted yet, or one that cannot be read: logged once)."""
         try:
-            model = self.model()
+            return self.model()
         except IndexMissing:  # no model fitted yet: the engine's order
-            model = None
+            return None
         except PodsearchError as exc:  # said in a line (a catalog it cannot open: the search says it too)
             if not self._feedback_failed:
                 log.error("relevance feedback is off: %s", exc)
                 self._feedback_failed = True
-            model = None
+            return None
         except Exception:  # a model that cannot be read must not fail the search (/similar reports it)
             if not self._feedback_failed:
                 log.exception("relevance feedback is off: the similarity model could not be loaded")
                 self._feedback_failed = True
-            model = None
-        return rerank(hits, model, fb) if model is not None else hits
+            return None
 
     def suggest(self, prefix: str, limit: int = 8) -> list[dict[str, str]]:
         """Typeahead: shows whose title starts with (a word of) the prefix, then up to ``PEOPLE_FIRST`` persons
