@@ -55,6 +55,11 @@ SAMPLES = [
     # an underscore joins a word, with no parts (as on Whoosh): schema 10
     ("en", "utm_source=rss OP_RETURN _generics_ foo_bar.baz __init__ a_1 snake_case_words op_return2 _ ___ x_ _y"),
     ("de", "Die utm_source und über_alles"),
+    # a number written with thousands separators is one number ("1000"); any other comma between digits breaks the
+    # word; an "other number" two digits spell is the digits, a fraction no word (issue 15, schema 15)
+    ("en", "$1,000 and 12,500,000 or 1,000.50; 10,000th 3,14 1,2,3 1,0000 1,000,0000 x1,000 (1,000) 1,000,000,000,000,000"),
+    ("de", "Es kostet 1,000 Euro, 3,5 Prozent"),
+    ("en", "½ cup, ⅓ more, 1½ hours, step ⑩ after ⑴ and ⒈, ⓫ ➓ ¾"),
 ]
 
 

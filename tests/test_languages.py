@@ -372,6 +372,34 @@ def test_a_pattern_is_the_words_written_that_begin_with_its_letters_each_searche
         assert title == "<mark>Kubernetes</mark> at scale", title
 
 
+JOINED_PATTERNS = [
+    {"id": "en-30", "show": "Web", "show_id": "web", "language": "en", "title": "Node.js at scale",
+     "transcript": "We wrote it in Node.js, then spoke at the Node.jsConf meetup."},
+    {"id": "en-31", "show": "Web", "show_id": "web", "language": "en", "title": "A node of JSON",
+     "transcript": "Each node holds JSON; the js files come later."},
+    {"id": "en-32", "show": "Phones", "show_id": "phones", "language": "en", "title": "AT&T and the Q&A",
+     "transcript": "AT&T answered the Q&A at last."},
+    {"id": "en-33", "show": "Phones", "show_id": "phones", "language": "en", "title": "I don't know",
+     "transcript": "I don't know, said the donkey; dont panic."},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_pattern_with_a_dot_an_ampersand_or_an_apostrophe_is_read_alike_on_both_engines(tmp_path, request,
+                                                                                         engine: str) -> None:
+    """``node.js*`` and ``at&*`` are the joined words the index keeps whole that begin so (node.js, node.jsconf;
+    AT&T), and ``don'*`` is ``don*`` (the apostrophe left out, as the index leaves it out), on both engines (issue 15):
+    until 6 December 2026 OpenSearch, whose word list held no joined word and no apostrophe, found next to nothing
+    (site corpus: ``node.js*`` 88 episodes on Whoosh, 1 on OpenSearch; ``don'*`` 1,821 against 0; ``at&*`` 16 against 0)."""
+    with imported_library(JOINED_PATTERNS, engine, request, tmp_path) as lib:
+        assert hits(lib, "node.js*", correct=False) == hits(lib, "node.jsc*", correct=False) == ["en-30"]
+        assert hits(lib, "at&*", correct=False) == hits(lib, "at&t*", correct=False) == ["en-32"]
+        assert hits(lib, "q&*", correct=False) == ["en-32"]
+        assert hits(lib, "don'*", correct=False) == hits(lib, "don*", correct=False) == ["en-33"]
+        title = lib.search(SearchRequest(q="node.js*", correct=False)).hits[0].title_html
+        assert title == "<mark>Node.js</mark> at scale", title
+
+
 STOPPED_ELSEWHERE = [
     {"id": "es-2", "show": "Radio", "show_id": "radio", "language": "es", "title": "Después del apagón",
      "transcript": "Además, actualmente el mundo de la energía nos habla de lo que pasa después y cómo."},
@@ -519,6 +547,60 @@ def test_digits_written_small_or_circled_are_the_digits_on_both_engines(tmp_path
             assert hits(lib, typed, correct=False) == ["en-9"], typed
 
 
+NUMBERS = [
+    {"id": "en-20", "show": "Money", "show_id": "money", "language": "en", "title": "A thousand dollars",
+     "transcript": "It cost $1,000 then, and 12,500,000 people paid 1,000.50 each."},
+    {"id": "en-21", "show": "Money", "show_id": "money", "language": "en", "title": "One and nothing",
+     "transcript": "One is 1 and nothing is 000, said apart: 1 thing, 000 others."},
+    {"id": "en-22", "show": "Money", "show_id": "money", "language": "en", "title": "Written plain",
+     "transcript": "We counted 1000 of them; pi is 3,14 here, 1,2,3 there."},
+    {"id": "en-23", "show": "Money", "show_id": "money", "language": "en", "title": "Fractions ½ and ⅓, steps ⑩ and ⑴",
+     "transcript": "Half a cup is ½ and a third ⅓; step ⑩ after step ⑴."},
+    {"id": "de-20", "show": "Geld", "show_id": "geld", "language": "de", "title": "Tausend Euro",
+     "transcript": "Es kostet 1,000 Euro."},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_number_with_thousands_separators_is_one_number_on_both_engines(tmp_path, request, engine: str) -> None:
+    """``1,000`` is the number 1000, in the index and in a query, on both engines (issue 15): until 6 December 2026
+    Whoosh read it as the words "1" and "000" (552 site episodes holding both, ``1000`` finding none of those writing
+    "1,000") and OpenSearch as "1,000" itself (163). Any other comma between digits breaks the word, on both."""
+    from podsearch.engines.opensearch.analysis import python_analyzer
+
+    for key, text in (("en", "$1,000 and 12,500,000 or 1,000.50; 3,14 1,2,3 1,0000"), ("de", "1,000 Euro")):
+        assert spoken_analyzer(key).texts(text) == python_analyzer(key).texts(text), text
+    with imported_library(NUMBERS, engine, request, tmp_path) as lib:
+        for typed in ("1,000", "1000"):
+            assert sorted(hits(lib, typed, correct=False)) == ["de-20", "en-20", "en-22"], typed
+        assert hits(lib, '"cost 1,000"', correct=False) == hits(lib, '"cost 1000"', correct=False) == ["en-20"]
+        assert hits(lib, "12,500,000", correct=False) == hits(lib, "12500000", correct=False) == ["en-20"]
+        assert hits(lib, "000", correct=False) == ["en-21"]  # (not the thousands of 1,000)
+        assert sorted(hits(lib, "14", correct=False)) == ["en-22"]  # ("3,14": two words)
+        marked = {h.id: h.snippet for h in lib.search(SearchRequest(q="1000", correct=False)).hits}
+        assert "$<mark>1,000</mark>" in marked["en-20"], marked["en-20"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_other_numbers_are_their_digits_or_no_word_on_both_engines(tmp_path, request, engine: str) -> None:
+    """``⑩`` is ``10`` and ``⑴`` ``1`` (the digits asciifolding writes for them, without the parentheses), and a
+    fraction (``½``, ``⅓``) is no word, on both engines, as the standard tokenizer reads it: until 6 December 2026 they
+    were words on Whoosh alone (``½`` 1 site episode there, 0 on OpenSearch; ``⑩`` 1,210 against 0)."""
+    from podsearch.engines.opensearch.analysis import python_analyzer
+
+    for text in ("½ ⅓ ¾ 1½ ⑩ ⑴ ⒈ ⓫ ➓", "Schritt ⑩ und ½"):
+        for key in ("en", "de"):
+            assert spoken_analyzer(key).texts(text) == python_analyzer(key).texts(text), text
+    assert spoken_analyzer("en").texts("½ ⑩ ⑴ 1½") == ["10", "1", "1"]
+    with imported_library(NUMBERS, engine, request, tmp_path) as lib:
+        for typed in ("½", "⅓", "½ ⅓"):
+            assert hits(lib, typed, correct=False) == [], typed
+            notes = lib.search(SearchRequest(q=typed, correct=False)).notes  # (not "too common": no word at all)
+            assert notes == ["The query holds no word: symbols and emoji are not searched. Type the words you "
+                             "remember."], notes
+        assert hits(lib, "10", correct=False) == hits(lib, "⑩", correct=False) == ["en-23"]
+
+
 FOLDED = [
     {"id": "da-1", "show": "Historie", "show_id": "historie", "language": "da", "title": "Første spørgsmål om Ærø",
      "transcript": "Det første spørgsmål handler om Ærø og Bornholm."},
@@ -660,6 +742,22 @@ def test_marks_are_the_combining_marks_of_unicode() -> None:
     # a text is read without them only when none of its characters is in a block that holds one
     assert all(languages.may_hold_marks("a" + chr(c)) for c in range(sys.maxunicode + 1) if marks.match(chr(c)))
     assert not languages.may_hold_marks("It’s “quoted” — and café, naïve…")
+
+
+def test_the_numbers_no_word_holds_are_the_other_numbers_no_digit_spells() -> None:
+    """``languages.NOT_WORD_NUMBERS`` (written out once) is every "other number" (category No) that the styled letters'
+    table does not read as digits (``½``, ``⅓``; not ``²``, ``①``, ``⑩``, ``⑴``), and nothing else."""
+    import re
+    import sys
+    import unicodedata
+
+    numbers = re.compile(f"[{languages.NOT_WORD_NUMBERS}]")
+    wrong = [c for c in range(sys.maxunicode + 1) if bool(numbers.match(chr(c))) != (
+        unicodedata.category(chr(c)) == "No" and c not in languages.STYLED_LETTERS)]
+    assert wrong == []
+    assert {chr(c): v for c, v in languages.STYLED_LETTERS.items() if c in map(ord, "²⑩⑴⒈")} == {
+        "²": "2", "⑩": "10", "⑴": "1", "⒈": "1"}
+    assert not re.fullmatch(languages.WORD_CHAR, "½") and re.fullmatch(languages.WORD_CHAR, "⑩")
 
 
 def test_typeahead_and_did_you_mean_read_a_hindi_word_whole(tmp_path, request) -> None:

@@ -215,6 +215,35 @@ OPENING_DOT_SPELLED = "dot."
 _OPENING_DOT_FIRST = re.compile(r"\.(?<![\w.]\.)(?=[A-Za-z])")  # the same, the dot matched first: a quick scan
 
 
+# A number written with thousands separators ("1,000", "12,500,000", "1,000.5", "$1,000", "10,000th"; at most six groups,
+# a group of one to three digits then groups of three) is one number, its commas left out: "1000", on both engines, in
+# the index and in queries (issue 15). Until 6 December 2026 Whoosh read "1,000" as the words "1" and "000" (552 site
+# episodes holding both, and "1000" found none of the 163 writing "1,000") and OpenSearch as "1,000" (and its parts);
+# now each reads "1000". Any other comma between digits ("3,14", "1,2,3", "1,0000") breaks the word, as it did on
+# Whoosh (OpenSearch's tokenizer kept "3,14" whole).
+THOUSANDS = r"(?<![\w,.])[0-9]{1,3}(?:,[0-9]{3}){1,5}(?![0-9]|,[0-9])"
+_THOUSANDS = re.compile(THOUSANDS)
+# the same for a char filter, which cannot remove the commas of a match one by one: each group captured ("$1$2...")
+THOUSANDS_GROUPS = r"(?<![\w,.])([0-9]{1,3}),([0-9]{3})" + r"(?:,([0-9]{3}))?" * 4 + r"(?![0-9]|,[0-9])"
+
+
+_DIGIT_COMMA = re.compile(r"\d,\d")
+
+
+def has_digit_comma(text: str) -> bool:
+    """Whether a comma stands between two digits in ``text`` (a number written with thousands separators may be there:
+    the engines read a text without one by patterns without :data:`THOUSANDS`, whose look-behind slows every place)."""
+    return "," in text and _DIGIT_COMMA.search(text) is not None
+
+
+def thousands_joined(text: str, by: str = "") -> str:
+    """``text`` with the commas of its numbers written with thousands separators as ``by`` (removed, or "\x00" to keep
+    the offsets)."""
+    if not has_digit_comma(text):
+        return text
+    return _THOUSANDS.sub(lambda m: m.group(0).replace(",", by), text)
+
+
 def has_opening_dot(text: str) -> bool:
     """Whether a dot opens a word of ``text`` (:data:`OPENING_DOT`). A pattern of words that may open with one is a
     third slower over a transcript (its look-behind is tried at every place) and about one text in 800 has one:
@@ -238,9 +267,10 @@ def _styled_letters() -> dict[int, str]:
 
     chars = [*range(0x1D400, 0x1D800), *map(ord, "ℎℬℰℱℋℐℒℳℛℯℊℴℭℌℑℜℨℂℍℕℙℚℝℤ")]
     table = {c: unicodedata.normalize("NFKC", chr(c)) for c in chars if unicodedata.category(chr(c)) != "Cn"}
-    # digits written small or circled (² ₂ ①: "other numbers", which the standard tokenizer does not take as word
-    # characters), as the digit asciifolding folds each to
-    digits = {ord(c): v for c, v in FOLDED.items() if unicodedata.category(c) == "No" and len(v) == 1 and v.isdigit()}
+    # digits written small or circled (² ₂ ① ⑩ ⑴ ⒈: "other numbers", which the standard tokenizer does not take as
+    # word characters), as the digits asciifolding folds each to, without its parentheses or dot (⑴ "(1)" is 1)
+    digits = {ord(c): v.strip("().") for c, v in FOLDED.items()
+              if unicodedata.category(c) == "No" and v.strip("().").isdigit()}
     return {**{c: v for c, v in table.items() if len(v) == 1 and v != chr(c)}, **digits}
 
 
@@ -253,15 +283,18 @@ def _styled_letters() -> dict[int, str]:
 # Digits written small or circled too (``I²C`` is ``I2C``, ``H₂O`` ``H2O``, ``①`` ``1``; OpenSearch schema 14): the
 # standard tokenizer takes no "other number" as a word character, so until 6 December 2026 OpenSearch read ``I²C``
 # as the words i and c (``i2c`` 6 site episodes there, 9 on Whoosh, which read them as word characters and folded
-# them; ``I²C`` 624 against 9, ``o(n²)`` 82 against 214). The other "other numbers" (``½``, ``⅓``, ``⑩``, ``⑴``:
-# no one digit) are still words on Whoosh and none on OpenSearch.
+# them; ``I²C`` 624 against 9, ``o(n²)`` 82 against 214). So are those of more than one digit or written with
+# parentheses or a dot (``⑩`` is ``10``, ``⑴`` and ``⒈`` ``1``; both engines since 6 December 2026, issue 15: OpenSearch
+# read none of them, and Whoosh ``⑴`` as the term "(1)"); the other "other numbers" (fractions ``½`` ``⅓``, Bengali and
+# Tamil fractions, ancient numbers: :data:`NOT_WORD_NUMBERS`) are no word characters on either engine. A value may be
+# longer than its character: :func:`unstyled` may lengthen a text.
 STYLED_LETTERS = _styled_letters()
 _STYLED = re.compile("[" + "".join(map(chr, sorted(STYLED_LETTERS))) + "]")
 
 
 def unstyled(text: str) -> str:
     """``text`` with its letters styled as mathematical letters (:data:`STYLED_LETTERS`) as the letters they style,
-    one character for one (offsets stay): ``𝐄𝐞𝐧`` -> ``Een``."""
+    one character for one (offsets stay) but for numbers of two digits (``⑩`` -> ``10``): ``𝐄𝐞𝐧`` -> ``Een``."""
     return text.translate(STYLED_LETTERS) if not text.isascii() and _STYLED.search(text) else text
 
 
@@ -362,8 +395,35 @@ MARKS = (
     "\U0001e2ec-\U0001e2ef\U0001e8d0-\U0001e8d6\U0001e944-\U0001e94a\U000e0100-\U000e01ef"
 )
 
-WORD = rf"\w[\w{MARKS}]*"  # a word: a word character, then word characters and marks (``\w+`` cut ``क्या``)
+# The "other numbers" (Unicode category No) that no digit spells (:data:`STYLED_LETTERS` has the others): fractions
+# (``½``, ``⅓``, ``¾``), Bengali, Tamil, Malayalam fractions, Ethiopic, Aegean and other ancient numbers, circled
+# ideographs. The standard tokenizer takes none of them as a word character, Python's ``\w`` every one: until 6 December
+# 2026 ``½`` was a word on Whoosh alone (issue 15); the engines' word patterns now leave them out
+# (:data:`WORD_CHAR`). Written out once as MARKS is (tests/test_languages.py checks it against unicodedata and
+# asciifolding's table): 63 ranges, 763 characters.
+NOT_WORD_NUMBERS = (
+    "\u00bc-\u00be\u09f4-\u09f9\u0b72-\u0b77\u0bf0-\u0bf2\u0c78-\u0c7e\u0d58-\u0d5e\u0d70-\u0d78"
+    "\u0f2a-\u0f33\u1369-\u137c\u17f0-\u17f9\u19da\u2150-\u215f\u2189\u2cfd\u3192-\u3195\u3220-\u3229"
+    "\u3248-\u324f\u3251-\u325f\u3280-\u3289\u32b1-\u32bf\ua830-\ua835\U00010107-\U00010133"
+    "\U00010175-\U00010178\U0001018a\U0001018b\U000102e1-\U000102fb\U00010320-\U00010323"
+    "\U00010858-\U0001085f\U00010879-\U0001087f\U000108a7-\U000108af\U000108fb-\U000108ff"
+    "\U00010916-\U0001091b\U000109bc\U000109bd\U000109c0-\U000109cf\U000109d2-\U000109ff"
+    "\U00010a40-\U00010a48\U00010a7d\U00010a7e\U00010a9d-\U00010a9f\U00010aeb-\U00010aef"
+    "\U00010b58-\U00010b5f\U00010b78-\U00010b7f\U00010ba9-\U00010baf\U00010cfa-\U00010cff"
+    "\U00010e60-\U00010e7e\U00010f1d-\U00010f26\U00010f51-\U00010f54\U00010fc5-\U00010fcb"
+    "\U00011052-\U00011065\U000111e1-\U000111f4\U0001173a\U0001173b\U000118ea-\U000118f2"
+    "\U00011c5a-\U00011c6c\U00011fc0-\U00011fd4\U00016b5b-\U00016b61\U00016e80-\U00016e96"
+    "\U0001d2e0-\U0001d2f3\U0001d360-\U0001d378\U0001e8c7-\U0001e8cf\U0001ec71-\U0001ecab"
+    "\U0001ecad-\U0001ecaf\U0001ecb1-\U0001ecb4\U0001ed01-\U0001ed2d\U0001ed2f-\U0001ed3d"
+    "\U0001f100-\U0001f10c"
+)
+WORD_CHAR = rf"[^\W{NOT_WORD_NUMBERS}]"  # a word character: ``\w`` but those numbers
+
+# a word: a word character, then word characters and marks (``\w+`` cut ``क्या``); not a fraction (``½``: since 6
+# December 2026 the word lists hold none, and a query of one says it holds no word, as one of symbols does)
+WORD = rf"{WORD_CHAR}(?:{WORD_CHAR}|[{MARKS}])*"
 _WORDS = re.compile(WORD)
+_PLAIN_WORDS = re.compile(rf"{WORD_CHAR}+")  # (a text without marks)
 _ASCII_WORDS = re.compile(r"\w+")
 
 
@@ -381,7 +441,9 @@ def may_hold_marks(text: str) -> bool:
 
 def words(text: str) -> list[str]:
     r"""The words of ``text`` (:data:`WORD`; ``\w+`` for a text without marks, which finds the same words faster)."""
-    return (_WORDS if may_hold_marks(text) else _ASCII_WORDS).findall(text)
+    if text.isascii():
+        return _ASCII_WORDS.findall(text)
+    return (_WORDS if may_hold_marks(text) else _PLAIN_WORDS).findall(text)
 
 
 # Where the combining marks :func:`strip_accents` removes are: Combining Diacritical Marks (and their extended and

@@ -67,7 +67,11 @@ log = logging.getLogger(__name__)
 # 12: letters styled as mathematical letters read as the letters they style (analysis, sp_styled: "𝐞𝐞𝐧" is "een")
 # 13: the wordlist folded with asciifolding's own table (languages.ascii_fold: "ŋ", "ĸ", "ƀ" as the node folds them)
 # 14: digits written small or circled read as the digits (languages.STYLED_LETTERS, sp_styled: "I²C" is "i2c")
-SCHEMA_VERSION = "14"
+# 15: a number written with thousands separators one word ("1,000" is "1000": sp_thousands; any other comma between
+# digits breaks a word, sp_comma), digits circled with two figures or in parentheses the digits ("⑩" is "10"), and the
+# wordlist holds the words joined by a dot or an ampersand too ("node.js", "at&t"), which the index keeps whole, so that
+# a pattern of one ("node.js*", "at&*") lists them as Whoosh's reads them (issue 15)
+SCHEMA_VERSION = "15"
 # BM25 of the text fields: the saturation and length normalisation Whoosh's ranking chose on the podcast sets
 # (k1 2, b 0.5: engines/whoosh/ranking.py, docs/search.md). With the query's words read across the fields
 # (query.py: cross_fields), the dev known items' MRR@10 on the site corpus went 0.887 (per-field BM25 summed,
@@ -88,6 +92,8 @@ STAMP_TIMEOUT = 3.0  # seconds the stamp's two requests may each wait (a hung no
 HEALTH_WAIT = 60.0  # seconds a rebuilt index waits for its replicas before it is swapped in
 COPY_WAIT = 600.0  # seconds it waits at most while a replica is still being copied (initializing) after that
 _WORD = re.compile(r"\w+")
+# a word joined by dots or ampersands, which the index keeps whole beside its parts ("node.js", "at&t", "3.12")
+_JOINED_WORD = re.compile(r"\w+(?:[.&]\w+)+")
 
 
 def _text_fields() -> dict[str, Any]:
@@ -137,7 +143,8 @@ def document_body(doc: Any) -> dict[str, Any]:
     key = languages.profile(doc.language)
     facets = facet_values(doc)
     persons = ", ".join(people(doc))
-    every = list(dict.fromkeys(_WORD.findall(languages.lower(" ".join((doc.title, doc.show, doc.notes, doc.transcript))))))
+    text = languages.lower(" ".join((doc.title, doc.show, doc.notes, doc.transcript)))
+    every = list(dict.fromkeys(languages.words(text)))  # (the Whoosh word list's words: no fraction, schema 15)
     body: dict[str, Any] = {
         "id": doc.id, "show_id": doc.show_id, "title": doc.title, "content_hash": doc.content_hash,
         "person_key": facets["person"], "year": facets["year"], "analysis": key, "order": listing_key(doc.id, doc.number),
@@ -146,7 +153,8 @@ def document_body(doc: Any) -> dict[str, Any]:
         # the words listed for a pattern folded, as the index holds them (an accented word also as its stem written without
         # accents, as on Whoosh, whose prefix reads the stems): "somatizac*" lists
         # "somatizacao" (schema 10; "somatização" did not begin with the letters typed, and nothing was marked)
-        "words": " ".join(every), "wordlist": list(dict.fromkeys(map(fold, every))),
+        # (and the joined words the index keeps whole, listed for a pattern of one: "node.js*", "at&*"; schema 15)
+        "words": " ".join(every), "wordlist": list(dict.fromkeys(map(fold, every + _JOINED_WORD.findall(text)))),
         "vocab": list(dict.fromkeys(_WORD.findall(languages.lower(" ".join((doc.title, doc.show, persons, doc.notes)))))),
     }
     if doc.language:

@@ -37,15 +37,17 @@ APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")
 # ("at.t", parts "at" and "t"), where the standard tokenizer breaks at it (Whoosh keeps "at&t": analysis.JOINING)
 AMPERSAND = re.compile(r"(?<=\w)&(?=\w)")
 # Unicode word breaks (UAX #29) as the standard tokenizer finds them, closely enough: letters joined by a dot
-# or a colon, digits by a dot or a comma, stay one word ("node.js", "3.12", "1,000"; "2:2" is two); CJK
-# characters are matched one by one. (Apostrophes are gone before: \x00 marks where one was.)
+# or a colon, digits by a dot, stay one word ("node.js", "3.12"; "2:2" is two); CJK characters are matched one by one.
+# (Apostrophes are gone before, and the commas of a number written with thousands separators, "1,000": \x00 marks
+# where one was; any other comma between digits breaks the word, as the char filter sp_comma makes it.)
 _CJK = languages.HAS_CJK.pattern[1:-1]  # the character class's inside
 _VOICING = "\uff9e\uff9f"  # the half-width voicing marks (cjk_width: composed with the katakana before them)
 # A word character runs on through the combining marks after it (languages.MARKS: Devanagari vowel signs, the
 # virama), as a word of UAX #29 does (until 5 December 2026 the mirror cut "क्या" into "क" and "य", and marked them)
 # (and through a half-width voicing mark, ``ﾞ`` or ``ﾟ``: the tokenizer reads it as such a mark, "aﾞ" one word)
-_W = rf"(?:(?![{_CJK}])\w[{languages.MARKS}{_VOICING}]*)"
-_JOIN = r"(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)"
+# (not an "other number" no digit spells, "½": languages.NOT_WORD_NUMBERS, which the tokenizer takes for no word)
+_W = rf"(?:(?![{_CJK}]){languages.WORD_CHAR}[{languages.MARKS}{_VOICING}]*)"
+_JOIN = r"(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)\.(?=\d)|\x00)"
 _EMOJI = "\U0001F300-\U0001FAFF\u2600-\u27BF"  # the standard tokenizer keeps each emoji as a token
 # A word's closing "++" or "#" (not before a word character) is part of it, spelled out by the char filters
 # below ("C#" -> "csharp", "C++" -> "cplusplus": the standard tokenizer drops the symbols, and "c#" was "c")
@@ -58,7 +60,7 @@ SYMBOLS_SPELLED = languages.SYMBOLS_SPELLED
 # (word_delimiter_graph reads a mark as a letter, and an underscore: its type_table, schema 10)
 PARTS = re.compile(rf"\w(?:\w|[{languages.MARKS}])*")
 # WORD for a text of ASCII alone (most transcripts' segments): no CJK or emoji to rule out letter by letter
-_ASCII_PLAIN = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)[.,](?=\d)|\x00)\w+)*" + _SYMBOL_END + "?",
+_ASCII_PLAIN = re.compile(r"\w+(?:(?:(?<=[^\W\d_])[.:](?=[^\W\d_])|(?<=\d)\.(?=\d)|\x00)\w+)*" + _SYMBOL_END + "?",
                           re.ASCII)
 _ASCII_DOTTED = re.compile(_DOT_START + _ASCII_PLAIN.pattern, re.ASCII)
 
@@ -142,8 +144,8 @@ def analysis_settings() -> dict[str, Any]:
         if both:
             chain.append("sp_once")
         analyzers[f"sp_{key}"] = {"type": "custom", "tokenizer": "standard",
-                                  "char_filter": ["sp_styled", "sp_apostrophe", "sp_ampersand", "sp_plusplus", "sp_sharp",
-                                                  "sp_dot"],
+                                  "char_filter": ["sp_styled", "sp_apostrophe", "sp_thousands", "sp_comma", "sp_ampersand",
+                                                  "sp_plusplus", "sp_sharp", "sp_dot"],
                                   "filter": chain}
         # queries keep joined words whole: "node.js" asks for "node.js", which the index has beside its parts; and
         # they are read as typed, one stem a word (as on Whoosh)
@@ -154,6 +156,12 @@ def analysis_settings() -> dict[str, Any]:
         # 11: asciifolding leaves them, and "één" found 23 Dutch episodes here, 40 on Whoosh)
         "sp_styled": {"type": "mapping", "mappings": [f"{chr(c)} => {v}" for c, v in sorted(languages.STYLED_LETTERS.items())]},
         "sp_apostrophe": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)['’](?=\w)", "replacement": ""},
+        # a number written with thousands separators is one number, its commas left out ("1,000" is "1000", as on
+        # Whoosh: languages.THOUSANDS, schema 15); any other comma between digits breaks the word ("3,14" is "3" and
+        # "14", as on Whoosh: the standard tokenizer kept it whole)
+        "sp_thousands": {"type": "pattern_replace", "pattern": "(?U)" + languages.THOUSANDS_GROUPS,
+                         "replacement": "$1$2$3$4$5$6"},
+        "sp_comma": {"type": "pattern_replace", "pattern": r"(?U)(?<=\d),(?=\d)", "replacement": " "},
         "sp_plusplus": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)\+\+(?![\w+])",
                         "replacement": SYMBOLS_SPELLED["++"]},
         "sp_sharp": {"type": "pattern_replace", "pattern": r"(?U)(?<=\w)#(?![\w#])", "replacement": SYMBOLS_SPELLED["#"]},
@@ -247,7 +255,7 @@ class PythonAnalyzer:
         if not plain.isascii():
             yield from (span for span in self._unicode_spans(text) if wanted is None or span[0] in wanted)
             return
-        cleaned = _joined((APOSTROPHE.sub("\x00", plain) if "'" in plain else plain).lower())
+        cleaned = _joined(_numbers((APOSTROPHE.sub("\x00", plain) if "'" in plain else plain).lower(), "\x00"))
         for m in _ascii_words(cleaned).finditer(cleaned):
             raw = m.group(0)
             word = raw.replace("\x00", "") if "\x00" in raw else raw
@@ -262,7 +270,7 @@ class PythonAnalyzer:
 
     def _unicode_spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         """:meth:`spans` of any text: CJK, width, folding and case minded letter by letter."""
-        cleaned = _joined(APOSTROPHE.sub("\x00", text))  # removed below; offsets stay those of the original
+        cleaned = _joined(_numbers(APOSTROPHE.sub("\x00", text), "\x00"))  # removed below; offsets stay
         cjk: list[tuple[str, int, int]] = []
         for m in WORD.finditer(cleaned):
             raw = m.group(0)
@@ -305,7 +313,7 @@ class PythonAnalyzer:
         out: list[str] = []
         known = self._terms.get  # _word_terms' cache read here, a call saved per word: texts 0.12 s, not 0.16 s,
         # over 22,401 transcript lines (median of 15)
-        lowered = _joined((APOSTROPHE.sub("", plain) if "'" in plain else plain).lower())
+        lowered = _joined(_numbers((APOSTROPHE.sub("", plain) if "'" in plain else plain).lower(), ""))
         for word in _ascii_words(lowered).findall(lowered):
             found = known(word)
             out.extend(self._word_terms(word) if found is None else found)
@@ -331,6 +339,17 @@ def _voiced(kana: str, mark: str) -> str:
         return ""
     joined = unicodedata.normalize("NFC", kana + mark.translate(_WIDTH))
     return joined if len(joined) == 1 else ""
+
+
+def _numbers(text: str, by: str) -> str:
+    """``text`` with the commas of its numbers written with thousands separators as ``by`` (sp_thousands: "" removes
+    them, "\x00" keeps the offsets and joins the number) and any other comma between digits as a space (sp_comma)."""
+    if not languages.has_digit_comma(text):
+        return text
+    return _COMMA.sub(" ", languages.thousands_joined(text, by))
+
+
+_COMMA = re.compile(r"(?<=\d),(?=\d)")
 
 
 def _joined(text: str) -> str:

@@ -179,9 +179,14 @@ def listing(part: Part) -> dict[str, Any]:
                                                     if v}}}
     else:
         include = f"{regex_literal(part.prefix)}.*"
-        held = {"prefix": {held_in: part.prefix}}
+        # (the episodes holding a word that begins with its letters up to a joining sign: "node.js*" lists the joined
+        # words of those holding "node...", which the words field holds apart)
+        held = {"prefix": {held_in: _WORD_START.match(part.prefix).group(0) or part.prefix}}
     return {"size": 0, "query": held, "aggs": {"w": {"terms": {
         "field": listed, "include": include, "size": size, "shard_size": size, "order": {"_key": "asc"}}}}}
+
+
+_WORD_START = re.compile(r"\w*")
 
 
 def listed(answer: dict[str, Any]) -> tuple[list[tuple[str, int]], bool]:

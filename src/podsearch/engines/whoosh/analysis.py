@@ -30,30 +30,48 @@ from ...lru import LRU
 # A word character is followed by word characters and combining marks (languages.MARKS, schema 13): the vowel signs
 # and viramas of Indic scripts, Hebrew points, Arabic harakat, an accent written apart; until then ``क्या`` (Hindi)
 # was the words "क" and "य".
-_W = rf"\w[\w{languages.MARKS}]*"
-_WORD_PATTERN = rf"{_W}(?:['’./+&-]{_W})*(?:\++|#(?![\w#]))?"
-TOKEN_PATTERN = rf"(?:{languages.OPENING_DOT})?{_WORD_PATTERN}"
-# The same for a text of ASCII alone (no marks there: the same words), a third faster than the pattern with marks
-_ASCII_WORD_PATTERN = r"\w+(?:['’./+&-]\w+)*(?:\++|#(?![\w#]))?"
-_ASCII_TOKEN_PATTERN = rf"(?:{languages.OPENING_DOT})?{_ASCII_WORD_PATTERN}"
+# A word character is ``\w`` but the "other numbers" no digit spells (``½``, ``⅓``: languages.NOT_WORD_NUMBERS, which the
+# standard tokenizer takes for no word either; schema 18, issue 15: until then ``½`` was a word on Whoosh alone). A
+# number written with thousands separators is one word (languages.THOUSANDS: "1,000", "12,500,000"; its commas are
+# left out, "1000"; schema 18: it was "1" and "000").
+_C = languages.WORD_CHAR
+# a word's first character and the characters that may follow it: in a text of ASCII alone, in a text without marks
+# (an English transcript's curly quotes and dashes: the same words a third faster), in any text
+_CHARS = {"ascii": (r"\w", r"\w"), "plain": (_C, _C), "marks": (_C, rf"(?:{_C}|[{languages.MARKS}])")}
+
+
+def _token_pattern(kind: str, dotted: bool, number: bool) -> str:
+    """The words of a text of ``kind`` (:data:`_CHARS`), one opening with a dot (``dotted``) or a number written with
+    thousands separators (``number``) among them."""
+    first, then = _CHARS[kind]
+    word = f"{first}{then}*"
+    start = rf"(?:{languages.THOUSANDS}{then}*|{word})" if number else word
+    found = rf"{start}(?:['’./+&-]{word})*(?:\++|#(?![\w#]))?"
+    return rf"(?:{languages.OPENING_DOT})?{found}" if dotted else found
+
+
+TOKEN_PATTERN = _token_pattern("marks", True, True)
 JOINING = "./+&-"  # what joins two words into one (an apostrophe aside: removed, not split at)
 
 
 class _Words:
     """``re.compile(TOKEN_PATTERN)``'s ``findall`` and ``finditer``, a text without an opening dot read by the
-    pattern without it (as fast as before it: ``languages.has_opening_dot``), a text that holds no combining mark (ASCII,
-    or an English transcript's curly quotes and dashes: ``languages.may_hold_marks``) by the pattern without marks
-    (a third faster)."""
+    pattern without it (as fast as before it: ``languages.has_opening_dot``), one without a comma between digits by the
+    pattern without numbers written with thousands separators (``languages.has_digit_comma``: a look-behind tried at
+    every place made the scan four times slower), a text that holds no combining mark (ASCII, or an English transcript's
+    curly quotes and dashes: ``languages.may_hold_marks``) by the pattern without marks (a third faster)."""
 
     def __init__(self) -> None:
-        self.dotted, self.plain = re.compile(TOKEN_PATTERN), re.compile(_WORD_PATTERN)
-        self.ascii_dotted, self.ascii_plain = re.compile(_ASCII_TOKEN_PATTERN), re.compile(_ASCII_WORD_PATTERN)
+        self._compiled: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
 
     def pattern(self, text: str) -> re.Pattern[str]:
         """The pattern that finds the words of ``text`` (or of ``text`` in another case) fastest."""
-        if not languages.may_hold_marks(text):
-            return self.ascii_dotted if languages.has_opening_dot(text) else self.ascii_plain
-        return self.dotted if languages.has_opening_dot(text) else self.plain
+        kind = "ascii" if text.isascii() else "marks" if languages.may_hold_marks(text) else "plain"
+        key = (kind, languages.has_opening_dot(text), languages.has_digit_comma(text))
+        found = self._compiled.get(key)
+        if found is None:
+            found = self._compiled[key] = re.compile(_token_pattern(*key))
+        return found
 
     def findall(self, text: str) -> list[str]:
         return self.pattern(text).findall(text)
@@ -220,6 +238,8 @@ class SpokenAnalyzer(Tokenizer):
     @staticmethod
     def _words(raw: str, query: bool, fold_first: bool = True) -> list[str]:
         text = lower(raw)
+        if "," in text:  # (a number written with thousands separators: the only word holding one)
+            text = text.replace(",", "")
         if not text.isascii() and WIDE.search(text):  # half-width katakana, full-width letters (schema 11)
             text = narrow(text)
         if not text.isascii() and HAS_CJK.search(text):  # before folding: "で" is not "て"

@@ -31,7 +31,10 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # "𝐞𝐞𝐧" is the stop word "een", "𝐄𝐞𝐧" no longer the capital "Een")
 # 17: accents folded as OpenSearch's asciifolding folds them (languages.ascii_fold, its table read from the node),
 # English, other languages and the word list alike: "første" is "forst" ("forste" finds it), "außerdem" "ausserdem"
-SCHEMA_VERSION = "17"
+# 18: a number written with thousands separators is one word ("1,000" is "1000": languages.THOUSANDS; it was "1" and
+# "000"), digits circled with two figures or in parentheses are the digits ("⑩" is "10", "⑴" "1"), and the other
+# "other numbers" are no word characters ("½": languages.NOT_WORD_NUMBERS), as on OpenSearch (issue 15)
+SCHEMA_VERSION = "18"
 
 
 def make_schema(lang: str = "") -> Schema:
