@@ -15,7 +15,7 @@ import re
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +26,8 @@ from . import languages
 from .catalog import Catalog
 from .documents import parse_datetime
 from .engines.base import FACETS, UNDATED, EngineResult, SegmentCounts, TextAnalyzer
+from .engines.querytext import transcript_phrases
+from .engines.segments import MASK_TERMS
 from .episodes import Chapter, Episode, Segment, Show
 from .requests import MAX_DEPTH
 
@@ -249,10 +251,14 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
             counts = {i: c for i, c in counts.items() if i not in late}
     episodes = catalog.episodes_by_id(ids, segments_of=[i for i in ids if i not in counts and i not in late]
                                       if transcript_terms else ())
+    units = _units_of(found.corrected or query, analyzer, transcript_terms, terms, cjk)
     picks = {i: best_segments(c) for i, c in counts.items() if i in episodes}
+    # a quoted phrase's: the segments that may hold it, and the best holding the query's other words
+    looks = {i: look for i in picks if (u := units(episodes[i].language, "transcript")) is not None
+             and (look := phrase_candidates(counts[i], u)) is not None}
     # each picked segment and the one before it; and the first, which is the snippet when there are no notes
     wanted = {i: sorted({*places, *(p - 1 for p in places if p), *(() if episodes[i].description_text else (0,))})
-              for i, places in picks.items()}
+              for i, places in ((i, [*picks[i], *(p for ps in looks.get(i, ()) for p in ps)]) for i in picks)}
     # (a late hit without notes shows its transcript's first words)
     wanted.update({i: [0] for i in late if i in episodes and not episodes[i].description_text})
     rows = catalog.segments_at(wanted) if wanted else {}
@@ -276,9 +282,15 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
             ep.segments = [rows[h.id, 0]] if (h.id, 0) in rows else ep.segments[:1]
             hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), {}, ana, lang, []))
             continue
+        said = units(ep.language, "transcript")
         if h.id in picks:
-            chosen = [(i, rows.get((h.id, i)), rows.get((h.id, i - 1))) for i in picks[h.id]]
-            moments = _moments(chosen, transcript_terms, ana, ep.chapters, strict=True)
+            places = picks[h.id]
+            if h.id in looks:
+                looked, rest = looks[h.id]
+                places = phrase_choice(looked, lambda i, hid=h.id: row.text if (row := rows.get((hid, i))) else None,
+                                       rest, said, ana) or places  # type: ignore[arg-type]
+            chosen = [(i, rows.get((h.id, i)), rows.get((h.id, i - 1))) for i in places]
+            moments = _moments(chosen, transcript_terms, ana, ep.chapters, strict=True, units=said)
             ep.segments = [rows[h.id, 0]] if (h.id, 0) in rows else []  # for the snippet, when nothing else
         if moments is None and transcript_terms:  # no counts, or the catalog changed since the index was written
             if h.id in picks:
@@ -286,9 +298,11 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
             unread = max(0, unread - 1)
             moments, read = _find_moments(ep.segments, transcript_terms, ana, chapters=ep.chapters,
                                           english=languages.profile(lang) in ("", "en"),
-                                          budget=max(MOMENT_READS, left - MOMENT_READS * unread), cjk=cjk)
+                                          budget=max(MOMENT_READS, left - MOMENT_READS * unread), cjk=cjk,
+                                          units=said)
             left -= read
-        hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or []))
+        hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or [],
+                         units(ep.language, "notes")))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
                         facets=facet_rows(found.facets, shows, catalog.person_names), suggestion=found.suggestion,
                         relaxed=found.relaxed, all_words=found.all_words,
@@ -296,6 +310,26 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
                         timed_out=found.timed_out or cut or not all(c.complete for c in counts.values()),
                         notes=list(found.notes), no_duration=found.no_duration,
                         without_fields=found.without_fields, total_exact=found.total_exact)
+
+
+def _units_of(query: str, analyzer: Callable[[str], TextAnalyzer], transcript: set[str], terms: dict[str, set[str]],
+              cjk: dict[str, tuple[frozenset[str], ...]] | None) -> Callable[[str, str], Units | None]:
+    """``units(language, field)``: the query's :class:`Units` in a field of a hit of that language (None: it quotes
+    no phrase there), read once a language. None for a query of Japanese or Chinese words, or of more transcript
+    terms than the counts tell each segment's (``MASK_TERMS``: a pattern's words): both paths to the moments then
+    choose by the words alone, as they choose alike."""
+    read: dict[str, Units | None] = {}
+    quoted = '"' in query or not query.isascii()
+
+    def units(language: str, field_name: str) -> Units | None:
+        if not quoted or cjk or len(transcript) > MASK_TERMS or not terms.get(field_name):
+            return None
+        lang = languages.primary(language)
+        if lang not in read:
+            read[lang] = Units.of(query, analyzer(lang))
+        found = read[lang]
+        return found.within(terms[field_name]) if found is not None else None
+    return units
 
 
 def _in_time(deadline: float | None) -> bool:
@@ -314,11 +348,11 @@ def lines_run_on(text: str) -> str:
 
 
 def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: TextAnalyzer, lang: str,
-         moments: list[Moment]) -> Hit:
+         moments: list[Moment], units: Units | None = None) -> Hit:
     notes = lines_run_on(ep.description_text or "")
     snippet = ""
     if notes and terms.get("notes"):
-        snippet = highlight(notes, terms["notes"], ana)
+        snippet = highlight(notes, terms["notes"], ana, units=units)
     if not snippet and moments:
         snippet = moments[0].text
     if not snippet and terms.get("persons"):  # (a person searched, nothing else said: ``guest:"Mat Ryer"`` showed
@@ -373,18 +407,120 @@ def facet_rows(counts: dict[str, dict[str, int]], shows: dict[str, str],
     return out
 
 
+# -- quoted phrases ------------------------------------------------------------------------------------
+_WORD = re.compile(r"[^\W_]+")  # a word's place in a text, for a phrase: a stop word and a joined word's parts count
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A quoted phrase as an analyzer reads it: its terms, each term's place in it (in words), and its slop (how
+    many moves its words may make, in any order, as Lucene and ``engines.whoosh.query.lucene_slop`` count them)."""
+
+    terms: tuple[str, ...]
+    places: tuple[int, ...]
+    slop: int = 0
+
+
+def _word_places(text: str, spans: list[tuple[str, int, int]]) -> list[int]:
+    """The place (in words, from 0) of each span's word in ``text``."""
+    starts = [m.start() for m in _WORD.finditer(text)]
+    return [max(0, int(np.searchsorted(starts, start, side="right")) - 1) for _, start, _ in spans]
+
+
+@dataclass
+class Units:
+    """What a query asks of a text as units: its quoted phrases, each shown where the text holds it, and its words
+    outside them (``free``: analysed, of every field). A phrase's words elsewhere are not what it asked for: until
+    6 December 2026 moments and snippets were chosen and marked by the words alone, and of 240 searches of a quoted
+    phrase of 2-5 words of the site corpus, 117 of 458 hits with a segment holding it showed another first."""
+
+    phrases: tuple[Phrase, ...]
+    free: frozenset[str]
+
+    @classmethod
+    def of(cls, query: str, analyzer: TextAnalyzer) -> Units | None:
+        """The units of ``query`` (as typed) read by ``analyzer``; None when it quotes no phrase of two terms."""
+        typed, rest = transcript_phrases(query)
+        phrases = []
+        for words, slop in typed:
+            words = re.sub(r"[^\w\s'’]", " ", words)  # (a joined word's parts, as the engines read them)
+            spans = list(analyzer.spans(words))
+            if len({p for p in _word_places(words, spans)}) < 2:  # (one word: a word)
+                continue
+            places = _word_places(words, spans)
+            phrases.append(Phrase(tuple(t for t, _, _ in spans), tuple(p - places[0] for p in places), slop))
+        if not phrases:
+            return None
+        return cls(tuple(dict.fromkeys(phrases)), frozenset(analyzer.texts(rest)))
+
+    def within(self, terms: set[str]) -> Units | None:
+        """These units where the field's ``terms`` hold every word of a phrase (a phrase of another field, or
+        excluded, has none there); None when none does."""
+        phrases = tuple(p for p in self.phrases if terms.issuperset(p.terms))
+        return Units(phrases, self.free) if phrases else None
+
+    def held(self, text: str, analyzer: TextAnalyzer) -> tuple[int, list[tuple[str, int, int]]]:
+        """How many of the phrases ``text`` holds, and the spans of their words there."""
+        found = analyzer.term_spans(text, {t for p in self.phrases for t in p.terms})
+        if not found:
+            return 0, []
+        places = _word_places(text, found)
+        count, spans = 0, []
+        for phrase in self.phrases:
+            where = _phrase_spans(phrase, found, places)
+            count += bool(where)
+            spans += where
+        return count, spans
+
+    def spans(self, text: str, terms: set[str], analyzer: TextAnalyzer) -> list[tuple[int, int, str]]:
+        """The spans to mark: the phrases' words where ``text`` holds them, and the query's other words; all of
+        ``terms`` where it holds no phrase."""
+        count, spans = self.held(text, analyzer)
+        if not count:
+            return _match_spans(text, terms, analyzer)
+        free = terms & self.free
+        return _widest([*spans, *(analyzer.term_spans(text, free) if free else [])])
+
+
+def _phrase_spans(phrase: Phrase, found: list[tuple[str, int, int]], places: list[int]) -> list[tuple[str, int, int]]:
+    """The spans of ``found`` (their words at ``places``) that make ``phrase``: each of its terms at its place, or
+    within ``slop`` moves of it (the smallest stretches of the text holding each of its terms)."""
+    events = sorted((place - offset, k, n) for n, (span, place) in enumerate(zip(found, places))
+                    for k, (term, offset) in enumerate(zip(phrase.terms, phrase.places)) if span[0] == term)
+    need, have, covered, left = len(phrase.terms), Counter(), 0, 0
+    marked: set[int] = set()
+    for right, (at, k, _) in enumerate(events):
+        have[k] += 1
+        covered += have[k] == 1
+        while covered == need:
+            start, first, _ = events[left]
+            if at - start <= phrase.slop:
+                taken = {}
+                for _, k2, n2 in events[left:right + 1]:
+                    taken.setdefault(k2, n2)
+                if len(set(taken.values())) == need:  # (a word twice in the phrase: two words of the text)
+                    marked.update(taken.values())
+            have[first] -= 1
+            covered -= have[first] == 0
+            left += 1
+    return [found[n] for n in sorted(marked)]
+
+
 # -- highlighting ---------------------------------------------------------------------------------------
-def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = False) -> str:
+def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = False,
+              units: Units | None = None) -> str:
     """``text`` as escaped HTML with the words that give ``terms`` in ``<mark>``.
 
     ``whole``: all of it (a title); else the best ``FRAGMENTS`` stretches around the matches, at most
     ``SNIPPET_CHARS`` each, joined by " … " only where text was left out, with "… " before and " …" after when
     the text goes on, cut at spaces and never inside a name ("Henrietta Blake" stays whole), or "" when nothing
-    matches. Without terms: the text (shortened).
+    matches. Without terms: the text (shortened). ``units``: the query's quoted phrases (:class:`Units`); where the
+    text holds one, its words there are marked (not the same words elsewhere), with the query's other words.
     """
     if not text:
         return ""
-    spans = _match_spans(text, terms, analyzer) if terms else []
+    spans = (units.spans(text, terms, analyzer) if units is not None else _match_spans(text, terms, analyzer)) \
+        if terms else []
     if whole:
         return _marked(text, 0, len(text), spans)
     if not spans:
@@ -396,7 +532,12 @@ def highlight(text: str, terms: set[str], analyzer: TextAnalyzer, whole: bool = 
 
 
 def _match_spans(text: str, terms: set[str], analyzer: TextAnalyzer) -> list[tuple[int, int, str]]:
-    spans = sorted({(start, end, term) for term, start, end in analyzer.term_spans(text, terms)})
+    return _widest(analyzer.term_spans(text, terms))
+
+
+def _widest(found: Iterable[tuple[str, int, int]]) -> list[tuple[int, int, str]]:
+    """(start, end, term) of the spans ``found`` ((term, start, end) each), in text order, overlapping ones one."""
+    spans = sorted({(start, end, term) for term, start, end in found})
     out: list[tuple[int, int, str]] = []
     for start, end, term in spans:  # a joined word and its parts share one span: keep the widest
         if out and start < out[-1][1]:
@@ -552,7 +693,8 @@ def _only_punctuation(chars: list[str]) -> bool:
 
 def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
                  chapters: list[Chapter] | None = None, top: int = MOMENTS, english: bool = True,
-                 budget: int | None = None, cjk: dict[str, tuple[frozenset[str], ...]] | None = None) -> list[Moment]:
+                 budget: int | None = None, cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
+                 units: Units | None = None) -> list[Moment]:
     """The transcript segments that match the query's terms best, with their times and speakers.
 
     A segment scores 10 per distinct query term it holds, plus log1p(its tokens that are query terms) minus
@@ -562,14 +704,16 @@ def find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyze
     that hold a term. ``english``: the analyzer is English's (a closer bound applies). ``budget``: at most this
     many segments are analysed (the best bounds first); the moments are then the best of those. ``cjk``: the
     Japanese or Chinese words typed (``languages.cjk_words``): their bigrams count where one of them is whole.
+    ``units``: the query's quoted phrases (:class:`Units`): every segment within the budget is analysed, and the
+    moments are those :func:`phrase_choice` takes from them, as from an engine's counts (:func:`phrase_candidates`).
     """
-    return _find_moments(segments, terms, analyzer, chapters, top, english, budget, cjk)[0]
+    return _find_moments(segments, terms, analyzer, chapters, top, english, budget, cjk, units)[0]
 
 
 def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyzer,
                   chapters: list[Chapter] | None = None, top: int = MOMENTS, english: bool = True,
-                  budget: int | None = None, cjk: dict[str, tuple[frozenset[str], ...]] | None = None
-                  ) -> tuple[list[Moment], int]:
+                  budget: int | None = None, cjk: dict[str, tuple[frozenset[str], ...]] | None = None,
+                  units: Units | None = None) -> tuple[list[Moment], int]:
     """:func:`find_moments`, and how many segments it analysed."""
     if not segments or not terms:
         return [], 0
@@ -581,9 +725,10 @@ def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyz
             order.append((n * 10 + math.log1p(repeats) - length, i, length))
     order.sort(key=lambda p: (-p[0], p[1]))
     scored: list[tuple[float, int]] = []
+    held: dict[int, set[str]] = {}  # (with units: the terms each segment holds)
     read = 0
     for bound, i, length in order[:budget]:
-        if len(scored) >= top and scored[top - 1][0] > bound:
+        if units is None and len(scored) >= top and scored[top - 1][0] > bound:
             break
         read += 1
         matched = [t for t in analyzer.texts(segments[i].text) if t in terms]
@@ -593,10 +738,21 @@ def _find_moments(segments: list[Segment], terms: set[str], analyzer: TextAnalyz
         if not matched:
             continue
         scored.append((_moment_score(len(set(matched)), len(matched), length), i))
-        scored.sort(key=lambda p: (-p[0], p[1]))
-        del scored[top:]
-    return _moments([(i, segments[i], segments[i - 1] if i else None) for _, i in scored[:top]], terms, analyzer,
-                    chapters) or [], read
+        if units is None:
+            scored.sort(key=lambda p: (-p[0], p[1]))
+            del scored[top:]
+        else:
+            held[i] = set(matched)
+    scored.sort(key=lambda p: (-p[0], p[1]))
+    places = [i for _, i in scored[:top]]
+    if units is not None:  # (the choice :func:`phrase_candidates` and :func:`phrase_choice` make from counts)
+        cohold = {i: sum(held[i].issuperset(p.terms) for p in units.phrases) for _, i in scored}
+        looked = [i for _, i in sorted(((-cohold[i], k), i) for k, (_, i) in enumerate(scored) if cohold[i])]
+        rest = [i for _, i in scored if held[i] & units.free][:2 * top]
+        places = phrase_choice(looked[:MOMENT_READS], lambda i: segments[i].text, rest, units, analyzer,
+                               top) or places
+    return _moments([(i, segments[i], segments[i - 1] if i else None) for i in places], terms, analyzer,
+                    chapters, units=units) or [], read
 
 
 def _moment_score(distinct: int, tokens: int, length: float) -> float:
@@ -613,6 +769,13 @@ def best_segments(counts: SegmentCounts, top: int = MOMENTS) -> list[int]:
     segments of a 300,000-cue transcript that held the query's words."""
     if not len(counts.indexes):
         return []
+    indexes = np.asarray(counts.indexes, dtype=np.int64)
+    order = np.lexsort((indexes, -_segment_scores(counts)))[:top]  # best first, then the earliest
+    return indexes[order].tolist()
+
+
+def _segment_scores(counts: SegmentCounts) -> np.ndarray:
+    """Each counted segment's score as a moment (:func:`_moment_score`), each kind of segment scored once."""
     distinct, tokens, words = (np.asarray(a, dtype=np.int64) for a in (counts.distinct, counts.tokens, counts.words))
     wide_k, wide_w = int(tokens.max()) + 1, int(words.max()) + 1
     if (int(distinct.max()) + 1) * wide_k * wide_w < 1 << 62:  # each kind one number
@@ -622,19 +785,59 @@ def best_segments(counts: SegmentCounts, top: int = MOMENTS) -> list[int]:
         found, kind = np.unique(np.stack([distinct, tokens, words]), axis=1, return_inverse=True)
         kinds = found.T.tolist()
     scores = np.array([_moment_score(n, k, math.log1p(w) * 0.5) for n, k, w in kinds], dtype=np.float64)
-    indexes = np.asarray(counts.indexes, dtype=np.int64)
-    order = np.lexsort((indexes, -scores[np.ravel(kind)]))[:top]  # best first, then the earliest
-    return indexes[order].tolist()
+    return scores[np.ravel(kind)]
+
+
+def phrase_candidates(counts: SegmentCounts, units: Units, reads: int = MOMENT_READS, top: int = MOMENTS
+                      ) -> tuple[list[int], list[int]] | None:
+    """Where to look for a quoted phrase's moments, from an engine's counts: the ``reads`` segments holding every
+    word of the most phrases, best scored first, then the earliest; and the ``2 * top`` best segments holding a
+    word of the query outside its phrases. None when the counts cannot tell (no masks)."""
+    if counts.masks is None or not len(counts.indexes):
+        return None
+    bits = {term: 1 << k for k, term in enumerate(counts.terms)}
+    masks = np.asarray(counts.masks, dtype=np.int64)
+    cohold = np.zeros(len(masks), dtype=np.int64)
+    for phrase in units.phrases:
+        if all(t in bits for t in phrase.terms):
+            need = sum(bits[t] for t in set(phrase.terms))
+            cohold += (masks & need) == need
+    free = sum(bits[t] for t in units.free if t in bits)
+    indexes, scores = np.asarray(counts.indexes, dtype=np.int64), _segment_scores(counts)
+    some = np.flatnonzero(cohold)
+    looked = some[np.lexsort((indexes[some], -scores[some], -cohold[some]))[:reads]]
+    others = np.flatnonzero(masks & free) if free else np.zeros(0, dtype=np.int64)
+    rest = others[np.lexsort((indexes[others], -scores[others]))[:2 * top]]
+    return indexes[looked].tolist(), indexes[rest].tolist()
+
+
+def phrase_choice(looked: list[int], text_of: Callable[[int], str | None], rest: list[int], units: Units,
+                  analyzer: TextAnalyzer, top: int = MOMENTS) -> list[int] | None:
+    """The moments of a query quoting a phrase: of the segments ``looked`` at (best first), those whose text holds
+    the most of its phrases, in that order; then, up to ``top``, the best of ``rest`` (segments holding a word
+    asked apart). None when none of them holds a phrase (its words are apart everywhere, or it spans two segments):
+    the moments are then chosen by the words."""
+    holding = []
+    for rank, place in enumerate(looked):
+        text = text_of(place)
+        count = units.held(text, analyzer)[0] if text else 0
+        if count:
+            holding.append((-count, rank, place))
+    if not holding:
+        return None
+    chosen = [place for _, _, place in sorted(holding)[:top]]
+    chosen += [place for place in rest if place not in chosen][:top - len(chosen)]
+    return chosen
 
 
 def _moments(chosen: list[tuple[int, Segment | None, Segment | None]], terms: set[str], analyzer: TextAnalyzer,
-             chapters: list[Chapter] | None, strict: bool = False) -> list[Moment] | None:
-    """The chosen segments, each as (its place, it, the segment before it), as moments, their matches marked.
-    ``strict`` (segments chosen from the index's counts): None when one of them is missing or holds none of the
-    terms (the catalog changed since the index was written)."""
+             chapters: list[Chapter] | None, strict: bool = False, units: Units | None = None) -> list[Moment] | None:
+    """The chosen segments, each as (its place, it, the segment before it), as moments, their matches marked
+    (a quoted phrase of ``units`` where they hold it). ``strict`` (segments chosen from the index's counts): None
+    when one of them is missing or holds none of the terms (the catalog changed since the index was written)."""
     moments = []
     for place, seg, before in chosen:
-        text = highlight(seg.text, terms, analyzer) if seg is not None else ""
+        text = highlight(seg.text, terms, analyzer, units=units) if seg is not None else ""
         if seg is None or (strict and "<mark>" not in text):
             return None
         chapter = ""

@@ -121,6 +121,11 @@ class SegmentCounts:
     tokens: Any
     words: Any
     complete: bool = True
+    # which terms each segment holds, one bit a term of ``terms`` (the first ``MASK_TERMS`` found in the episode),
+    # None when not counted (a Japanese or Chinese word's bigrams): a quoted phrase's moments are looked for among
+    # the segments holding all its words (``answers``)
+    masks: Any = None
+    terms: tuple[str, ...] = ()
 
 
 class TextAnalyzer(Protocol):

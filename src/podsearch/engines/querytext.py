@@ -586,6 +586,22 @@ def phrases_as_words(text: str, slop: int = 0) -> str:
     return _WANTED_PHRASE.sub(lambda m: m.group(1).strip(), text)
 
 
+# A phrase the query looks for in the transcript (not excluded, not another field's): its words and its slop
+_TRANSCRIPT_PHRASE = re.compile(r'(?:^|(?<=[\s(]))(?<!NOT )\+?(?:(?i:transcript):)?"([^"]*[^\W_][^"]*)"(?:~(\d+))?')
+_QUOTED = re.compile(r'"[^"]*"(?:[~^][\d.]*)?')
+
+
+def transcript_phrases(text: str) -> tuple[list[tuple[str, int]], str]:
+    """The phrases ``text`` asks the transcript for, each as (its words, its slop: how many moves its words may
+    make, in any order; 0 for an exact phrase), and the text without its quoted parts (the words it asks for
+    apart); what a search's moments and snippets show as one unit (``answers``)."""
+    text = straight_quotes(text)
+    if text.count('"') % 2:  # (an unbalanced last quote: not a phrase)
+        text = text[:text.rfind('"')] + " " + text[text.rfind('"') + 1:]
+    phrases = [(m.group(1).strip(), int(m.group(2) or 0)) for m in _TRANSCRIPT_PHRASE.finditer(text)]
+    return phrases, plain_words(_QUOTED.sub(" ", text))
+
+
 def questions_asked(text: str) -> str:
     """``text`` with the question marks that end a question's words read as punctuation (:data:`_ASKED`), and
     one standing alone at the end (:data:`_ASKED_APART`)."""

@@ -9,6 +9,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
+from .base import SegmentCounts
+
+MASK_TERMS = 63  # terms whose holding each segment's mask tells (``SegmentCounts.masks``)
 ALWAYS_READ = 64  # terms read whatever the deadline (a query's own words; a pattern's most common) ...
 GRACE = 0.1  # ... for at most this many seconds after the deadline, or after the count began if that is later
 
@@ -46,16 +49,18 @@ class Reading:
             yield term
 
 
-def counted(starts: np.ndarray, found: list[tuple[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(segments holding a term, distinct terms in each, term tokens in each)`` of one episode whose segments
-    begin at the places ``starts``, from each term's places (ascending, as the index holds them): a few array
-    operations over all the terms' places together, where each term had its own, as long as the segment table (a
-    page of 100 hits of twelve prefixes' words, 15,500 terms of a hit, spent 0.2-0.35 s on them after the deadline
-    under load, until 6 December 2026)."""
+def counted(starts: np.ndarray, found: list[tuple[str, np.ndarray]]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(segments holding a term, distinct terms in each, term tokens in each, which terms each holds)`` of one
+    episode whose segments begin at the places ``starts``, from each term's places (ascending, as the index holds
+    them): a few array operations over all the terms' places together, where each term had its own, as long as the
+    segment table (a page of 100 hits of twelve prefixes' words, 15,500 terms of a hit, spent 0.2-0.35 s on them
+    after the deadline under load, until 6 December 2026). Which terms: bit k for the term ``found[k]``, for the
+    first ``MASK_TERMS`` of them."""
     n = len(starts)
     if not found or not n:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
+        return empty, empty, empty, empty
     segment = np.searchsorted(starts, np.concatenate([where for _, where in found]), side="right") - 1
     term = np.repeat(np.arange(len(found)), [len(where) for _, where in found])
     first = np.ones(len(segment), dtype=bool)  # a term's first place in a segment
@@ -63,7 +68,10 @@ def counted(starts: np.ndarray, found: list[tuple[str, np.ndarray]]) -> tuple[np
     tokens = np.bincount(segment, minlength=n)[:n]
     distinct = np.bincount(segment[first], minlength=n)[:n]
     held = np.flatnonzero(tokens)
-    return held, distinct[held].astype(np.int64), tokens[held].astype(np.int64)
+    masks = np.zeros(n, dtype=np.int64)
+    bit = first & (term < MASK_TERMS)
+    np.bitwise_or.at(masks, segment[bit], np.left_shift(1, term[bit]).astype(np.int64))
+    return held, distinct[held].astype(np.int64), tokens[held].astype(np.int64), masks[held]
 
 
 def counted_cjk(starts: np.ndarray, found: list[tuple[str, np.ndarray]],
@@ -88,8 +96,12 @@ def counted_cjk(starts: np.ndarray, found: list[tuple[str, np.ndarray]],
 
 
 def counted_any(starts: np.ndarray, found: list[tuple[str, np.ndarray]],
-                cjk: dict[str, tuple[frozenset[str], ...]] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`counted_cjk` when one of the terms found is a Japanese or Chinese word's bigram, else :func:`counted`."""
+                cjk: dict[str, tuple[frozenset[str], ...]] | None, complete: bool = True) -> SegmentCounts:
+    """The :class:`SegmentCounts` of :func:`counted_cjk` when one of the terms found is a Japanese or Chinese word's
+    bigram (no masks), else of :func:`counted`; ``words``: the held segments' lengths are the caller's."""
     if cjk and any(term in cjk for term, _ in found):
-        return counted_cjk(starts, found, cjk)
-    return counted(starts, found)
+        held, distinct, tokens = counted_cjk(starts, found, cjk)
+        return SegmentCounts(indexes=held, distinct=distinct, tokens=tokens, words=None, complete=complete)
+    held, distinct, tokens, masks = counted(starts, found)
+    return SegmentCounts(indexes=held, distinct=distinct, tokens=tokens, words=None, complete=complete, masks=masks,
+                         terms=tuple(term for term, _ in found[:MASK_TERMS]))

@@ -26,6 +26,7 @@ import struct
 import zlib
 from bisect import bisect_left
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,6 @@ def table_counts(tables: dict[str, Table], terms: set[str], deadline: float | No
                 found[episode_id].append((term, where))
     out: dict[str, SegmentCounts] = {}
     for episode_id, table in tables.items():
-        indexes, distinct, tokens = counted_any(np.arange(len(table.words)), found[episode_id], cjk)
-        out[episode_id] = SegmentCounts(indexes=indexes, distinct=distinct, tokens=tokens,
-                                        words=table.words[indexes].astype(np.int64), complete=reading.complete)
+        counts = counted_any(np.arange(len(table.words)), found[episode_id], cjk, reading.complete)
+        out[episode_id] = replace(counts, words=table.words[counts.indexes].astype(np.int64))
     return out

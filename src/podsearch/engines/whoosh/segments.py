@@ -8,6 +8,7 @@ from the catalog (reading and scanning every segment of every hit was a third of
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -59,8 +60,7 @@ def segment_counts(searcher: Any, ids: list[str], terms: set[str], deadline: flo
                 found[d + offset].append((term, where))
     out: dict[str, SegmentCounts] = {}
     for d, (episode_id, (starts, words)) in tables.items():
-        held, distinct, tokens = counted_any(starts, found[d], cjk)
-        out[episode_id] = SegmentCounts(indexes=held, distinct=distinct, tokens=tokens,
-                                        words=words[held].astype(np.int64), complete=reading.complete)
+        counts = counted_any(starts, found[d], cjk, reading.complete)
+        out[episode_id] = replace(counts, words=words[counts.indexes].astype(np.int64))
     return out
 
