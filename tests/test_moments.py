@@ -374,3 +374,19 @@ def test_a_quoted_phrase_is_shown_where_the_episode_says_it(engine: str, request
         # the words alone choose as before
         assert first("lightning network")["moments"][0]["segment"] == 1
 
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_person_searched_is_shown_speaking(engine: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """A search by a person (``speaker:"Ann Lee"``, ``person:park``, the person filter) shows them speaking where
+    the transcript labels its speakers: their turns holding the query's words first, else their first turn of
+    some length (``guest:"Mat Ryer"`` showed no moment at all, until 6 December 2026)."""
+    with imported_library(PHRASED, engine, request, tmp_path) as lib:
+        hit = lib.search(SearchRequest(q='speaker:"Ann Lee"')).to_dict()["hits"][0]
+        assert hit["moments"][0]["segment"] == 6 and hit["moments"][0]["speaker"] == "Ann Lee"
+        assert "<mark>" not in hit["moments"][0]["text"] and hit["snippet"] == hit["moments"][0]["text"]
+        hit = lib.search(SearchRequest(q="speaker:lee lightning")).to_dict()["hits"][0]
+        assert [m["segment"] for m in hit["moments"]][:1] == [3] and hit["moments"][0]["speaker"] == "Ann Lee"
+        hit = lib.search(SearchRequest(q="lightning", person="Bo Park")).to_dict()["hits"][0]
+        assert [m["segment"] for m in hit["moments"]][:2] == [1, 4]  # (then the others, by the words)
+        # without a person, the words alone choose
+        assert lib.search(SearchRequest(q="lightning")).to_dict()["hits"][0]["moments"][0]["segment"] == 1

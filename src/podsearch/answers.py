@@ -16,7 +16,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,9 +26,9 @@ from . import languages
 from .catalog import Catalog
 from .documents import parse_datetime
 from .engines.base import FACETS, UNDATED, EngineResult, SegmentCounts, TextAnalyzer
-from .engines.querytext import transcript_phrases
+from .engines.querytext import named_persons, transcript_phrases
 from .engines.segments import MASK_TERMS
-from .episodes import Chapter, Episode, Segment, Show
+from .episodes import Chapter, Episode, Segment, Show, person_key
 from .requests import MAX_DEPTH
 
 FACET_TOP = 20  # values shown per facet
@@ -222,7 +222,7 @@ def episode_json(ep: Episode, first: int = 0, total: int | None = None) -> dict[
 def search_answer(query: str, page: int, per_page: int, found: EngineResult, catalog: Catalog,
                   analyzer: Callable[[str], TextAnalyzer], took_ms: float = 0.0,
                   segment_counts: Callable[..., dict[str, SegmentCounts]] | None = None,
-                  deadline: float | None = None) -> SearchResult:
+                  deadline: float | None = None, person: str = "") -> SearchResult:
     """The answer to a search: ``found`` (the engine's) with what the page shows read from ``catalog`` at once.
 
     ``analyzer(language)`` is the engine's analysis of a language: the query's terms are found with it in the
@@ -231,6 +231,8 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     read; a hit it says nothing for has all its segments read and scanned (:func:`find_moments`), analysing at
     most ``PAGE_MOMENT_READS`` segments over the page, ``MOMENT_READS`` kept for each hit still to come (so at
     most ``MOMENT_READS`` a hit on a page of more than ``PAGE_MOMENT_READS / MOMENT_READS`` such hits).
+    A person the query names (``guest:"Mat Ryer"``) or ``person`` (the person filter's) is shown speaking where
+    the transcript labels them (:func:`_speaking_first`).
     """
     terms = found.terms
     transcript_terms = terms.get("transcript", set())
@@ -262,6 +264,10 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
     # (a late hit without notes shows its transcript's first words)
     wanted.update({i: [0] for i in late if i in episodes and not episodes[i].description_text})
     rows = catalog.segments_at(wanted) if wanted else {}
+    speaks = _speaks([*named_persons(found.corrected or query), *([person] if person else [])])
+    # (the turns of the hits shown with moments: past the deadline, the first MOMENTS_ALWAYS alone)
+    turns = catalog.speaker_turns([i for k, i in enumerate(ids) if i in episodes and i not in late and (
+        k < MOMENTS_ALWAYS or _in_time(deadline))], speaks) if speaks else {}
     shows = catalog.show_titles()
     hits = []
     unread = len(ids) - len(picks)  # hits whose segments may be analysed
@@ -301,6 +307,9 @@ def search_answer(query: str, page: int, per_page: int, found: EngineResult, cat
                                           budget=max(MOMENT_READS, left - MOMENT_READS * unread), cjk=cjk,
                                           units=said)
             left -= read
+        if h.id in turns:
+            moments = _speaking_first(h.id, turns[h.id], moments or [], counts.get(h.id), ep, transcript_terms, ana,
+                                      catalog)
         hits.append(_hit(ep, h.score, shows.get(ep.show_id, ep.show_id), terms, ana, lang, moments or [],
                          units(ep.language, "notes")))
     return SearchResult(query=query, total=found.total, page=page, per_page=per_page, hits=hits,
@@ -332,6 +341,55 @@ def _units_of(query: str, analyzer: Callable[[str], TextAnalyzer], transcript: s
     return units
 
 
+SUBSTANTIVE = 12  # words of a person's turn shown as their moment when none holds the query's words
+
+
+def _speaks(persons: list[str]) -> Callable[[str], bool] | None:
+    """Whether a transcript's speaker label is one of ``persons`` (every word of the name in the label: "Ryer" and
+    "Mat Ryer" are "Mat Ryer"); None when no person is named."""
+    wanted = [set(person_key(p).split()) for p in persons if person_key(p).split()]
+    if not wanted:
+        return None
+    return lambda label: any(words <= set(person_key(label).split()) for words in wanted)
+
+
+def _speaking_first(episode_id: str, turns: list[int], moments: list[Moment], counts: SegmentCounts | None,
+                    ep: Episode, terms: set[str], ana: TextAnalyzer, catalog: Catalog) -> list[Moment]:
+    """``moments`` of a hit whose transcript labels the person searched, their turns (``turns``: the places
+    of their segments) first: those holding the query's words, chosen as the others are (from the counts, or
+    reading the segments, within the same budget); else the first of their first ``MOMENT_READS`` turns of
+    ``SUBSTANTIVE`` words or more (the longest of them if none is). Until 6 December 2026 ``guest:"Mat Ryer"``
+    showed no moment, and ``person:ryer`` with words the moments of anyone who said them."""
+    mine: list[Moment] = []
+    if terms and counts is not None:
+        held = np.isin(np.asarray(counts.indexes, dtype=np.int64), turns)
+        sub = replace(counts, indexes=np.asarray(counts.indexes)[held], distinct=np.asarray(counts.distinct)[held],
+                      tokens=np.asarray(counts.tokens)[held], words=np.asarray(counts.words)[held], masks=None)
+        places = best_segments(sub)
+        rows = catalog.segments_at({episode_id: sorted({*places, *(p - 1 for p in places if p)})}) if places else {}
+        mine = _moments([(i, rows.get((episode_id, i)), rows.get((episode_id, i - 1))) for i in places], terms, ana,
+                        ep.chapters, strict=True) or []
+    elif terms and ep.segments:
+        theirs = set(turns)
+        only = [seg if i in theirs else Segment(text="") for i, seg in enumerate(ep.segments)]
+        mine = _find_moments(only, terms, ana, ep.chapters, budget=MOMENT_READS)[0]
+    if not mine:
+        first = turns[:MOMENT_READS]
+        rows = catalog.segments_at({episode_id: sorted({*first, *(p - 1 for p in first if p)})})
+        said = [(i, rows[episode_id, i]) for i in first if (episode_id, i) in rows]
+        if not said:
+            return moments
+        place, seg = next(((i, s) for i, s in said if len(s.text.split()) >= SUBSTANTIVE),
+                          max(said, key=lambda p: (len(p[1].text.split()), -p[0])))
+        before = rows.get((episode_id, place - 1))
+        # (its text marked where it holds a word of the query, else its first words)
+        mine = _moments([(place, seg, before)], terms, ana, ep.chapters) or []
+        if not mine or not mine[0].text:
+            mine = _moments([(place, seg, before)], set(), ana, ep.chapters) or []
+    shown = {m.segment for m in mine}
+    return [*mine, *(m for m in moments if m.segment not in shown)][:MOMENTS]
+
+
 def _in_time(deadline: float | None) -> bool:
     return deadline is None or time.monotonic() <= deadline
 
@@ -353,11 +411,13 @@ def _hit(ep: Episode, score: float, show: str, terms: dict[str, set[str]], ana: 
     snippet = ""
     if notes and terms.get("notes"):
         snippet = highlight(notes, terms["notes"], ana, units=units)
-    if not snippet and moments:
+    if not snippet and moments and "<mark>" in moments[0].text:
         snippet = moments[0].text
     if not snippet and terms.get("persons"):  # (a person searched, nothing else said: ``guest:"Mat Ryer"`` showed
         snippet = _persons_snippet(ep, notes, terms["persons"], ana)  # the notes' first words, or nothing, until
         # 6 December 2026: the episode's persons with the name marked, else the notes where they name the person)
+    if not snippet and moments:  # (a person's turn)
+        snippet = moments[0].text
     if not snippet:  # (nothing matched in the notes, no moment, or no terms given: the notes' first words)
         segments = ep.segments
         snippet = html.escape(shorten(notes or (segments[0].text if segments else ""), SNIPPET_CHARS))

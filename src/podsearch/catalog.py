@@ -10,7 +10,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -579,6 +579,20 @@ class Catalog:
 
     def segment_count(self, episode_id: str) -> int:
         return self.db.execute("SELECT COUNT(*) FROM segments WHERE episode_id = ?", (episode_id,)).fetchone()[0]
+
+    def speaker_turns(self, episode_ids: list[str], speaks: Callable[[str], bool]) -> dict[str, list[int]]:
+        """{episode id: the places of its segments, in order, whose speaker ``speaks`` says is the one asked for}
+        of the episodes of ``episode_ids`` that label such a speaker (their places alone are read)."""
+        out: dict[str, list[int]] = {}
+        for episode_id in dict.fromkeys(episode_ids):
+            names = [r[0] for r in self.db.execute("SELECT DISTINCT speaker FROM segments WHERE episode_id = ? "
+                                                   "AND speaker != ''", (episode_id,)) if speaks(r[0])]
+            if names:
+                marks = ",".join("?" * len(names))
+                out[episode_id] = [r[0] for r in self.db.execute(
+                    f"SELECT seq FROM segments WHERE episode_id = ? AND speaker IN ({marks}) ORDER BY seq",
+                    (episode_id, *names))]
+        return out
 
     def segments_at(self, wanted: dict[str, list[int]]) -> dict[tuple[str, int], Segment]:
         """{(episode id, place in its segment list): segment} of the segments asked for (those that exist)."""

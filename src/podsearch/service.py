@@ -159,7 +159,8 @@ class Library:
         deadline = deadline if deadline is not None else self.deadline()
         query, found = self._found(req, deadline)
         result = search_answer(req.q, query.page, query.per_page, found, self.catalog, self.engine.analyzer,
-                               took_ms=0.0, segment_counts=self.engine.segment_counts, deadline=deadline)
+                               took_ms=0.0, segment_counts=self.engine.segment_counts, deadline=deadline,
+                               person=query.filters.person)
         if found.without_fields is not None:
             result.anywhere = fields_dropped(found.corrected or query.text)
         # the whole search, the page's snippets and moments too (until 5 December 2026 the engine's part only: a

@@ -602,6 +602,16 @@ def transcript_phrases(text: str) -> tuple[list[tuple[str, int]], str]:
     return phrases, plain_words(_QUOTED.sub(" ", text))
 
 
+# A person the query names (not excluded): ``guest:"Mat Ryer"``, ``person:ryer``, ``speaker:"Katie Hockman"``
+_PERSON_NAMED = re.compile(rf'(?:^|(?<=[\s(]))(?<!NOT )\+?(?i:persons|{"|".join(FIELD_ALIASES["persons"])}):'
+                           r'(?:"([^"]*[^\W_][^"]*)"|([^\W_][\w.\'’-]*))')
+
+
+def named_persons(text: str) -> list[str]:
+    """The persons ``text`` names in a person's field, as typed (``answers`` prefers the moments they speak)."""
+    return [(m.group(1) or m.group(2)).strip() for m in _PERSON_NAMED.finditer(straight_quotes(text))]
+
+
 def questions_asked(text: str) -> str:
     """``text`` with the question marks that end a question's words read as punctuation (:data:`_ASKED`), and
     one standing alone at the end (:data:`_ASKED_APART`)."""
