@@ -9,7 +9,7 @@ import sklearn
 
 from .. import __version__
 
-MODEL_VERSION = 17  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
+MODEL_VERSION = 18  # 4: per-language stop words; 5: per-field sublinear tf, title phrases; 6: title cosine, LSA on;
 #                   7: the lists reranked by pseudo-relevance feedback and cue windows (rerank.py); 8: another
 #                   show's episode named by its title after the number or a few words before it, and links to
 #                   episode pages (signals.py); 9: the shows' titles kept, for the reasons (reasons.py); 10: another
@@ -23,7 +23,9 @@ MODEL_VERSION = 17  # 4: per-language stop words; 5: per-field sublinear tf, tit
 #                   ends at the sponsor's call to go somewhere, a label of the catalog's other languages announces
 #                   one, and the runs' words are cut at any punctuation, as the terms (runs.py);
 #                   17: a short walk over the lists, and the episodes of its show a cue window names by topic
-#                   (walk.py)
+#                   (walk.py); 18: a sponsor thanked without an announcement, an announced item's first line,
+#                   a link whose text calls ("[Sign up](...)"), the sentences that name the day's sponsors or offer a
+#                   discount, and a term of several words said only inside when one of its words is (runs.py)
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,30 @@ _LINK_TARGET = re.compile(r"\]\([^()\s]*\)")
 _TLD = r"(?-i:com|org|net|io|dev|ai|app|co|sh|so|fm|tv|gg|me|xyz|cloud|tech)"  # (lower case: not "ASP.NET")
 _ADDRESS = re.compile(rf"\b(?:https?://|www\.)\S|\bdot\s+{_TLD}\b|(?<![\w.@-])[a-z\d][\w-]*(?:\.[\w-]+)*\.{_TLD}/\w"
                       rf"|\[[^\[\]]*(?<![\w.@-])[a-z\d][\w-]*(?:\.[\w-]+)*\.{_TLD}\b[^\[\]]*\]", re.I)
+# A link whose text is a call to act, "[Sign up](https://sentry.io/resources/...)" (its address is the sponsor's, read
+# after _LINK_TARGET took it away)
+_CALL_LINK = re.compile(r"\[\W*(?:sign\s*up|register|learn\s+more|get\s+started|start\s+(?:free|now|today)"
+                        r"|try\s+(?:it|\w+\s+free)|book\s+a\s+demo|join\s+(?:us|now|today|free)|claim|grab)\b[^\[\]]*\]", re.I)
+# "Thanks to our friends at Postman for sponsoring", "... for putting out good content and for sponsoring": the sponsor
+# thanked (_sponsor_words)
+_THANKED = re.compile(r"\bthanks?\s+(?:you\s+)?to\s+([^.!?\n]{1,60}?)\s+for\s+(?:[^.!?\n]{0,80}?\band\s+for\s+)?sponsoring\b",
+                      re.I)
+# A sentence that names the day's sponsors ("our sponsors for today are Toptal and Compose", "Our first sponsor today is
+# Toptal", "today's show is sponsored by Toptal"): "sponsor", "sponsors" or "sponsored by" in lower case ("GitHub
+# Sponsors" is a product), "brought to you by"
+_NAMES_SPONSOR = re.compile(r"\b(?-i:sponsors?)\b|\bsponsored\s+by\b|\bbrought\s+to\s+you\s+by\b", re.I)
+_SENTENCES = re.compile(r"[^.!?]+(?:[.!?]+|$)")
+# A discount offered: a percentage and a word for discount ("5% Rabatt", "20% off"), or a code that holds a digit
+# after the word for code ("Mit dem Code SONNEFREI8", "use code PODCAST20") in the catalog's languages
+_DISCOUNT = re.compile(r"\d\s*%\s*(?:off|rabatt|rabat|korting|descuento|desconto|reducere|sconto|remise|discount|alennus)\b"
+                       r"|\b(?:code|coupon|gutschein|rabattcode|kortingscode|rabatkode|kod|c[oó]digo|cup[oó]n|cupom)\b\W{0,3}"
+                       r"(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[\w-]+", re.I)
+OFFER_WORDS = 24  # a sentence that offers a discount or names the sponsors says at most this many words
+# (the lines that may name the day's sponsors or offer a discount: each pattern looked for, over the text lower-cased,
+# when its plain string is in it; _DISCOUNT searched over the site corpus's texts took 4 s, these 0.5 s)
+_NAMING_CUES = (("sponsor", re.compile("sponsor")), ("brought to you", re.compile("brought to you")))
+_OFFER_CUES = (("%", re.compile(r"%\s*[^\W\d_]")), *((w, re.compile(rf"{w}\b\W{{0,3}}[\w-]*\d")) for w in (
+    "code", "coupon", "gutschein", "kod", "kode", "codigo", "código", "cupon", "cupón", "cupom")))
 _POINTER = re.compile(r"\blinks?\b[^.!?\n]{0,20}?\bin\s+(?:the|your|our)\s+(?:show\s*notes|chapter\s+data|newsletter"
                       r"|description)|\buse\s+(?:the\s+)?(?:promo\s+|discount\s+|coupon\s+)?code\b", re.I)
 
@@ -103,11 +127,38 @@ def sponsored_sections(text: str) -> list[tuple[int, int]]:
     label before a colon opens a list, which runs to the next label ("Links:") or the text's end. With none of them,
     it is the announcement alone. Such an item is a new text each week (no run: "Depot just published their 2025
     recap ..."), and what it says is the sponsor's topic, not the episode's."""
-    if _MAY_SPONSOR.search(text) is None and _MAY_LABEL.search(f"\n{text[:80]}") is None \
-            and _MAY_LABEL.search(text) is None:
+    low = text.lower()  # (the words looked for first, as plain searches: a regular expression's alternation tried at
+    # every character of the site corpus's texts took 4 s, these 0.2 s)
+    announced = "sponsored" in low or _MAY_LABEL.search(f"\n{text[:80]}") is not None \
+        or _MAY_LABEL.search(text) is not None
+    naming = _lines_saying(low, _NAMING_CUES)
+    offering = _lines_saying(low, _OFFER_CUES)
+    if not (announced or naming or offering):
         return []
     lines = text.split("\n")
-    found: list[tuple[int, int, int]] = []  # (first line, end line, words of the announcement alone)
+    found = _announced(lines) if announced else []  # (first line, end line, words of the announcement alone)
+    if thanked := [a for a in naming if "sponsoring" in lines[a].lower()]:
+        found = _thanked(lines, found, thanked)
+    said = _sentences(lines, naming, offering)
+    if not (found or said):
+        return []
+    starts = np.cumsum([0] + [len(_words(line)) for line in lines])
+    spans = [(int(starts[a]), int(starts[a] + alone if b == a + 1 and alone else starts[b]))
+             for a, b, alone in found if starts[b] > starts[a]]
+    spans += [(int(starts[a]) + x, int(starts[a]) + y) for a, x, y in said]
+    merged: list[tuple[int, int]] = []  # (a sentence within a section is that section)
+    for a, b in sorted(spans):
+        if merged and a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _announced(lines: list[str]) -> list[tuple[int, int, int]]:
+    """The sections announced (:func:`sponsored_sections`): per section its first line, its end line and the words of
+    the announcement when it is a longer line's first sentence alone (else 0)."""
+    found: list[tuple[int, int, int]] = []
     for a, line in enumerate(lines):
         if (not _MAY_SPONSOR.search(line) and (len(line) > 40 or not _MAY_ANNOUNCE.search(line))  # (a label: short)
                 or found and a < found[-1][1]):  # (within the section before)
@@ -136,12 +187,86 @@ def sponsored_sections(text: str) -> list[tuple[int, int]]:
                 break
         if listing and not end and stop == len(lines):  # (a list to the end of the text)
             end = stop
-        found.append((a, end or _called(lines, a + 1, stop) or a + 1, len(_words(said[0])) if len(said) > 1 else 0))
-    if not found:
-        return []
-    starts = np.cumsum([0] + [len(_words(line)) for line in lines])
-    return [(int(starts[a]), int(starts[a] + alone if b == a + 1 and alone else starts[b]))
-            for a, b, alone in found if starts[b] > starts[a]]
+        # (with no end found, an announcement alone on its line opens the item's first paragraph: "Sponsored News!",
+        # then "Take Postman's 2023 State of the API survey! ..."; until 6 December 2026 it was the announcement alone)
+        end = end or _called(lines, a + 1, stop) or (a + 1 if len(said) > 1 or listing else _paragraph(lines, a + 1, stop))
+        found.append((a, end, len(_words(said[0])) if len(said) > 1 else 0))
+    return found
+
+
+def _paragraph(lines: Sequence[str], start: int, stop: int) -> int:
+    """The end of the first line of text in ``lines[start:stop]`` (not a heading), or ``start`` when there is none."""
+    for j in range(start, stop):
+        if lines[j].strip():
+            return start if _HEADING.match(lines[j]) else j + 1
+    return start
+
+
+def _lines_saying(low: str, cues: Sequence[tuple[str, re.Pattern[str]]]) -> list[int]:
+    """The lines of ``low`` (a text lower-cased) where one of the ``cues``' patterns is found (each looked for when its
+    plain string is in the text), in order."""
+    ends = None
+    found = set()
+    for plain, pattern in cues:
+        for m in pattern.finditer(low) if plain in low else ():
+            if ends is None:
+                ends = np.cumsum([len(line) + 1 for line in low.split("\n")])
+            found.add(int(np.searchsorted(ends, m.start(), side="right")))
+    return sorted(found)
+
+
+def _thanked(lines: list[str], found: list[tuple[int, int, int]], thanks: list[int]) -> list[tuple[int, int, int]]:
+    """``found`` and the items of a sponsor thanked with no announcement (:func:`sponsored_sections`; ``thanks``: the
+    lines that may thank one): the lines, within :data:`SECTION_LINES` of the thanks, from the first to the last that
+    names the sponsor ("Up next a solid writeup by Arnaud Lauret at Postman ...", "Thanks to our friends at Postman for
+    sponsoring"), the thanks among them."""
+    inside = np.zeros(len(lines) + 1, dtype=bool)
+    for a, b, _ in found:
+        inside[a:b] = True
+    out = list(found)
+    for t in thanks:
+        m = _THANKED.search(lines[t]) if not inside[t] else None
+        names = _sponsor_words(m.group(1)) if m else None
+        if not names:
+            continue
+        naming = re.compile(rf"(?<![^\W_])(?:{'|'.join(map(re.escape, names))})(?![^\W_])", re.I)
+        a = b = t
+        for j in range(max(0, t - SECTION_LINES), t):
+            if not inside[j] and naming.search(lines[j]) and not inside[j:t].any():
+                a = j
+                break
+        for j in range(min(len(lines) - 1, t + SECTION_LINES), t, -1):
+            if not inside[j] and naming.search(lines[j]) and not inside[t:j].any():
+                b = j
+                break
+        inside[a:b + 1] = True
+        out.append((a, b + 1, 0))
+    return sorted(out)
+
+
+def _sponsor_words(thanked: str) -> list[str]:
+    """The words that name a sponsor in what a thanks says of it ("our friends at Postman": "Postman"; "the team at Neo4j",
+    "Depot"): those after its last "at" written with a capital."""
+    name = re.split(r"\s+at\s+", thanked)[-1]
+    return [w for w in re.findall(r"[^\W_][\w+-]*", name) if len(w) > 2 and not w.islower()]
+
+
+def _sentences(lines: list[str], naming: list[int], offering: list[int]) -> list[tuple[int, int, int]]:
+    """The sentences of at most :data:`OFFER_WORDS` words that name the day's sponsors ("our sponsors for today are
+    Toptal and Compose") or offer a discount ("5% Rabatt mit "Sonne5"", "Mit dem Code SONNEFREI8 ..."), each as its
+    line and its first and end word in the line (:func:`sponsored_sections`; ``naming``, ``offering``: the lines that
+    may)."""
+    spans = []
+    names = set(naming)
+    for a in sorted(names | set(offering)):
+        line = lines[a]
+        for m in _SENTENCES.finditer(line):
+            sentence = m.group()
+            if ((a in names and _NAMES_SPONSOR.search(sentence) or _DISCOUNT.search(sentence))
+                    and _said_words(sentence) <= OFFER_WORDS):
+                first = len(_words(line[:m.start()]))
+                spans.append((a, first, first + len(_words(sentence))))
+    return [(a, x, y) for a, x, y in spans if y > x]
 
 
 def _said_words(line: str) -> int:
@@ -151,7 +276,8 @@ def _said_words(line: str) -> int:
 
 def _calls(line: str) -> bool:
     """Whether ``line`` calls the listener somewhere (:data:`_ADDRESS`, :data:`_POINTER`)."""
-    return bool(_POINTER.search(line) or _ADDRESS.search(_LINK_TARGET.sub("]", line)))
+    line = _LINK_TARGET.sub("]", line)
+    return bool(_POINTER.search(line) or _ADDRESS.search(line) or _CALL_LINK.search(line))
 
 
 def _called(lines: Sequence[str], start: int, stop: int) -> int:
@@ -293,16 +419,16 @@ class Runs:
         return maybe[_among(runs[maybe], self.hashes)] if len(maybe) and len(self.hashes) else maybe[:0]
 
     @staticmethod
-    def term_hashes(vocabulary: dict[str, int],
-                    step: Callable[[], None] = no_step) -> dict[int, list[tuple[int, list[int]]]]:
-        """The terms of ``vocabulary`` by the hash of their first word (:func:`word_hashes`): each term's id and its
-        other words' hashes (a term written with a hyphen or an apostrophe, "multi-factor", is read as two words;
-        phrases of titles, "_"-joined, are a title's own)."""
-        terms: dict[int, list[tuple[int, list[int]]]] = {}
+    def term_hashes(vocabulary: dict[str, int], step: Callable[[], None] = no_step) -> dict[int, list[int]]:
+        """The terms of ``vocabulary`` by the hash of each of their words (:func:`word_hashes`): a term written with a
+        hyphen or an apostrophe ("multi-factor", a link's slug "ankersolix-balkonkraftwerk-podcast-folge35") is read
+        as several words, and is said only inside when one of them is (every saying of the term says that word);
+        phrases of titles, "_"-joined, are a title's own."""
+        terms: dict[int, list[int]] = {}
         for term, i in stepped(vocabulary.items(), step):
             if "_" not in term:
-                first, *rest = word_hashes(term).tolist() or [0]
-                terms.setdefault(first, []).append((i, rest))
+                for word in set(word_hashes(term).tolist()):
+                    terms.setdefault(word, []).append(i)
         return terms
 
     def of_texts(self, titles: Sequence[str], transcripts: Sequence[str], notes: Sequence[str],
@@ -316,12 +442,14 @@ class Runs:
     def terms_of(self, only: list[np.ndarray], vocabulary: dict[str, int],
                  step: Callable[[], None] = no_step) -> sp.csr_matrix:
         """Episodes x terms: 1 where the episode says the term only inside these runs (``only``: each episode's
-        :meth:`only_inside`; a term of several words: each of them)."""
+        :meth:`only_inside`; a term of several words: one of them)."""
         terms = self.term_hashes(vocabulary, step)
         rows = []
         for words in stepped(only, step):
-            hashes = set(words.tolist())
-            found = {i for h in hashes for i, rest in terms.get(h, ()) if all(w in hashes for w in rest)}
+            # (a term of several words: one of them said only inside is enough, as every saying of the term says it;
+            # until 6 December 2026 each of them had to be, and a German show's affiliate links' slugs,
+            # "ankersolix-balkonkraftwerk-podcast-folge35", stayed reasons: "balkonkraftwerk" is said outside too)
+            found = {i for h in words.tolist() for i in terms.get(h, ())}
             rows.append(np.array(sorted(found), dtype=np.int32))
         return as_matrix(rows, len(vocabulary))
 
