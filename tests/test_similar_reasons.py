@@ -784,6 +784,42 @@ def test_a_discount_offered_is_no_reason():
     assert "watchtowers" in wide and not {"zorblax", "quantum5", "rabatt"} & set(wide), wide
 
 
+def test_a_plain_word_of_a_shows_boilerplate_is_no_reason_of_its_episodes():
+    """Changelog News's notes say "All links mentioned in this episode ... are in its companion newsletter" (a run), its
+    talk "our companion Changelog News(letter)", "today's companion email" (no run), and "companion" was a reason
+    between two of its episodes (6 of the site corpus's top fives, 6 December 2026), as "podcast" was of the corpus's
+    17 multilingual feeds' (243). A plain English word that a third of a show's episodes say only inside runs is that
+    show's boilerplate, no reason of its episodes; a name its reads say ("zorblax") is left to the runs alone."""
+    fields = _fields()
+    for i in (0, 4, 8, 12, 2):  # (most of show s0's episodes, and one of s2: not s0's show noise)
+        fields.notes[i] += "\nAll links mentioned in this episode of the show are in its companion newsletter from Zorblax."
+    for i, said in ((0, "Our companion email from Zorblax has dark mode now. Read the companion, Zorblax says."),
+                    (1, "Zorblax wrote me, their companion email is great. A companion to read, says Zorblax.")):
+        fields.transcripts[i] += f"\n{said}"
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    e0, e1 = model.position["e0"], model.position["e1"]
+    for a, b in ((e0, e1), (e1, e0)):  # (either episode's show's)
+        wide = model.explainer.about(model.matrix, Row.of(model.matrix, a), origin=a)(b, 20)
+        assert "watchtowers" in wide and "zorblax" in wide and "companion" not in wide, wide
+
+
+def test_a_day_read_as_a_speakers_label_is_no_person():
+    """A plain-text transcript's line "On Wednesday: our ATO 2023 coverage begins ..." is read as said by "On Wednesday",
+    a person of the episode, and "On Wednesday" was a reason of 14 of the site corpus's top fives (6 December 2026).
+    A person's label with a day of the week in it is no reason; a guest still is."""
+    fields = _fields()
+    fields.people[0] = fields.people[1] = "katie_hockman on_wednesday"
+    fields.person_names["on_wednesday"] = "On Wednesday"
+    # (and named near "episodes" by another episode of e0's show: read as naming e0's guest, guests.py)
+    fields.transcripts[4] += "\nWe have awesome episodes coming up this week. On Wednesday: a talk on sourdough.\n"
+    model = SimilarModel.fit_fields(fields, ModelParams())
+    assert "on_wednesday" in model.vectorizer.vocabulary_
+    wide = _wide(model, "e0", "e1")
+    assert "Katie Hockman" in wide and "On Wednesday" not in wide, wide
+    assert model.guests is not None and model.guests.name(4, 0) == "On Wednesday"
+    assert not [p for p in model.similar("e4", 24)[0] if "On Wednesday" in p.reasons]
+
+
 # Four topics, two Hindi episodes each in two shows (farming, cricket, cooking, yoga; a transcriber's note, "[तालियाँ]",
 # applause, in four), and English episodes beside them.
 HINDI = [("hi-farm-1", "खेती", "गेहूं की खेती और मानसून",

@@ -29,7 +29,7 @@ from .fields import EpisodeFields, episode_chunks, hashes_digest, text_print
 from .guests import Guests, names_near_cues
 from .neighbours import fold_neighbours, top_neighbours
 from .params import ModelParams
-from .reasons import Explainer, Row, bracketed_words, given_names, mention_reason, repeated_share, transcriber_notes
+from .reasons import Explainer, Row, bracketed_words, given_names, mention_reason, repeated_share, says_a_day, transcriber_notes
 from .rerank import cue_windows, rerank, reranking
 from .runs import RunCounter, Runs
 from .signals import Mentions, episode_mentions, mentions_in, resolve_mentions
@@ -587,6 +587,7 @@ class SimilarModel:
             reasons = explain(j, n_reasons) if explain is not None else []
             mention = self.mention_reason(origin, j) if origin is not None and query_vec is None else None
             guest = self.guests.name(origin, j) if self.guests is not None and origin is not None else None
+            guest = None if guest and says_a_day(guest) else guest  # ("On Wednesday: ...", read as a speaker's label)
             if mention or guest:
                 first = [r for r in (mention, guest) if r]
                 reasons = [*first, *(r for r in reasons if r not in first)][:n_reasons]

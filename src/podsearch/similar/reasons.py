@@ -13,7 +13,9 @@ weights). What is shown:
 - never a form of another word ("don’t", "channel's") or a link's slug on its own, nor a number said in words
   ("eighteen") or an adverb of a plain word ("remarkably", "chemically"): they say how, not what;
 - no word already said by a phrase shown ("network" beside "lightning network"), and no person twice: a label
-  whose words are all in a fuller name shown ("Rene" beside "René Pickhardt") is left out.
+  whose words are all in a fuller name shown ("Rene" beside "René Pickhardt") is left out;
+- never a plain word of either episode's show's boilerplate ("companion", said in its notes' run and in other words
+  in its talk), nor a person whose label says a day ("On Wednesday").
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ TOPIC_TERMS = 80  # a term is a topic of an episode when it is among the episode
 TOPICAL_SHARE = 0.25  # a plain English word is a reason alone only when, in at least this share of the episodes
 #                       that say it, it is said more than once or in the title or notes (repeated_share) ...
 TOPICAL_EVIDENCE = 10  # ... of at least this many episodes (a word of fewer is not judged)
+BOILERPLATE_SHARE = 1 / 3  # a plain word said only inside runs in this share of a show's episodes ("a recurring
+BOILERPLATE_EPISODES = 3  # segment in a third of a show's episodes", weighting._show_idf), and at least this many, is
+#                           the show's boilerplate (Explainer._boilerplate)
+# The days of the week: no person's name says one ("On Wednesday", a plain-text transcript's line read as a speaker's
+# label, was a reason of 14 of the site corpus's top fives, 6 December 2026)
+WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
 NOTE_SHARE = 0.5  # a word that half the episodes saying it write between square brackets is a transcriber's note
 NOTE_EVIDENCE = 3  # ... in at least this many episodes ("[applause]", "[inaudible]", "[redacted]")
 PERSON, PHRASE, WORD = 0, 1, 2  # the order reasons are shown in
@@ -71,6 +79,11 @@ def _has_word_list(language: str) -> bool:
     return language in available_languages()
 
 
+def says_a_day(name: str) -> bool:
+    """Whether a person's name or token says a day of the week (:data:`WEEKDAYS`): no person's does."""
+    return not WEEKDAYS.isdisjoint(re.split(r"[\W_]+", fold_lower(name)))
+
+
 def is_general(reason: str, language: str = "en") -> bool:
     """A reason that is one of the language's most common words on its own (a phrase or a name never is)."""
     return " " not in reason and fold_lower(reason) in general_words(language)
@@ -96,14 +109,17 @@ class Explainer:
         self.show_titles = show_titles or {}
         self.vocabulary = vocabulary or {}
         self._by_title: dict[str, frozenset[int]] = {}
+        self._boilerplate_terms: dict[str, frozenset[int]] | None = None  # (_boilerplate)
         self.floors: np.ndarray | None = None  # each row's topic floor (_floors)
         common = general_words()
         self.kinds = np.array([PERSON if t in person_names else PHRASE if "_" in t else WORD for t in terms.tolist()],
                               dtype=np.int8)
         # Never shown alone: a common word; a person's token that does not read as a name, a common word
-        # ("Proposal", "Bitcoin") or initials ("SP") as transcripts label some speakers; a word that is not one
+        # ("Proposal", "Bitcoin") or initials ("SP") as transcripts label some speakers, or a day ("On Wednesday:
+        # our ATO 2023 coverage begins ..." read as a speaker's label); a word that is not one
         # topic (_readable: "we’ve", a link's slug), a number said in words or an adverb (_manner_word: "remarkably").
         self.general = np.array([k != PHRASE and (t in common or t in LINK_WORDS or k == PERSON and "_" not in t and len(t) < 3
+                                                  or k == PERSON and says_a_day(t)
                                                   or k == WORD and not (_readable(t) and t not in NUMBER_WORDS
                                                                         and not _manner_word(t)))
                                  for t, k in zip(terms.tolist(), self.kinds.tolist())])
@@ -263,13 +279,42 @@ class Explainer:
     def _show_terms(self, show: str) -> frozenset[int]:
         """The terms that spell ``show``'s title, its words and runs of them ("tent", "big_tent", "talk_python"),
         people left out: every episode of "Big Tent" says "tent", and another show's episodes that promote it too;
-        a guest who has a show of their own is still a reason."""
+        a guest who has a show of their own is still a reason. And the show's boilerplate words (:meth:`_boilerplate`)."""
         if show not in self._by_title:
             words = _TITLE_WORD.findall(fold_lower(self.show_titles.get(show, "")))
             spans = ("_".join(words[a:b]) for a in range(len(words)) for b in range(a + 1, len(words) + 1))
             found = (self.vocabulary.get(span) for span in spans)
-            self._by_title[show] = frozenset(t for t in found if t is not None and self.kind_list[t] != PERSON)
+            self._by_title[show] = frozenset(t for t in found if t is not None and self.kind_list[t] != PERSON) \
+                | self._boilerplate().get(show, frozenset())
         return self._by_title[show]
+
+    def _boilerplate(self) -> dict[str, frozenset[int]]:
+        """Per show, the plain English words (among :data:`ENGLISH_WORDS`) that at least :data:`BOILERPLATE_SHARE` of
+        its episodes (and :data:`BOILERPLATE_EPISODES`) say only inside runs (:attr:`in_runs`): its recurring
+        boilerplate, said in other words elsewhere in its episodes too ("companion": Changelog News's notes say "in
+        its companion newsletter", the talk "our companion Changelog News(letter)", "today's companion email"), so no
+        topic of them. Names and products are left to the runs alone: a show's own reads name "django" or "htmx", and
+        two of its episodes about them share a topic."""
+        if self._boilerplate_terms is None:
+            self._boilerplate_terms = {}
+            runs = self.in_runs
+            if runs is not None and len(self.shows) == runs.shape[0] and runs.nnz:
+                names = sorted(set(self.shows))
+                index = {name: s for s, name in enumerate(names)}
+                code = np.array([index[show] for show in self.shows], dtype=np.int64)
+                sizes = np.bincount(code, minlength=len(names))
+                of_show = sp.csr_matrix((np.ones(len(code), dtype=np.int32), (code, np.arange(len(code)))),
+                                        shape=(len(names), len(code)))
+                counts = (of_show @ (runs > 0).astype(np.int32)).tocsr()
+                english = general_words("en", ENGLISH_WORDS)
+                for s, name in enumerate(names):
+                    row = slice(counts.indptr[s], counts.indptr[s + 1])
+                    floor = max(BOILERPLATE_EPISODES, BOILERPLATE_SHARE * sizes[s])
+                    found = [t for t in counts.indices[row][counts.data[row] >= floor].tolist()
+                             if self.kind_list[t] == WORD and self.term_list[t] in english]
+                    if found:
+                        self._boilerplate_terms[name] = frozenset(found)
+        return self._boilerplate_terms
 
     def _choose(self, matrix: sp.csr_matrix, base: Row | sp.csr_matrix, j: int, candidates: list[int], n: int,
                 avoid: frozenset[int] = frozenset()) -> list[str]:

@@ -7,8 +7,9 @@ A run is :data:`RUN` words in a row (case and punctuation aside) said in :data:`
 episodes with one transcript, :func:`~.fields.text_print`, count once). The fit keeps each episode's words as hashes
 (:class:`RunCounter`, 4 bytes a word) while it reads the chunks, then counts the runs and finds, per episode, the
 words said only inside repeated ones. The repeated runs are kept with the model (:class:`Runs`), so that an episode
-folded in later is read against them. A section the episode announces as sponsored (:func:`sponsored_sections`: a
-new text each week, so no run) is read as a run: a word said only inside runs or such sections is no reason. Words
+folded in later is read against them. A section the episode announces as sponsored, or whose sponsor it thanks, a
+sentence that names the day's sponsors or offers a discount (:func:`sponsored_sections`: a new text each week, so no
+run) is read as a run: a word said only inside runs or such sections is no reason. Words
 are matched to the model's terms folded as they are (lower case, no accents) and cut where they are (at punctuation,
 typographic or not).
 """
@@ -125,8 +126,11 @@ def sponsored_sections(text: str) -> list[tuple[int, int]]:
     title) or through the line that thanks the sponsor ("thanks to X for sponsoring"); with neither, through the
     sponsor's call to go somewhere (:func:`_called`: "go to synadia.com/changelog", "the link in the show notes"). A
     label before a colon opens a list, which runs to the next label ("Links:") or the text's end. With none of them,
-    it is the announcement alone. Such an item is a new text each week (no run: "Depot just published their 2025
-    recap ..."), and what it says is the sponsor's topic, not the episode's."""
+    it is the announcement and the item's first line (a longer line's first sentence: that sentence alone). A sponsor
+    thanked with no announcement makes its item of the lines around the thanks that name it (:func:`_thanked`), and a
+    sentence that names the day's sponsors or offers a discount is one too (:func:`_sentences`). Such an item is a new
+    text each week (no run: "Depot just published their 2025 recap ..."), and what it says is the sponsor's topic,
+    not the episode's."""
     low = text.lower()  # (the words looked for first, as plain searches: a regular expression's alternation tried at
     # every character of the site corpus's texts took 4 s, these 0.2 s)
     announced = "sponsored" in low or _MAY_LABEL.search(f"\n{text[:80]}") is not None \
