@@ -647,6 +647,27 @@ def test_a_sponsored_item_without_a_heading_or_thanks_ends_at_its_call_to_action
     assert section("Zorblax is great. " * 3 + "But this is not sponsored content.", "Zorblax.com/x") == []
 
 
+def test_a_long_announcing_line_that_calls_or_thanks_is_its_section_whole():
+    """A longer line whose first sentence announces ("Sponsored News time, y'all.") and whose rest calls the listener
+    somewhere, thanks the sponsor, or is followed by a heading holds the whole item: the section is the line, not its
+    first sentence alone (which the announcement is only when nothing ends the item)."""
+    news = "Stallman was right, says Ploum."
+    announce = "Sponsored News time, y'all. Zorblax shipped quantum payroll for a thousand teams,"
+    for rest in (" try it at zorblax.com/podcast today.", " thanks to Zorblax for sponsoring this week."):
+        line = announce + rest
+        text = "\n".join([news, line, news])
+        words = [w.decode() for w in runs._words(text)]
+        first = len(runs._words(news))
+        assert runs.sponsored_sections(text) == [(first, first + len(runs._words(line)))], (rest, words)
+    line = announce + " and the ledger never stalls."
+    text = "\n".join([news, line, "[Ploum: Stallman was right](https://ploum.net/x)", news])
+    first = len(runs._words(news))
+    assert runs.sponsored_sections(text) == [(first, first + len(runs._words(line)))]
+    # nothing ends it: the first sentence alone
+    text = "\n".join([news, line, news])
+    assert runs.sponsored_sections(text) == [(first, first + len(runs._words("Sponsored News time, y'all.")))]
+
+
 def test_a_label_of_the_catalogs_other_languages_opens_a_sponsored_list():
     """The sections were announced in English alone. In the corpus's 17 other feeds no line says "gesponsord",
     "patrocinado", "gesponsert", "sponsrad", "Werbung" or "Anzeige"; a Swedish show's notes list its sponsors' codes

@@ -193,8 +193,11 @@ def _announced(lines: list[str]) -> list[tuple[int, int, int]]:
             end = stop
         # (with no end found, an announcement alone on its line opens the item's first paragraph: "Sponsored News!",
         # then "Take Postman's 2023 State of the API survey! ..."; until 6 December 2026 it was the announcement alone)
-        end = end or _called(lines, a + 1, stop) or (a + 1 if len(said) > 1 or listing else _paragraph(lines, a + 1, stop))
-        found.append((a, end, len(_words(said[0])) if len(said) > 1 else 0))
+        ended = end or _called(lines, a + 1, stop)
+        end = ended or (a + 1 if len(said) > 1 or listing else _paragraph(lines, a + 1, stop))
+        # (the announcement alone, its line's first sentence, only when nothing ends the section: a line whose rest
+        # thanks or calls, or that a heading follows, is the section's whole)
+        found.append((a, end, len(_words(said[0])) if len(said) > 1 and not ended else 0))
     return found
 
 
