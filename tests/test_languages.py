@@ -769,3 +769,13 @@ def test_typeahead_and_did_you_mean_read_a_hindi_word_whole(tmp_path, request) -
         assert {"kind": "episode", "text": "स्वास्थ्य और योग", "id": "hi-yoga"} in lib.suggest("योग स्वा")
         result = lib.search(SearchRequest(q="क्रिकेत"))
         assert (result.corrected, [h.id for h in result.hits]) == ("क्रिकेट", ["hi-cricket"]), result  # (searched instead)
+
+
+def test_the_scripts_of_letters_styled_full_or_half_width_are_those_they_style() -> None:
+    """A letter's script is read from its compatibility form, as the analysis reads the letter: 𝐱 and Ｘ are Latin,
+    ﾗ and ー Katakana, 々 Han (Unicode's names said "Mathematical", "Fullwidth", "Halfwidth", "Katakana-Hiragana",
+    "Ideographic", and the service's note named them as scripts)."""
+    assert languages.scripts_of("𝐱𝐲𝐳 ＸＹＺ") == {"Latin"}
+    assert languages.scripts_of("ラーメン ﾗｰﾒﾝ") == {"Katakana"}
+    assert languages.scripts_of("東京々") == {"Han"}
+    assert languages.scripts_of("Москва 42 🚀") == {"Cyrillic"}

@@ -811,6 +811,10 @@ def test_a_query_in_a_script_no_episode_is_written_in_says_so(lib: Library) -> N
         assert result.total == 0
         assert any("No episode is in a language written in" in n and "English" in n for n in result.notes), q
     assert not lib.search(SearchRequest(q="zzyzzyva")).notes  # (a Latin word no episode holds: nothing to say)
+    # Latin letters styled or full-width are Latin: no script note (they said "Mathematical", "Fullwidth" script)
+    for q in ("𝐳𝐳𝐲𝐳𝐳𝐲𝐯𝐚", "ＺＺＹＺＺＹＶＡ"):
+        result = lib.search(SearchRequest(q=q))
+        assert result.total == 0 and not any("written in" in n for n in result.notes), (q, result.notes)
 
 
 def test_a_person_searched_alone_is_marked_in_the_snippet(lib: Library) -> None:

@@ -106,14 +106,17 @@ _NOT_LATIN = {"ru": "Cyrillic", "el": "Greek", "ar": "Arabic", "fa": "Arabic", "
               "ta": "Tamil", "hy": "Armenian", "yi": "Hebrew"}
 PROFILE_SCRIPTS = {"en": "Latin", **{code: _NOT_LATIN.get(code, "Latin") for code in SNOWBALL
                                      if code not in {"sr", "nb", "nn"}}}
-_SCRIPT_NAMES = {"CJK": "Han", "HIRAGANA": "Hiragana", "KATAKANA": "Katakana", "HANGUL": "Hangul"}
+_SCRIPT_NAMES = {"CJK": "Han", "IDEOGRAPHIC": "Han", "HIRAGANA": "Hiragana", "KATAKANA": "Katakana",
+                 "KATAKANA-HIRAGANA": "Katakana", "HANGUL": "Hangul"}
 
 
 def scripts_of(text: str) -> set[str]:
-    """The scripts of the letters of ``text`` by their Unicode names ("Latin", "Cyrillic", "Han", "Hiragana"...);
-    digits, marks and symbols are in none."""
+    """The scripts of the letters of ``text`` by their Unicode names ("Latin", "Cyrillic", "Han", "Hiragana"...),
+    each letter read in its compatibility form (NFKC: a letter styled as a mathematical one, ``𝐱``, full-width,
+    ``Ｘ``, or half-width, ``ﾗ``, is in the script of the letter it styles, as the analysis reads it, not in
+    "Mathematical", "Fullwidth" or "Halfwidth"); digits, marks and symbols are in none."""
     found = set()
-    for ch in text:
+    for ch in unicodedata.normalize("NFKC", text):
         if ch.isalpha():
             first = unicodedata.name(ch, "").split(" ")[0]
             if first:
