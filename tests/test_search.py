@@ -803,6 +803,32 @@ def test_a_search_in_a_field_that_finds_nothing_says_what_its_words_find(lib: Li
     assert lib.search(SearchRequest(q="title:zzyzzyva")).without_fields == 0
 
 
+def test_a_count_of_words_elsewhere_the_engine_refuses_is_not_said(config, monkeypatch) -> None:
+    """``+title:[c TO d] +title:zzzq`` found nothing on the site corpus (the range 111 title words), and the count of
+    ``without_fields`` asked ``+[c TO d] +zzzq``, whose range matched more than 2,000 words of every field: its
+    refusal was the search's, a 400 (until 6 December 2026). A count the engine refuses is not said."""
+    from podsearch.engines import expansions
+
+    fielded, anywhere = "+title:[b TO t] +title:zzzq", "+[b TO t] +zzzq"
+
+    def answer(q: str, limit: int) -> QueryError | int | None:  # (a new library: the engine keeps its expansions)
+        monkeypatch.setattr(expansions, "MAX_MATCHING_WORDS", limit)
+        library = Library.from_config(config)
+        try:
+            return library.search(SearchRequest(q=q)).without_fields
+        except QueryError as exc:
+            return exc
+        finally:
+            library.close()
+
+    low, high = 1, 2000  # the fewest words the title's range is within
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if not isinstance(answer("title:[b TO t]", mid), QueryError) else (mid + 1, high)
+    assert low < 2000 and isinstance(answer(anywhere, low), QueryError)  # (every field's words are more)
+    assert answer(fielded, low) is None
+
+
 def test_a_query_in_a_script_no_episode_is_written_in_says_so(lib: Library) -> None:
     """``東京`` over English episodes found nothing with no note, while emoji said the query holds no word (until
     6 December 2026)."""

@@ -251,8 +251,13 @@ class Library:
 
     def _counted(self, query: EngineQuery) -> int | None:
         """How many episodes ``query`` finds, as the engine counts them for a page of one hit (no facets, no
-        suggestion); None when the deadline passed first."""
-        counted = self.engine.search(replace(query, page=1, per_page=1, facets=False, suggest=False))
+        suggestion); None when the deadline passed first, or when the engine refuses it: a count only says more of
+        a search that went well (``+title:[c TO d] +title:zzzq`` found nothing, its range 111 title words, and its
+        count without the fields refused the range over every field's words: the search was a 400)."""
+        try:
+            counted = self.engine.search(replace(query, page=1, per_page=1, facets=False, suggest=False))
+        except QueryError:
+            return None
         return None if counted.timed_out else counted.total
 
     def _no_duration(self, query: EngineQuery, found: EngineResult) -> int | None:
