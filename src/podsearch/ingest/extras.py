@@ -74,6 +74,7 @@ class Extras:
     # (url, etag, last_modified, parser version) of the transcript read
     validators: tuple[str, str | None, str | None, int] | None = None
     reparsed: bool = False  # a stored transcript of another parser version was read again and parsed
+    refused: bool = False  # a stored transcript read again that the parsers refused (its segments kept)
 
     @property
     def missing(self) -> bool:
@@ -169,7 +170,7 @@ class EpisodeExtras:
             self._transcript(job.ep, extras)
         elif job.recheck is not None:
             self._check_again(job.ep, job.recheck, extras)
-            extras.reparsed = job.reparse and extras.validators is not None
+            extras.reparsed = job.reparse and extras.validators is not None and not extras.refused
         if job.chapters:
             try:
                 result = self._read(job.ep.chapters_url, job.ep.chapters_local)
@@ -257,6 +258,7 @@ class EpisodeExtras:
         try:
             segments = self._parse(link, result)
         except TranscriptError as exc:
+            extras.refused = True  # (not parsed again: not counted so, nor read again for another episode)
             extras.warnings.append(f"the stored transcript was kept: reading it again failed: {exc}")
             return
         if segments is None:
