@@ -452,6 +452,27 @@ def test_srt_labels_and_merge_limits() -> None:
         # the header of the Lightning meetings' transcripts: "Name" was the speaker of 618 site corpus segments
         ("Name: Lightning specification call", "", "Name: Lightning specification call"),
         ("Agenda: below", "", "Agenda: below"),
+        # a day, a date or a phrase is no speaker: "On Wednesday" was a person of 2 Changelog News episodes of the
+        # site corpus, and the nearby-episodes model showed it as a shared guest
+        ("On Wednesday: our ATO 2023 coverage begins", "", "On Wednesday: our ATO 2023 coverage begins"),
+        ("**Friday**: a game show returns", "", "**Friday**: a game show returns"),
+        ("Fridays: a game show", "", "Fridays: a game show"),
+        ("June 5: the release", "", "June 5: the release"),
+        ("Monday 5 June: the release", "", "Monday 5 June: the release"),
+        ("Here's Mark Rainey:", "", "Here's Mark Rainey:"),
+        ("Let’s Not Speculate: Discovering attacks", "", "Let’s Not Speculate: Discovering attacks"),
+        ("Today: we ship", "", "Today: we ship"),
+        # ... but these are names
+        ("Sunday Adeyemi: Hi", "Sunday Adeyemi", "Hi"),
+        ("Till Döhmen: Hi", "Till Döhmen", "Hi"),
+        ("June: Hi", "June", "Hi"),
+        ("May Li: Hi", "May Li", "Hi"),
+        ("Will Clark: Hi", "Will Clark", "Hi"),
+        ("Speaker 0: Hi", "Speaker 0", "Hi"),
+        ("Mat Ryer: Hi", "Mat Ryer", "Hi"),
+        ("JOB: Hi", "JOB", "Hi"),
+        ("Nguyễn Văn An: Hi", "Nguyễn Văn An", "Hi"),
+        ("Jean-Sébastien Pedron: Hi", "Jean-Sébastien Pedron", "Hi"),
     ],
 )
 def test_plain_label_rule(line: str, speaker: str, text: str) -> None:
@@ -608,6 +629,36 @@ def test_a_plain_paragraph_that_is_a_time_alone_times_the_paragraphs_after_it() 
         (3723.0, "Speaker 0", "10:30 is too early, Jeff"),
     ]
     assert all(s.start is None for s in parse_transcript(b"Ann: hi\n\nBob: hello", "text/plain"))
+
+
+def test_a_speaker_whose_answer_is_a_time_keeps_it_as_text() -> None:
+    """A time alone is a timestamp only when the transcript uses them so (hh:mm:ss, or several in order): "Bob: 10:30"
+    answering "when does it start?" became a timestamp from 6 December 2026, and its text left the transcript."""
+    text = "Ann: When does it start?\n\nBob: 10:30\n\nAnn: Great, see you then.\n\nBob: [9:15]"
+    assert [(s.start, s.speaker, s.text) for s in parse_transcript(text.encode(), "text/plain")] == [
+        (None, "Ann", "When does it start?"), (None, "Bob", "10:30"), (None, "Ann", "Great, see you then."),
+        (None, "Bob", "[9:15]")]
+    # several minutes:seconds in order are timestamps
+    timed = "Ann: 0:05\n\nHello.\n\nBob: 1:10\n\nHi.\n\nAnn: 12:40\n\nBye."
+    assert [(s.start, s.speaker) for s in parse_transcript(timed.encode(), "text/plain")] == [
+        (5.0, "Ann"), (70.0, "Bob"), (760.0, "Ann")]
+    # ... and one hh:mm:ss with leading zeros (as transcription services export them) is one
+    assert [s.start for s in parse_transcript(b"Speaker 0: 00:11:31\n\nHello.", "text/plain")] == [691.0]
+
+
+def test_the_site_corpus_time_paragraphs_and_speakers(corpus: Path, site_rows: list[dict[str, str]]) -> None:
+    """Every time-only paragraph of the site corpus's plain transcripts (12,810 in 101 episodes) is still read as a
+    time; no day or phrase is a speaker of its Changelog News episodes."""
+    clock = re.compile(r"\[?(?:\d+:)?\d{1,2}:\d{2}\]?")
+    kept = speakers = 0
+    for row in site_rows:
+        data = (corpus / "site" / row["transcript_path"]).read_bytes() if row["transcript_type"] == PLAIN else b""
+        if not data.strip():  # (one of them is empty)
+            continue
+        segments = parse_transcript(data, PLAIN)
+        kept += sum(bool(clock.fullmatch(s.text)) for s in segments)
+        speakers += sum(s.speaker in ("On Wednesday", "Wednesday", "Friday") for s in segments)
+    assert (kept, speakers) == (0, 0)
 
 
 def test_a_plain_transcripts_markdown_escapes_are_the_marks_they_escape() -> None:

@@ -7,7 +7,8 @@ Supported formats (the ``type`` of a ``podcast:transcript`` tag):
 * ``application/x-subrip``, ``application/srt``, ``text/srt`` - SubRip; a leading ``Name: `` label gives the speaker
 * ``text/html`` - the namespace style ``<cite>Speaker:</cite> <time>HH:MM:SS</time> <p>text</p>``, or any HTML
 * ``text/plain`` - paragraphs separated by blank lines, optional ``Speaker: `` labels, no times (but a paragraph
-  that is a clock time alone, ``Speaker 0: 00:11:31``, times the paragraphs after it)
+  that is a clock time alone, ``Speaker 0: 00:11:31``, times the paragraphs after it when the transcript uses such
+  times: :func:`_uses_timestamps`)
 
 Caption cues (VTT, SRT) and JSON segments are short; consecutive ones of the same speaker are merged into
 segments of at most :data:`MERGE_MAX_SECONDS` / :data:`MERGE_MAX_CHARS`. HTML and plain-text paragraphs are
@@ -19,6 +20,7 @@ from __future__ import annotations
 import codecs
 import html
 import io
+import itertools
 import json
 import logging
 import math
@@ -84,7 +86,10 @@ _FORMAT_NAMES: dict[str, str] = {
 #: None (a catalog before schema 8): parsed before the version was kept, older than any.
 #: 1: 6 December 2026: a plain-text paragraph that is a clock time alone times the paragraphs after it; Markdown
 #:    escapes (``OP\_RETURN``) are the marks they escape.
-PARSER_VERSION = 1
+#: 2: 6 December 2026: a label that says a day, a date or opens with a word no name begins with ("On Wednesday:",
+#:    "Friday:", "Here's Mark Rainey:") is no speaker; a time-only plain paragraph is a timestamp only when the
+#:    transcript uses them so (:func:`_uses_timestamps`), else text ("Ann: 10:30").
+PARSER_VERSION = 2
 
 #: Merged caption segments stop growing past this many seconds (first cue start to last cue end) ...
 MERGE_MAX_SECONDS = 30.0
@@ -130,8 +135,21 @@ _NOT_SPEAKERS = frozenset(
     venue video audio slides paper website podcast http https mailto yes no so well ok okay and but or also now
     then here there this that these those the a an it its what why how when where who which speakers tl;dr ps
     p.s. i we you my our step part chapter episode season info tweet name agenda
+    on in at by for from with after before during until since next last every each today tonight tomorrow
+    yesterday here's there's let's it's that's what's
     """.split()
 )
+# A label that says a day or a date is no speaker: "On Wednesday: our ATO 2023 coverage begins ...", "Friday:",
+# "June 5:", "5 June 2024:" (until 6 December 2026 "On Wednesday" and "Friday" were persons of 4 Changelog News
+# episodes of the site corpus, and the nearby-episodes model showed them as shared guests). A label of date words only:
+# a day alone is a name with another word ("Sunday Adeyemi", "Tuesday Weld"), a month is one ("June") unless a number
+# is with it.
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr jun jul "
+    "aug sep sept oct nov dec".split()
+)
+_DATE_NUMBER_RE = re.compile(r"^\d{1,4}(?:st|nd|rd|th)?,?$")
 
 
 class _Link(Protocol):
@@ -332,14 +350,24 @@ def _is_name_label(label: str) -> bool:
     words = label.split()
     if not 1 <= len(words) <= 4 or len(label) > 50:
         return False
-    first = words[0].lower().strip("(\"'“")
-    if first in _NOT_SPEAKERS or label.lower() in _NOT_SPEAKERS:
+    first = words[0].lower().strip("(\"'“").replace("’", "'")
+    if first in _NOT_SPEAKERS or label.lower() in _NOT_SPEAKERS or _says_a_date(words):
         return False
     if len(first) > 4 and first.endswith("s") and first[:-1] in _NOT_SPEAKERS:  # "Transcripts:", "Slides:"
         return False
     if not _NAME_WORD_RE.match(words[0]) or _LIST_NUMBER_RE.match(words[0]):
         return False
     return all(_NAME_WORD_RE.match(w) or w.lower() in _PARTICLES for w in words[1:])
+
+
+def _says_a_date(words: Sequence[str]) -> bool:
+    """True when a label's words are a date's only and say a day of the week ("Wednesday", "Fridays", "Monday 5
+    June") or a month with a number ("June 5", "5 June 2024"); "Sunday Adeyemi" and "June" are names."""
+    folded = [w.lower().strip("(),.\"'“”") for w in words]
+    days = sum(w in _WEEKDAYS or (w.endswith("s") and w[:-1] in _WEEKDAYS) for w in folded)
+    months = sum(w in _MONTHS for w in folded)
+    numbers = sum(bool(_DATE_NUMBER_RE.match(w)) for w in folded)
+    return days + months + numbers == len(folded) and (days > 0 or (months > 0 and numbers > 0))
 
 
 def _known_handles(lines: Iterable[str]) -> frozenset[str]:
@@ -631,6 +659,9 @@ def _parse_html(text: str, url: str) -> list[Segment]:
 
 # a plain paragraph (after its label) that is a clock time alone: ``Speaker 0: 00:11:31``, ``[12:05]``
 _PLAIN_TIME = re.compile(r"\[?((?:\d+:)?\d{1,2}:\d{2}(?:[.,]\d+)?)\]?")
+_PLAIN_HMS = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?")
+#: Time-only plain paragraphs that are no ``hh:mm:ss`` are timestamps when there are at least this many, in order.
+PLAIN_CLOCKS_MIN = 3
 # Markdown's backslash before a punctuation mark, which shows the mark as written ("OP\_RETURN", "\@lightcoin",
 # "C\#"): plain-text transcripts are often Markdown, and the backslash stayed, split the word ("OP\_RETURN" was
 # indexed as "op" and "return": OP_RETURN missed the 10 site episodes that write it only so) and was shown
@@ -642,32 +673,53 @@ def _parse_plain(text: str, url: str) -> list[Segment]:
     of that paragraph and of the following unlabelled ones. A paragraph that is a clock time alone, after a
     label or not (``Speaker 0: 00:11:31``, as transcription services export it), is the time of the paragraphs
     that follow until the next one: until 6 December 2026 it was a paragraph of its own, searched and shown as a
-    moment ("00:11:31"; 12,810 of them in 101 episodes of the site corpus), and the text had no times. Else no
-    times. Markdown's escapes are read as the marks they escape (``OP\\_RETURN`` is ``OP_RETURN``)."""
+    moment ("00:11:31"; 12,810 of them in 101 episodes of the site corpus), and the text had no times. That is so
+    when the transcript uses such times (:func:`_uses_timestamps`); else a time alone is a speaker's words
+    ("Bob: 10:30"). Else no times. Markdown's escapes are read as the marks they escape (``OP\\_RETURN`` is ``OP_RETURN``)."""
     other = _looks_like(text)
     if other in ("WebVTT", "JSON"):  # HTML-looking text is fine: Markdown may embed HTML
         raise _fail(PLAIN, f"looks like {other}", url)
-    lines = text.split("\n")
-    handles = _known_handles(lines)
+    handles = _known_handles(text.split("\n"))
+    pieces = [
+        piece
+        for paragraph in re.split(r"\n[ \t]*\n", text)
+        if (para_lines := [line for line in paragraph.split("\n") if line.strip()])
+        for piece in _labelled_pieces(para_lines, handles)
+    ]
+    clocks = [_PLAIN_TIME.fullmatch(" ".join(lines).strip()) for _, lines in pieces]
+    timed = _uses_timestamps([clock.group(1) for clock in clocks if clock])
     segments: list[Segment] = []
     speaker = ""
     start: float | None = None
-    for paragraph in re.split(r"\n[ \t]*\n", text):
-        para_lines = [line for line in paragraph.split("\n") if line.strip()]
-        if not para_lines:
+    for (label, piece_lines), clock in zip(pieces, clocks, strict=True):
+        if label is not None:
+            speaker = label
+        if timed and clock and (at := parse_time(clock.group(1))) is not None:
+            start = at
             continue
-        for label, piece_lines in _labelled_pieces(para_lines, handles):
-            if label is not None:
-                speaker = label
-            clock = _PLAIN_TIME.fullmatch(" ".join(piece_lines).strip())
-            if clock and (at := parse_time(clock.group(1))) is not None:
-                start = at
-                continue
-            for chunk in _chunk_lines(piece_lines, PLAIN_MAX_CHARS):
-                cleaned = clean_text(_MARKDOWN_ESCAPE.sub(r"\1", chunk))
-                if cleaned:
-                    segments.append(Segment(text=cleaned, speaker=speaker, start=start))
+        for chunk in _chunk_lines(piece_lines, PLAIN_MAX_CHARS):
+            cleaned = clean_text(_MARKDOWN_ESCAPE.sub(r"\1", chunk))
+            if cleaned:
+                segments.append(Segment(text=cleaned, speaker=speaker, start=start))
     return segments
+
+
+def _uses_timestamps(clocks: Sequence[str]) -> bool:
+    """Whether a plain transcript's time-only paragraphs (``clocks``, in order) are its timestamps, not answers.
+
+    They are when one is written hours, minutes and seconds with leading zeros (``00:11:31``, as transcription
+    services export them), or when there are at least :data:`PLAIN_CLOCKS_MIN` of them, each at or after the one
+    before it for at least 3 steps in 4. Else a time alone is what a speaker said ("Ann: 10:30", answering "when does
+    it start?") and stays text: with parser 1 (6 December 2026) it was taken for a time and its
+    text left the transcript.
+    """
+    if any(_PLAIN_HMS.fullmatch(clock) for clock in clocks):
+        return True
+    if len(clocks) < PLAIN_CLOCKS_MIN:
+        return False
+    seconds = [parse_time(clock) or 0.0 for clock in clocks]
+    onwards = sum(b >= a for a, b in itertools.pairwise(seconds))
+    return onwards * 4 >= (len(seconds) - 1) * 3
 
 
 def _chunk_lines(lines: Sequence[str], max_chars: int) -> list[str]:
