@@ -164,11 +164,14 @@ def test_identity_across_runs(tmp_path, server, site):
         assert cat.episode("ep-2") is None and cat.episode("ep-1") is not None
 
 
-PLAIN = "Ana Host: 00:00:05\n\nWe spent OP\\_RETURN bytes on herons.\n\nAna Host: 00:01:10\n\nEgrets wade in the reeds.\n"
-# What the parser gave for PLAIN until 6 December 2026: the times were paragraphs, the escape stayed.
+PLAIN = ("Ana Host: 00:00:05\n\nWe spent OP\\_RETURN bytes on herons.\n\nAna Host: 00:01:10\n\nEgrets wade in the reeds.\n"
+         "\nFriday: the egrets fly south.\n")
+# What the parser gave for PLAIN until 6 December 2026: the times were paragraphs, the escape stayed, "Friday" spoke.
 PLAIN_OLD = [("00:00:05", None, "Ana Host"), ("We spent OP\\_RETURN bytes on herons.", None, ""),
-             ("00:01:10", None, "Ana Host"), ("Egrets wade in the reeds.", None, "")]
-PLAIN_NOW = [("We spent OP_RETURN bytes on herons.", 5.0, "Ana Host"), ("Egrets wade in the reeds.", 70.0, "Ana Host")]
+             ("00:01:10", None, "Ana Host"), ("Egrets wade in the reeds.", None, ""),
+             ("the egrets fly south.", None, "Friday")]
+PLAIN_NOW = [("We spent OP_RETURN bytes on herons.", 5.0, "Ana Host"), ("Egrets wade in the reeds.", 70.0, "Ana Host"),
+             ("Friday: the egrets fly south.", 70.0, "Ana Host")]
 
 
 def _as_an_older_podsearch_left_it(data_dir: Path, episode_id: str) -> None:
