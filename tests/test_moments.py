@@ -375,6 +375,28 @@ def test_a_quoted_phrase_is_shown_where_the_episode_says_it(engine: str, request
         assert first("lightning network")["moments"][0]["segment"] == 1
 
 
+def test_a_quoted_phrase_s_moments_are_read_until_the_best_are_found() -> None:
+    """Of the segments looked at for a quoted phrase (best first), those read stop at the first ``top`` that hold
+    every phrase: none after them could come first, and they are what reading all of them chose (each of 16
+    segments of each hit was read, a third of a quoted phrase's search, until 6 December 2026)."""
+    ana = spoken_analyzer()
+    units = answers.Units.of('"lightning network"', ana)
+    assert units is not None
+    texts = ["The network of lightning.", "The lightning network, again.", "Lightning network fees.",
+             "Network lightning network.", "A lightning network node.", "The lightning network."]
+    read: list[int] = []
+
+    def text_of(i: int) -> str:
+        read.append(i)
+        return texts[i]
+
+    chosen = answers.phrase_choice(list(range(6)), text_of, [0], units, ana, top=3)
+    assert chosen == [1, 2, 3] and read == [0, 1, 2, 3]
+    assert answers.phrase_choice(list(range(6)), texts.__getitem__, [0], units, ana, top=5) == [1, 2, 3, 4, 5]
+    # the spans of a text read again (to mark it) are those read to choose it
+    assert units.held(texts[1], ana) == units.held(texts[1], ana) == (1, [("lightn", 4, 13), ("network", 14, 21)])
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_person_searched_is_shown_speaking(engine: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """A search by a person (``speaker:"Ann Lee"``, ``person:park``, the person filter) shows them speaking where
