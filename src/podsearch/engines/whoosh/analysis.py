@@ -37,7 +37,9 @@ from ...lru import LRU
 _C = languages.WORD_CHAR
 # a word's first character and the characters that may follow it: in a text of ASCII alone, in a text without marks
 # (an English transcript's curly quotes and dashes: the same words a third faster), in any text
-_CHARS = {"ascii": (r"\w", r"\w"), "plain": (_C, _C), "marks": (_C, rf"(?:{_C}|[{languages.MARKS}])")}
+# (and in a text without one of NOT_WORD_NUMBERS, ``\w``: "ascii" for one without marks, "marks_w" with)
+_CHARS = {"ascii": (r"\w", r"\w"), "plain": (_C, _C), "marks": (_C, rf"(?:{_C}|[{languages.MARKS}])"),
+          "marks_w": (r"\w", rf"(?:\w|[{languages.MARKS}])")}
 
 
 def _token_pattern(kind: str, dotted: bool, number: bool) -> str:
@@ -59,7 +61,8 @@ class _Words:
     pattern without it (as fast as before it: ``languages.has_opening_dot``), one without a comma between digits by the
     pattern without numbers written with thousands separators (``languages.has_digit_comma``: a look-behind tried at
     every place made the scan four times slower), a text that holds no combining mark (ASCII, or an English transcript's
-    curly quotes and dashes: ``languages.may_hold_marks``) by the pattern without marks (a third faster)."""
+    curly quotes and dashes: ``languages.may_hold_marks``) by the pattern without marks (a third faster), one without a
+    number no word holds (``½``: ``languages.has_not_word_number``) by ``\\w`` patterns (three times faster)."""
 
     def __init__(self) -> None:
         self._compiled: dict[tuple[str, bool, bool], re.Pattern[str]] = {}
@@ -67,6 +70,8 @@ class _Words:
     def pattern(self, text: str) -> re.Pattern[str]:
         """The pattern that finds the words of ``text`` (or of ``text`` in another case) fastest."""
         kind = "ascii" if text.isascii() else "marks" if languages.may_hold_marks(text) else "plain"
+        if kind != "ascii" and not languages.has_not_word_number(text):  # (the same words, three times faster)
+            kind = "ascii" if kind == "plain" else "marks_w"
         key = (kind, languages.has_opening_dot(text), languages.has_digit_comma(text))
         found = self._compiled.get(key)
         if found is None:
