@@ -798,3 +798,39 @@ def test_the_scripts_of_letters_styled_full_or_half_width_are_those_they_style()
     assert languages.scripts_of("ラーメン ﾗｰﾒﾝ") == {"Katakana"}
     assert languages.scripts_of("東京々") == {"Han"}
     assert languages.scripts_of("Москва 42 🚀") == {"Cyrillic"}
+
+
+ADVERBS = [{"id": key, "show": show.title(), "show_id": show, "language": "en", "title": title, "transcript": said}
+           for key, show, title, said in (
+               ("en-30", "models", "Bias and fairness in hiring models",
+                "We talk about fairness and bias in the models that rank people for a job, and what fair means."),
+               ("en-31", "ops", "Deploying on a weekend",
+                "It was fairly easy to deploy, basically one command, and exactly what we wanted."),
+               ("en-32", "homes", "Families and their supplies",
+                "Families keep supplies at home; a family with a basic supply of water is fine."))]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_adverb_in_ly_is_not_the_word_it_comes_from_on_both_engines(tmp_path, request, engine: str) -> None:
+    """``fairly`` is not ``fair`` nor ``fairness`` (issue 15): Snowball stems the three ``fair``, so ``bias and fairness
+    in ai`` matched every "fairly" said (962 site episodes); an English word ending in "ly" is now written "li", as
+    Porter's stemmer writes it (``fairli``, ``basicalli``), on both engines, while a noun keeps its plural (``family``,
+    ``families``)."""
+    from podsearch.engines.opensearch.analysis import python_analyzer
+
+    for row in ADVERBS:
+        assert spoken_analyzer("en").texts(row["transcript"]) == python_analyzer("en").texts(row["transcript"])
+    assert spoken_analyzer("en").texts("fairly fairness basically families family") == [
+        "fairli", "fair", "basicalli", "famili", "famili"]
+    with imported_library(ADVERBS, engine, request, tmp_path) as lib:
+        assert hits(lib, "fairness", correct=False) == ["en-30"]
+        assert hits(lib, "fair", correct=False) == ["en-30"]
+        assert hits(lib, "fairly", correct=False) == ["en-31"]
+        assert hits(lib, '"fairly easy"', correct=False) == ["en-31"]
+        assert hits(lib, "basic", correct=False) == ["en-32"]
+        assert hits(lib, "basically", correct=False) == ["en-31"]
+        assert hits(lib, "exact", correct=False) == []
+        for typed in ("family", "families", "supply", "supplies"):
+            assert hits(lib, typed, correct=False) == ["en-32"], typed
+        said = lib.search(SearchRequest(q='"fairly easy"', correct=False)).hits[0].snippet
+        assert "<mark>fairly easy</mark>" in said or "<mark>fairly</mark> <mark>easy</mark>" in said, said

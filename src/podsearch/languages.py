@@ -206,6 +206,26 @@ def stemmer(lang: str) -> Callable[[str], str] | None:
     return Stemmer.Stemmer(algorithm).stemWord
 
 
+# An English word ending in "ly" (or "lies") is not Snowball-stemmed: its ending is written "li", as Porter's stemmer
+# writes it, so an adverb keeps apart from its base (issue 15): Snowball makes "fairly" "fair", the stem of "fair" and
+# "fairness", and a spoken transcript says "fairly", "basically", "actually", "exactly" far more often than the words
+# they come from. A noun keeps its plural ("family" and "families" are "famili", "supply" and "supplies" "suppli").
+# Both engines, index and queries (engines.opensearch.analysis: a keyword_marker before the stemmer, a pattern_replace
+# after it).
+ENGLISH_LY = "([a-z]+l)(?:y|ies)"
+_ENGLISH_LY = re.compile(ENGLISH_LY)
+
+
+def ly_apart(stem: Callable[[str], str]) -> Callable[[str], str]:
+    """``stem`` (English Snowball) but for a word ending in "ly" or "lies", written with "li" (:data:`ENGLISH_LY`)."""
+
+    def stem_word(word: str) -> str:
+        found = _ENGLISH_LY.fullmatch(word)
+        return found.group(1) + "i" if found else stem(word)
+
+    return stem_word
+
+
 # A word's closing "++" or "#" is part of it ("C++", "C#", "F#" are not "C" and "F"). An engine whose tokenizer
 # drops the symbols has them spelled out before it ("csharp", "cplusplus": engines.opensearch.analysis), so a term
 # may end with a spelling its text does not hold (answers' term bounds).

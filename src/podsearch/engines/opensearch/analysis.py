@@ -120,6 +120,8 @@ def analysis_settings() -> dict[str, Any]:
         # "somatização", so "somatizacao" typed without accents finds it (Whoosh: analysis.SpokenAnalyzer._unaccented)
         "sp_unaccented": {"type": "asciifolding", "preserve_original": True},
         "sp_once": {"type": "remove_duplicates"},
+        "sp_ly_kept": {"type": "keyword_marker", "keywords_pattern": languages.ENGLISH_LY},
+        "sp_ly": {"type": "pattern_replace", "pattern": "^" + languages.ENGLISH_LY + "$", "replacement": "$1i"},
     }
     analyzers: dict[str, Any] = {
         "sp_words": {"type": "custom", "tokenizer": "standard", "char_filter": ["sp_styled", "sp_apostrophe"],
@@ -138,7 +140,11 @@ def analysis_settings() -> dict[str, Any]:
             chain.append("sp_unaccented")
         if stemmer_name(key):
             filters[f"sp_stem_{key}"] = {"type": "snowball", "language": stemmer_name(key)}
+            if key == "en":  # a word ending in "ly" or "lies" is not stemmed but written "li" (languages.ENGLISH_LY)
+                chain.append("sp_ly_kept")
             chain.append(f"sp_stem_{key}")
+            if key == "en":
+                chain.append("sp_ly")
         if key != "en":
             chain.append("sp_fold")
         if both:
@@ -194,6 +200,8 @@ class PythonAnalyzer:
         self.key, self.parts = key, parts
         self.stops = frozenset(stop_words(key))
         self.stem: Callable[[str], str] | None = languages.stemmer(key) if stemmer_name(key) else None
+        if key == "en" and self.stem is not None:
+            self.stem = languages.ly_apart(self.stem)  # sp_ly_kept, sp_ly
         # sp_unaccented: the index's other stem of an accented word (a stemmer of another language than English)
         self.unaccented = parts and key != "en" and self.stem is not None
         self._cache: dict[str, tuple[tuple[str, int, int], ...]] = {}

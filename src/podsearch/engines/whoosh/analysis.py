@@ -161,7 +161,7 @@ class _Profile:
         self.places: dict[str, tuple[int, ...]] = {}  # a word of several tokens -> their positions (texts_at())
         if key == "en":
             self.stops, self.fold_first = STOP_WORDS, True
-            self.stemfn: Any = stemmer_for_language("en")
+            self.stemfn: Any = languages.ly_apart(stemmer_for_language("en"))
         else:
             self.stops = languages.index_stop_words(key)
             self.stemfn = languages.stemmer(key) if key != "plain" else None

@@ -34,7 +34,9 @@ from .analysis import mark, plain_analyzer, spoken_analyzer
 # 18: a number written with thousands separators is one word ("1,000" is "1000": languages.THOUSANDS; it was "1" and
 # "000"), digits circled with two figures or in parentheses are the digits ("⑩" is "10", "⑴" "1"), and the other
 # "other numbers" are no word characters ("½": languages.NOT_WORD_NUMBERS), as on OpenSearch (issue 15)
-SCHEMA_VERSION = "18"
+# 19: an English word ending in "ly" or "lies" is written "li", not Snowball-stemmed (languages.ly_apart: "fairly" is
+# "fairli", no longer "fair", the stem of "fairness"; "families" and "family" "famili"), as on OpenSearch (issue 15)
+SCHEMA_VERSION = "19"
 
 
 def make_schema(lang: str = "") -> Schema:
