@@ -813,7 +813,7 @@ ADVERBS = [{"id": key, "show": show.title(), "show_id": show, "language": "en", 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_an_adverb_in_ly_is_not_the_word_it_comes_from_on_both_engines(tmp_path, request, engine: str) -> None:
     """``fairly`` is not ``fair`` nor ``fairness`` (issue 15): Snowball stems the three ``fair``, so ``bias and fairness
-    in ai`` matched every "fairly" said (962 site episodes); an English word ending in "ly" is now written "li", as
+    in ai`` matched every "fairly" said (961 site transcripts); an English word ending in "ly" is now written "li", as
     Porter's stemmer writes it (``fairli``, ``basicalli``), on both engines, while a noun keeps its plural (``family``,
     ``families``)."""
     from podsearch.engines.opensearch.analysis import python_analyzer
