@@ -367,6 +367,33 @@ def test_a_hung_node_holds_typeahead_and_readyz_no_longer_than_their_bounds(open
         lib.close()
 
 
+def test_a_hung_node_holds_a_pages_segment_tables_no_longer_than_the_searchs_deadline(opensearch: Cluster,
+                                                                                      sample_data: Path) -> None:
+    """The hits' tables of segment terms (one ``_mget``) waited the stamp's 3 s whatever the search's deadline: a slow
+    node held the page past it, then every hit's segments were read from the catalog. It waits the time the search
+    has left now (a floor past it), and the hits whose tables did not come have no moments, the answer cut short."""
+    from podsearch.engines.base import EngineQuery
+    config = sample_config(sample_data, {"engine": "opensearch", "opensearch_url": opensearch.url,
+                                          "opensearch_index": "hung-tables"})
+    engine = open_engine(sample_data, config)
+    with Catalog.in_dir(sample_data) as catalog:
+        engine.sync(CatalogDocuments(catalog), full=True)
+    try:
+        found = engine.search(EngineQuery(text="volcano", deadline=time.monotonic() + 30))
+        ids, terms = [h.id for h in found.hits], found.terms["transcript"]
+        assert ids and terms and all(c.complete for c in engine.segment_counts(ids, terms).values())
+        for left in (0.4, -0.2):  # (time left, or the deadline passed already: the floor)
+            engine.stamp()  # (fresh for a second: the tables alone wait for the node)
+            with opensearch.nodes[0].paused():
+                started = time.monotonic()
+                counts = engine.segment_counts(ids, terms, deadline=started + left)
+                waited = time.monotonic() - started
+            assert waited < max(left, 0.25) + 0.5, waited  # (TABLES_FLOOR, 0.25 s; not the stamp's 3 s)
+            assert set(counts) == set(ids) and not any(c.complete or len(c.indexes) for c in counts.values())
+    finally:
+        request(f"{opensearch.url}/hung-tables-*", "DELETE")
+
+
 def test_one_request_at_a_time_waits_for_a_hung_nodes_stamp(opensearch: Cluster, sample_data: Path) -> None:
     """Every request (an episode page's cache version too) read the served index's stamp once it was a second old:
     with a stopped node each waited the stamp's 3 s, so four held every worker and /healthz waited behind them. One

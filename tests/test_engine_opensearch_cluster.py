@@ -143,6 +143,32 @@ def test_readyz_says_the_served_indexs_health(opensearch: Cluster, sample_data_t
         whoosh.close()
 
 
+def test_readyz_on_a_yellow_index_asks_why_once_in_a_while(opensearch: Cluster) -> None:
+    """Every /readyz (and stats) on a yellow index asked OpenSearch why its replicas were not placed, one allocation
+    explanation a shard, each allowed 3 s: a single node whose index has replicas is yellow for good, and a load
+    balancer probes every few seconds. It asks once for the index, keeps the answer ``UNPLACED_SECONDS``, and says it
+    on every probe meanwhile (the node's own count of the requests it served, ``_nodes/usage``)."""
+    from podsearch.engines.opensearch import OpenSearchEngine
+    from podsearch.engines.opensearch.client import ClientOptions
+
+    def explained() -> int:
+        nodes = request(f"{opensearch.url}/_nodes/usage")[1]["nodes"]
+        return sum(n["rest_actions"].get("cluster_allocation_explain_action", 0) for n in nodes.values())
+
+    name = "probed-20261206000000-a1b2c3"  # (three shards, a replica each: one node places none)
+    assert request(f"{opensearch.url}/{name}", "PUT", {"settings": {"index": {
+        "number_of_shards": 3, "number_of_replicas": 1}}, "aliases": {"probed": {}}})[0] == 200
+    engine = OpenSearchEngine(ClientOptions(urls=(opensearch.url,)), index="probed", shards=3)
+    try:
+        before = explained()
+        said = [engine.health() for _ in range(20)]
+        assert explained() - before == 1
+        assert all(s["health"] == "yellow" and s["unassigned_shards"] == 3 for s in said)
+        assert all("already allocated to this node" in s["unplaced"] for s in said)
+    finally:
+        request(f"{opensearch.url}/{name}", "DELETE")
+
+
 def test_an_index_made_read_only_by_a_full_disk_is_said_at_once_and_stays_served(opensearch: Cluster,
                                                                                  sample_data_template: Path) -> None:
     """A disk past the flood-stage watermark makes its indexes read-only (``read_only_allow_delete``); OpenSearch

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from ... import languages
 from ...config import opensearch_index_name
 from ...errors import ConfigError, EngineRequestError, EngineUnavailable, IndexMissing, QueryError
@@ -93,6 +95,14 @@ STAMP_SECONDS = 1.0  # how long the served index's stamp is taken as known (ever
 STAMP_TIMEOUT = 3.0  # seconds the stamp's two requests may each wait (a hung node held every cacheable answer 2 minutes)
 HEALTH_WAIT = 60.0  # seconds a rebuilt index waits for its replicas before it is swapped in
 COPY_WAIT = 600.0  # seconds it waits at most while a replica is still being copied (initializing) after that
+# why a yellow index's replicas are not placed (/readyz, stats): one allocation explanation (of the first shard with a
+# replica unassigned), kept this long per engine and asked within UNPLACED_WAIT at most (all tries together), else said
+# not known. Until 6 December 2026 each probe asked once a shard, each allowed STAMP_TIMEOUT
+UNPLACED_SECONDS = 10.0
+UNPLACED_WAIT = 1.0
+# seconds the hits' tables (segment_counts' _mget) may take when the search has less time left: a page's first hits
+# have their moments past the deadline as on Whoosh (segments.GRACE); until 6 December 2026 it waited STAMP_TIMEOUT
+TABLES_FLOOR = 0.25
 _WORD = re.compile(r"\w+")
 # a word joined by dots or ampersands, which the index keeps whole beside its parts ("node.js", "at&t", "3.12")
 _JOINED_WORD = re.compile(r"\w+(?:[.&]\w+)+")
@@ -189,6 +199,7 @@ class OpenSearchEngine:
         self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
         self._reading = False  # a thread is reading the stamp (the others answer with the last one meanwhile)
         self.health_wait = HEALTH_WAIT
+        self._explained: tuple[float, str, str] | None = None  # (when, index, why its replicas are not placed)
         self.shard_wait = SHARD_WAIT
         self._profiles: tuple[str, list[str]] | None = None
         self._apart_cache: LRU[tuple[Any, ...], str] = LRU(APART_CACHE)
@@ -309,7 +320,7 @@ class OpenSearchEngine:
         "ready" and nothing more with a node of three down and the index's replica unplaced."""
         concrete = self._target()
         # (as the node asked knows it: without a cluster manager the cluster's own answer waits for one)
-        found = self.client.request("GET", f"/_cluster/health/{concrete}", params={"local": True},
+        found = self.client.request("GET", f"/_cluster/health/{concrete}", params={"local": True, "level": "shards"},
                                     timeout=self._figures_wait())
         manager = bool(found.get("discovered_cluster_manager", True))
         # (without a manager a node calls its cluster red, whatever its shards: the walk's searches all answered)
@@ -318,7 +329,7 @@ class OpenSearchEngine:
                 "cluster_manager": manager}
         if manager and found.get("status") == "yellow":
             # why the replicas are not placed (a rebuild swapped in yellow, a node down), as OpenSearch says it
-            said["unplaced"] = self._unplaced(concrete)
+            said["unplaced"] = self._unplaced(concrete, found, UNPLACED_WAIT)
         return said
 
     def size_bytes(self) -> int:
@@ -454,8 +465,10 @@ class OpenSearchEngine:
             # a request's time more. Until 6 December 2026 it waited opensearch_timeout (30 s) for a 60 s wait, so a
             # rebuild whose replicas took longer (the site corpus on three nodes: 35-60 s) ended "unavailable (no
             # answer within 30 s)" and its index was deleted: no full rebuild, first reindex or schema change went in
+            # (level shards: which shards have a replica unassigned, for _unplaced)
             health = self.client.request("GET", f"/_cluster/health/{name}",
-                                         params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms"},
+                                         params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms",
+                                                 "level": "shards"},
                                          allow=(408,), timeout=self.health_wait + self.client.options.timeout)
             waited += self.health_wait
             if health.get("status") != "yellow" or not health.get("initializing_shards") or waited >= COPY_WAIT:
@@ -475,7 +488,7 @@ class OpenSearchEngine:
         if served:
             found = self.client.request("GET", f"/_cluster/health/{served}", timeout=self._figures_wait())
             before = str(found.get("status", ""))
-        why = self._unplaced(name) or "OpenSearch did not say why"
+        why = self._unplaced(name, health, self._figures_wait()) or "OpenSearch did not say why"
         unplaced = health.get("unassigned_shards", 0) + health.get("initializing_shards", 0)
         if before == "green":
             raise EngineUnavailable(
@@ -488,24 +501,33 @@ class OpenSearchEngine:
                     "index served before being %s", name, self.health_wait, unplaced, why,
                     f"{before} ({served})" if served else "none")
 
-    def _unplaced(self, name: str) -> str:
+    def _unplaced(self, name: str, health: dict[str, Any], wait: float) -> str:
         """Why a replica of ``name`` is not placed, as OpenSearch's allocation explanation says it ("" when it says
         nothing): each node's first refusal ("a copy of this shard is already allocated to this node", a disk
-        watermark)."""
-        for shard in range(self.shards):
+        watermark). One request, for the first shard with a replica unassigned in ``health`` (asked with ``level``
+        ``shards``), waiting ``wait`` seconds at most over every node and try; the answer is kept ``UNPLACED_SECONDS``.
+        Until 6 December 2026 every /readyz on a yellow index asked once a shard, each allowed 3 s: a single node
+        whose index has replicas is yellow for good, and a load balancer probes every few seconds."""
+        now = time.monotonic()
+        with self._lock:
+            if self._explained is not None and self._explained[1] == name and now - self._explained[0] < UNPLACED_SECONDS:
+                return self._explained[2]
+        shards = ((health.get("indices") or {}).get(name) or {}).get("shards") or {}
+        unassigned = sorted(int(n) for n, shard in shards.items() if shard.get("unassigned_shards"))
+        said = ""
+        if unassigned:
             try:
-                found = self.client.request("POST", "/_cluster/allocation/explain", {"index": name, "shard": shard,
-                                            "primary": False}, timeout=self._figures_wait())
-            except (EngineRequestError, EngineUnavailable):
-                continue  # (this shard's replicas are placed: nothing to explain)
-            nodes: dict[str, list[str]] = {}  # a refusal -> the nodes that gave it
-            for node in found.get("node_allocation_decisions") or []:
-                refusals = [d.get("explanation", "") for d in node.get("deciders") or [] if d.get("decision") == "NO"]
-                if refusals:  # (without the shard's routing details: "... to this node [[index][0], node[...]]")
-                    nodes.setdefault(re.sub(r"\s*\[\[.*$", "", refusals[0]), []).append(node.get("node_name", "?"))
-            said = [f"{', '.join(sorted(names))}: {refusal}" for refusal, names in nodes.items()]
-            return "; ".join([str(found.get("allocate_explanation") or found.get("can_allocate") or ""), *said])[:600]
-        return ""
+                with self.client.within(now + wait, grace=0.0):
+                    found = self.client.request("POST", "/_cluster/allocation/explain", {
+                        "index": name, "shard": unassigned[0], "primary": False}, timeout=wait)
+                said = _explanation(found)
+            except EngineUnavailable:
+                said = f"not known: OpenSearch did not explain it within {wait:g} s"
+            except EngineRequestError:
+                said = ""  # (placed since the health was read: nothing to explain)
+        with self._lock:
+            self._explained = (time.monotonic(), name, said)
+        return said
 
     def _check_writable(self) -> None:
         """A clear refusal, before a rebuild, when the served index is blocked (a disk past the flood-stage watermark
@@ -905,14 +927,26 @@ class OpenSearchEngine:
                        always: int | None = None) -> dict[str, SegmentCounts]:
         """From the hits' tables of segment terms (``segments.py``), read in one ``_mget``: a hit without one (an
         index of schema 10 or older) is left out, and so is every hit when the node does not answer it (their
-        moments are then found by reading their segments, as before schema 11)."""
+        moments are then found by reading their segments, as before schema 11). With a ``deadline`` the ``_mget``
+        waits the time the search has left (``TABLES_FLOOR`` at least); when that runs out every hit has counts of
+        no segment, incomplete: no moments, the answer cut short (``timed_out``), as past the deadline on Whoosh."""
         if not ids or not terms:
             return {}
+        wait = self._figures_wait()
+        if deadline is not None:  # (the time the search has left, a floor past it: a slow node holds no page longer)
+            wait = min(wait, max(deadline - time.monotonic(), TABLES_FLOOR))
+        until = time.monotonic() + wait
         try:
-            answer = self.client.request("POST", f"/{self._target()}/_mget", {"ids": list(dict.fromkeys(ids))},
-                                         params={"stored_fields": SEGMENT_TERMS, "_source": False},
-                                         timeout=self._figures_wait())
+            target = self._target()
+            with self.client.within(until, grace=0.0):
+                answer = self.client.request("POST", f"/{target}/_mget", {"ids": list(dict.fromkeys(ids))},
+                                             params={"stored_fields": SEGMENT_TERMS, "_source": False}, timeout=wait)
         except (EngineUnavailable, EngineRequestError, IndexMissing) as exc:
+            if deadline is not None and isinstance(exc, EngineUnavailable) and time.monotonic() >= until:
+                # the search's time ran out: these hits have no moments and the page says it was cut short, as past
+                # the deadline on Whoosh (their segments are not read instead: that is more time past it)
+                log.info("the hits' segment tables were not read within the search's deadline (%s)", exc)
+                return {i: _UNCOUNTED for i in ids}
             log.info("the hits' segment tables were not read (%s): their segments are", exc)
             return {}
         tables = {}
@@ -937,6 +971,24 @@ class OpenSearchEngine:
             "must_not": [{"ids": {"values": [episode_id]}}]}}})
         return [(h["_id"], float(h["_score"] or 0.0)) for h in answer["hits"]["hits"]]
 
+
+
+def _explanation(found: Any) -> str:
+    """An allocation explanation in a line: its summary, then each refusal with the nodes that gave it."""
+    if not isinstance(found, dict):
+        return ""
+    nodes: dict[str, list[str]] = {}  # a refusal -> the nodes that gave it
+    for node in found.get("node_allocation_decisions") or []:
+        refusals = [d.get("explanation", "") for d in node.get("deciders") or [] if d.get("decision") == "NO"]
+        if refusals:  # (without the shard's routing details: "... to this node [[index][0], node[...]]")
+            nodes.setdefault(re.sub(r"\s*\[\[.*$", "", refusals[0]), []).append(node.get("node_name", "?"))
+    said = [f"{', '.join(sorted(names))}: {refusal}" for refusal, names in nodes.items()]
+    return "; ".join([str(found.get("allocate_explanation") or found.get("can_allocate") or ""), *said])[:600]
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+# a hit's counts when its table could not be read within the search's deadline: no segment, incomplete
+_UNCOUNTED = SegmentCounts(indexes=_NONE, distinct=_NONE, tokens=_NONE, words=_NONE, complete=False)
 
 
 class _Expired(Exception):

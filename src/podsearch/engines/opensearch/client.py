@@ -73,23 +73,23 @@ class OpenSearchClient:
         self._within = threading.local()
 
     @contextmanager
-    def within(self, deadline: float | None) -> Iterator[None]:
+    def within(self, deadline: float | None, grace: float = GRACE) -> Iterator[None]:
         """The requests this thread makes in the block wait for an answer until ``deadline`` (``time.monotonic()``)
-        plus :data:`GRACE` at most, and are not tried again past it: a search's. A hung node (stopped, not gone)
-        held each search for 122 s, four tries of the 30 s read timeout, whatever its 1 s deadline."""
-        before = getattr(self._within, "deadline", None)
-        self._within.deadline = deadline
+        plus ``grace`` (:data:`GRACE`) at most, and are not tried again past it: a search's. A hung node (stopped,
+        not gone) held each search for 122 s, four tries of the 30 s read timeout, whatever its 1 s deadline."""
+        before = getattr(self._within, "deadline", None), getattr(self._within, "grace", GRACE)
+        self._within.deadline, self._within.grace = deadline, grace
         try:
             yield
         finally:
-            self._within.deadline = before
+            self._within.deadline, self._within.grace = before
 
     def _left(self) -> float | None:
         """Seconds this thread's requests may still wait (None: no deadline); EngineUnavailable when none."""
         deadline = getattr(self._within, "deadline", None)
         if deadline is None:
             return None
-        left = deadline + GRACE - time.monotonic()
+        left = deadline + getattr(self._within, "grace", GRACE) - time.monotonic()
         if left <= 0:
             raise EngineUnavailable(f"OpenSearch at {', '.join(self.bases)} did not answer within the search's "
                                     "deadline; try again in a moment.")
