@@ -442,6 +442,47 @@ def test_a_rebuild_that_lost_a_shard_is_not_swapped_in(sample_data_template: Pat
         assert [i["index"] for i in indexes] == served
 
 
+@pytest.mark.slow
+def test_a_rebuild_waits_for_a_replica_being_copied_no_longer_than_copy_wait(sample_data_template: Path, tmp_path: Path,
+                                                                            caplog) -> None:
+    """A rebuilt index whose replica is still being copied (initializing) is waited for ``copy_wait`` at most, counted
+    on the clock. Each round counted ``health_wait`` whatever it took (with ``health_wait`` 0 the rebuild waited, a
+    request after another, for as long as the copy took), against the constant ``COPY_WAIT`` (600 s). Here the copy is
+    throttled to a crawl (the cluster's recovery at 1 kB/s): the rebuild goes in yellow after ``copy_wait``."""
+    import logging
+    import threading
+
+    from conftest import require_opensearch_launcher
+
+    require_opensearch_launcher()
+    caplog.set_level(logging.INFO, logger="podsearch.engines.opensearch")
+    throttle = "indices.recovery.max_bytes_per_sec"
+    with Cluster.start(tmp_path / "cluster", nodes=2) as cluster:
+        assert request(f"{cluster.url}/_cluster/settings", "PUT", {"transient": {throttle: "1kb"}})[0] == 200
+        engine = _engine(sample_data_template, cluster, "copying", opensearch_replicas="1")
+        # (the first look a few seconds: at 0-0.5 s the replica was at times not yet initializing, and none is waited for)
+        engine.health_wait, engine.copy_wait = 3, 5
+        done: list[dict[str, int]] = []
+
+        def rebuild() -> None:
+            with Catalog.in_dir(sample_data_template) as catalog:
+                done.append(engine.sync(CatalogDocuments(catalog), full=True))
+            done.append({"took": round(time.monotonic() - started)})
+
+        worker = threading.Thread(target=rebuild, daemon=True)
+        started = time.monotonic()
+        worker.start()
+        try:
+            worker.join(45)  # (its documents, flush and swap: a few seconds; the copy: minutes)
+            assert done and done[0]["full"] == 1, "the rebuild still waits for its replica"
+        finally:
+            request(f"{cluster.url}/_cluster/settings", "PUT", {"transient": {throttle: None}})
+            worker.join(120)
+        assert "still being copied" in caplog.text and "1 of its replicas not placed" in caplog.text
+        assert done[1]["took"] < 30, done
+        assert engine.doc_count() == 36 and len(_served(cluster, "copying")) == 1
+
+
 def test_the_reindex_log_says_a_schema_change_is_a_full_rebuild(opensearch: Cluster, sample_data_template: Path,
                                                                 tmp_path: Path, caplog) -> None:
     """An index of another schema is rebuilt whole by the next plain reindex, which logged "writing the index

@@ -199,6 +199,7 @@ class OpenSearchEngine:
         self._unavailable: tuple[float, EngineUnavailable] | None = None  # (when, why) the stamp could not be read
         self._reading = False  # a thread is reading the stamp (the others answer with the last one meanwhile)
         self.health_wait = HEALTH_WAIT
+        self.copy_wait = COPY_WAIT
         self._explained: tuple[float, str, str] | None = None  # (when, index, why its replicas are not placed)
         self.shard_wait = SHARD_WAIT
         self._profiles: tuple[str, list[str]] | None = None
@@ -458,23 +459,27 @@ class OpenSearchEngine:
 
     def _replicas_placed(self, name: str) -> dict[str, Any]:
         """The rebuilt index's health once its replicas are placed (green), or when ``health_wait`` is over and no
-        replica is being copied any more (``COPY_WAIT`` at most): a big index's copy may take longer than the wait."""
-        waited = 0.0
+        replica is being copied any more (``copy_wait`` at most): a big index's copy may take longer than the wait.
+        The bound counts the time that passed: until 6 December 2026 each round counted ``health_wait`` whatever it
+        took, so with ``health_wait`` 0 a replica left initializing held the loop with no bound."""
+        started = time.monotonic()
+        wait = self.health_wait
         while True:
             # the cluster answers when the replicas are placed or the wait is over: the request waits that long and
             # a request's time more. Until 6 December 2026 it waited opensearch_timeout (30 s) for a 60 s wait, so a
             # rebuild whose replicas took longer (the site corpus on three nodes: 35-60 s) ended "unavailable (no
             # answer within 30 s)" and its index was deleted: no full rebuild, first reindex or schema change went in
-            # (level shards: which shards have a replica unassigned, for _unplaced)
             health = self.client.request("GET", f"/_cluster/health/{name}",
-                                         params={"wait_for_status": "green", "timeout": f"{int(self.health_wait * 1000)}ms",
+                                         params={"wait_for_status": "green", "timeout": f"{int(wait * 1000)}ms",
                                                  "level": "shards"},
-                                         allow=(408,), timeout=self.health_wait + self.client.options.timeout)
-            waited += self.health_wait
-            if health.get("status") != "yellow" or not health.get("initializing_shards") or waited >= COPY_WAIT:
+                                         allow=(408,), timeout=wait + self.client.options.timeout)
+            waited = time.monotonic() - started
+            if health.get("status") != "yellow" or not health.get("initializing_shards") or waited >= self.copy_wait:
                 return health
             log.info("OpenSearch index %s: %s replica(s) still being copied after %.0f s; waiting for them", name,
                      health.get("initializing_shards"), waited)
+            # (each later round a second at least, not a request after another; and not past copy_wait)
+            wait = min(max(self.health_wait, 1.0), self.copy_wait - waited)
 
     def _yellow(self, name: str, health: dict[str, Any]) -> None:
         """A rebuilt index whose replicas are not all placed when its wait is over (yellow: every shard answers, some
