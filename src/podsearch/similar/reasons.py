@@ -526,8 +526,3 @@ def mention_reason(mentions: sp.csr_matrix | None, numbers: list[int | None], i:
     if mentions[j, i]:
         return f"mentioned in {episode}"
     return None
-    if mentions[i, j] and numbers[j] is not None:
-        return f"mentions episode {numbers[j]}"
-    if mentions[j, i] and numbers[j] is not None:
-        return f"mentioned in episode {numbers[j]}"
-    return None
